@@ -1,0 +1,518 @@
+"""The batch engine: Azul transitions over a whole batch of games at once (RULES.md §3–§10).
+
+Layout and encoding live in `sim.state` and `sim.actions`. Every function works on a set of game
+slots at once; there is no Python loop over games or actions. A step plays one pick in every
+active game; when a game's factories and centre run dry its round ends inside the same call (wall
+tiling, floor penalty, end check, and the deal of the next round), so callers only ever see games
+waiting for a pick, or finished.
+
+Randomness is the deal stream of `sim.rng` (see its docstring): a game deals the same tiles in any
+batch, slot or order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import rng
+from .actions import ACTION_COLOUR, ACTION_DESTINATION, ACTION_SOURCE, describe, n_actions
+from .constants import (
+    END_NO_TILES,
+    END_REASONS,
+    END_ROUND_CAP,
+    END_ROW_COMPLETED,
+    FLOOR_CUM,
+    FLOOR_SLOTS,
+    RUN,
+    TILES_PER_COLOUR,
+)
+from .records import GameRecords
+from .state import BatchState, empty_state
+
+# --- constant tables ---------------------------------------------------------------------------
+
+_RUN_FLAT = RUN.ravel().astype(np.int16)
+# Bits 5*r + k for r in 0..4: with k a column, the cells of column k; with k a colour, that
+# colour's bits in `row_colours`.
+_STRIDE5 = np.array([sum(1 << (5 * r + k) for r in range(5)) for k in range(5)], dtype=np.int32)
+# Bits of one wall row.
+_ROW_BITS = np.array([31 << (5 * r) for r in range(5)], dtype=np.int32)
+# accept-mask bits of pattern line r for every colour (accept bit is 5*colour + r).
+_LINE_BITS = np.array([sum(1 << (5 * c + r) for c in range(5)) for r in range(5)], dtype=np.int32)
+_POP5 = np.array([bin(m).count("1") for m in range(32)], dtype=np.int16)
+# _NTH_DEST[mask, j]: the j-th set bit of a 5-bit line mask, or 5 (the floor) for j == popcount.
+_NTH_DEST = np.full((32, 6), 5, dtype=np.int16)
+for _m in range(32):
+    for _j, _bit in enumerate(b for b in range(5) if _m >> b & 1):
+        _NTH_DEST[_m, _j] = _bit
+_NTH_DEST_FLAT = _NTH_DEST.ravel()
+_FLOOR_CUM = FLOOR_CUM.astype(np.int32)
+
+
+def _gather(arr: np.ndarray, lead, b: np.ndarray) -> np.ndarray:
+    """``arr[lead, b]`` for an array whose last axis is the batch, `lead` a flat leading index."""
+    return arr.reshape(-1).take(lead * arr.shape[-1] + b)
+
+
+# --- creating games ----------------------------------------------------------------------------
+
+
+def new_games(
+    players: int,
+    wall: str,
+    seed: int,
+    games,
+    first_player,
+    max_rounds: int = 100,
+) -> BatchState:
+    """A batch of new games, round 1 dealt.
+
+    Parameters
+    ----------
+    players : 2, 3 or 4
+    wall : 'coloured' or 'gray'
+    seed : the job seed; the deal of game g depends only on (seed, g)
+    games : (B,) int, the game indices in the job
+    first_player : (B,) int, the seat that starts round 1 of each game (RULES §3.5)
+    max_rounds : round cap (RULES §10.6)
+    """
+    if players not in (2, 3, 4):
+        raise ValueError(f"players must be 2, 3 or 4; got {players}")
+    if wall not in ("coloured", "gray"):
+        raise ValueError(f"wall must be 'coloured' or 'gray'; got {wall!r}")
+    if max_rounds < 1:
+        raise ValueError(f"max_rounds must be at least 1; got {max_rounds}")
+    games = np.asarray(games, dtype=np.int64)
+    st = empty_state(players, wall == "gray", seed, max_rounds, games.shape[0])
+    reset_slots(st, np.arange(games.shape[0]), games, first_player)
+    return st
+
+
+def reset_slots(st: BatchState, slots: np.ndarray, games, first_player) -> None:
+    """Start new games in `slots` (continuous batching: finished slots take the next games)."""
+    first_player = np.broadcast_to(np.asarray(first_player, dtype=np.int8), slots.shape)
+    if np.any((first_player < 0) | (first_player >= st.players)):
+        raise ValueError(f"first_player must be a seat 0..{st.players - 1}")
+    st.game[slots] = games
+    st.deal_key[slots] = rng.game_keys(st.seed, np.asarray(games), rng.DEAL)
+    st.first_player[slots] = first_player
+    st.sources[:, :, slots] = 0
+    st.bag[:, slots] = TILES_PER_COLOUR
+    st.lid[:, slots] = 0
+    st.line_colour[:, :, slots] = -1
+    st.line_count[:, :, slots] = 0
+    for name in ("wall", "row_colours", "col_colours", "floor", "scores"):
+        getattr(st, name)[:, slots] = 0
+    st.wall_cells[:, :, slots] = -1
+    st.floor_penalty[:, slots] = 0
+    st.marker_takes[:, slots] = 0
+    st.bonus[:, slots] = 0
+    st.turn[slots] = 0
+    st.round[slots] = 0
+    st.done[slots] = False
+    st.end_reason[slots] = 0
+    _start_round(st, slots, first_player)
+
+
+def _deal(st: BatchState, slots: np.ndarray, rounds: np.ndarray) -> np.ndarray:
+    """Fill the factories of `slots` for round `rounds` (RULES §7.2); returns tiles dealt (n,).
+
+    Factory i, slot j draws with counter ``round * 64 + 4 * i + j``; the lid is poured into the bag
+    only when the bag is empty at a draw, and filling stops for good when both are empty.
+    """
+    n = slots.shape[0]
+    f = st.factories
+    bag = st.bag[:, slots].astype(np.int16)
+    lid = st.lid[:, slots].astype(np.int16)
+    keys = st.deal_key[slots]
+    base = rounds.astype(np.uint64) * np.uint64(64)
+    dealt = np.zeros((f, 5, n), np.int8)
+    cols = np.arange(n)
+    total = bag.sum(0)
+    for j in range(4 * f):
+        empty = total == 0
+        if empty.any():
+            bag[:, empty] += lid[:, empty]
+            lid[:, empty] = 0
+            total = bag.sum(0)
+        live = total > 0
+        x = rng.pick(rng.uniform32(keys, base + np.uint64(j)), total)
+        cum = np.cumsum(bag[:4], axis=0)
+        colour = (cum <= x).sum(0)
+        live8 = live.astype(np.int16)
+        bag[colour, cols] -= live8
+        dealt[j // 4, colour, cols] += live8.astype(np.int8)
+        total = total - live8
+    st.bag[:, slots] = bag
+    st.lid[:, slots] = lid
+    st.sources[1:, :, slots] = dealt
+    return dealt.sum(axis=(0, 1), dtype=np.int16)
+
+
+def _start_round(st: BatchState, slots: np.ndarray, start_player: np.ndarray) -> None:
+    """Deal the next round in `slots`; a round with zero tiles ends the game `no_tiles` (§10.5)."""
+    next_round = st.round[slots] + 1
+    dealt = _deal(st, slots, next_round)
+    st.tiles_left[slots] = dealt
+    st.marker_in_centre[slots] = True
+    st.marker_holder[slots] = -1
+    st.start_player[slots] = start_player
+    st.current[slots] = start_player
+    empty = dealt == 0
+    st.round[slots] = np.where(empty, next_round - 1, next_round)
+    if empty.any():
+        gone = slots[empty]
+        st.marker_in_centre[gone] = False
+        _finish(st, gone, END_NO_TILES)
+    _refresh_accept(st, slots)
+
+
+# --- legality ----------------------------------------------------------------------------------
+
+
+def _refresh_accept(st: BatchState, slots: np.ndarray) -> None:
+    """Recompute the accept masks of every seat in `slots` (bit 5*colour + line, RULES §5.2)."""
+    acc = np.zeros((st.players, slots.shape[0]), np.int32)
+    for r in range(5):
+        count = st.line_count[:, r][:, slots].astype(np.int32)
+        colour = st.line_colour[:, r][:, slots].astype(np.int32)
+        in_row = (st.row_colours[:, slots] >> (5 * r)) & 31  # colours already on wall row r
+        empty_ok = np.where(count == 0, 31 & ~in_row, 0)
+        # A started line that is not full accepts its own colour (never on the wall row, §12.2).
+        started_ok = np.where((count > 0) & (count < r + 1), 1 << np.maximum(colour, 0), 0)
+        mask5 = empty_ok | started_ok
+        # Spread the 5 colour bits to bit 5*colour + r.
+        for c in range(5):
+            acc |= ((mask5 >> c) & 1) << (5 * c + r)
+    st.accept[:, slots] = acc
+
+
+def legal_mask(st: BatchState) -> np.ndarray:
+    """Dense legality of every action id for the seat to move (all False in finished games).
+
+    Returns
+    -------
+    mask : (B, n_actions) bool
+    """
+    b = st.batch
+    present = st.sources > 0  # (S, 5, B)
+    acc = np.take_along_axis(st.accept, st.current[None].astype(np.intp), 0)[0]  # (B,)
+    dest = np.ones((5, 6, b), bool)
+    for c in range(5):
+        for r in range(5):
+            dest[c, r] = (acc >> (5 * c + r)) & 1
+    mask = present[:, :, None, :] & dest[None]
+    mask &= ~st.done
+    return np.ascontiguousarray(mask.reshape(-1, b).T)
+
+
+# --- a pick ------------------------------------------------------------------------------------
+
+
+def step(st: BatchState, actions, choose_columns=None) -> None:
+    """Play one pick in every game (RULES §5), and the round end where the round ran dry.
+
+    Parameters
+    ----------
+    actions : (B,) int action ids; -1 for games already done (and only for those)
+    choose_columns : gray wall only, ``f(st, slots, seat, row, colours, legal) -> columns``, called
+        during wall tiling for the full pattern lines with a legal column (RULES §9.3); ``legal`` is a
+        5-bit mask of legal columns. None picks the leftmost legal column (decision 9.3.1).
+
+    Raises
+    ------
+    ValueError
+        On an illegal action, an action for a finished game, or no action for a running one. The
+        state is left unchanged.
+    """
+    actions = np.asarray(actions, dtype=np.int64)
+    if actions.shape != (st.batch,):
+        raise ValueError(f"actions must have shape ({st.batch},); got {actions.shape}")
+    playing = actions >= 0
+    if np.any(playing == st.done):
+        b = int(np.flatnonzero(playing == st.done)[0])
+        what = "finished, so its action must be -1" if st.done[b] else "running and needs an action"
+        raise ValueError(f"game slot {b} is {what}; got action {actions[b]}")
+    slots = np.flatnonzero(playing)
+    if slots.size == 0:
+        return
+    play(st, slots, actions[slots], choose_columns)
+
+
+def play(st: BatchState, slots: np.ndarray, actions: np.ndarray, choose_columns=None) -> None:
+    """`step` restricted to `slots` (running games), with `actions` (n,) for those slots."""
+    b_all = st.batch
+    limit = n_actions(st.players)
+    if np.any((actions < 0) | (actions >= limit)):
+        bad = int(np.flatnonzero((actions < 0) | (actions >= limit))[0])
+        raise ValueError(f"action must be in 0..{limit - 1}; got {actions[bad]} in slot {slots[bad]}")
+    source = ACTION_SOURCE[actions].astype(np.intp)
+    colour = ACTION_COLOUR[actions].astype(np.intp)
+    dest = ACTION_DESTINATION[actions].astype(np.intp)
+    seat = st.current[slots].astype(np.intp)
+
+    src_flat = st.sources.reshape(-1)
+    at = (source * 5 + colour) * b_all + slots
+    taken = src_flat[at]
+    acc = st.accept.reshape(-1)[seat * b_all + slots]
+    to_line = dest < 5
+    line_ok = ((acc >> (5 * colour + np.minimum(dest, 4))) & 1).astype(bool)
+    legal = (taken > 0) & (~to_line | line_ok)
+    if not legal.all():
+        bad = int(np.flatnonzero(~legal)[0])
+        raise ValueError(
+            f"illegal action {actions[bad]} ({describe(actions[bad])}) in game slot {slots[bad]}"
+        )
+
+    # Take the tiles (§5.1); a factory's leftovers go to the centre.
+    src_flat[at] = 0
+    from_factory = source > 0
+    if from_factory.any():
+        fs, fb = source[from_factory], slots[from_factory]
+        for c in range(5):
+            left_at = (fs * 5 + c) * b_all + fb
+            src_flat[c * b_all + fb] += src_flat[left_at]
+            src_flat[left_at] = 0
+    st.tiles_left[slots] -= taken
+
+    # The first pick from the centre takes the marker to the floor (§5.4, §5.6).
+    floor_flat = st.floor.reshape(-1)
+    seat_at = seat * b_all + slots
+    floor = floor_flat[seat_at].astype(np.int16)
+    marker = (source == 0) & st.marker_in_centre[slots]
+    if marker.any():
+        mslots = slots[marker]
+        st.marker_in_centre[mslots] = False
+        st.marker_holder[mslots] = seat[marker]
+        st.marker_takes.reshape(-1)[seat_at[marker]] += 1
+        floor = floor + (marker & (floor < FLOOR_SLOTS))
+
+    # Place on the pattern line; the excess falls to the floor (§5.2, §5.3).
+    taken = taken.astype(np.int16)
+    line = np.minimum(dest, 4)
+    line_at = (seat * 5 + line) * b_all + slots
+    count_flat = st.line_count.reshape(-1)
+    count = count_flat[line_at].astype(np.int16)
+    placed = np.where(to_line, np.minimum(taken, line + 1 - count), 0)
+    excess = taken - placed
+    if to_line.any():
+        la, ls = line_at[to_line], placed[to_line]
+        new_count = count[to_line] + ls
+        count_flat[la] = new_count
+        st.line_colour.reshape(-1)[la] = colour[to_line]
+        # The line now accepts only its colour, or nothing once full.
+        lt, ct = line[to_line], colour[to_line]
+        acc_t = acc[to_line] & ~_LINE_BITS[lt]
+        acc_t |= np.where(new_count < lt + 1, 1 << (5 * ct + lt), 0).astype(np.int32)
+        st.accept.reshape(-1)[seat_at[to_line]] = acc_t
+    # Floor overflow goes to the lid at once (decision 5.3.2); tiles on the floor are counted in
+    # the lid too, since they only reach it at cleanup and the lid is read only at a refill.
+    floor_flat[seat_at] = np.minimum(floor + excess, FLOOR_SLOTS)
+    st.lid.reshape(-1)[colour * b_all + slots] += excess.astype(np.int8)
+
+    st.turn[slots] += 1
+    st.current[slots] = (seat + 1) % st.players
+
+    ended = st.tiles_left[slots] == 0
+    if ended.any():
+        _end_round(st, slots[ended], choose_columns)
+
+
+# --- round end ---------------------------------------------------------------------------------
+
+
+def _placement_points(wall: np.ndarray, row: int, col: np.ndarray) -> np.ndarray:
+    """Points for the tile just placed at (row, col) of `wall` (which includes it, §6.2)."""
+    row_mask = (wall >> (5 * row)) & 31
+    col_mask = np.zeros_like(wall)
+    for r in range(5):
+        col_mask |= ((wall >> (5 * r + col)) & 1) << r
+    h = _RUN_FLAT[row_mask * 5 + col]
+    v = _RUN_FLAT[col_mask * 5 + row]
+    return np.where((h > 1) & (v > 1), h + v, h + v - 1)
+
+
+def _legal_columns(wall: np.ndarray, col_colours: np.ndarray, row: int, colour):
+    """5-bit mask of the columns where `colour` may go on gray-wall row `row` (RULES §9.3)."""
+    legal = np.zeros_like(wall)
+    for col in range(5):
+        free = ((wall >> (5 * row + col)) & 1) == 0
+        no_colour = ((col_colours >> (5 * col + colour)) & 1) == 0
+        legal |= (free & no_colour).astype(np.int32) << col
+    return legal
+
+
+def _leftmost(mask: np.ndarray) -> np.ndarray:
+    return _NTH_DEST_FLAT[mask * 6].astype(np.intp)
+
+
+def _end_round(st: BatchState, slots: np.ndarray, choose_columns) -> None:
+    """Wall tiling, floor penalty, end check and the next deal for `slots` (RULES §6–§8)."""
+    p_count = st.players
+    n = slots.shape[0]
+    points = np.zeros((p_count, n), np.int32)
+    for p in range(p_count):
+        wall = st.wall[p, slots]
+        row_colours = st.row_colours[p, slots]
+        col_colours = st.col_colours[p, slots]
+        floor = st.floor[p, slots].astype(np.int16)
+        for r in range(5):  # strictly top to bottom (decision 6.1.1)
+            count = st.line_count[p, r, slots]
+            full = count == r + 1
+            if not full.any():
+                continue
+            idx = np.flatnonzero(full)
+            colour = st.line_colour[p, r, slots[idx]].astype(np.int32)
+            st.line_count[p, r, slots[idx]] = 0
+            st.line_colour[p, r, slots[idx]] = -1
+            if st.gray:
+                legal = _legal_columns(wall[idx], col_colours[idx], r, colour)
+                dead = legal == 0
+                if dead.any():
+                    # Dead end: all r+1 tiles to the floor at once (RULES §9.4).
+                    d_idx = idx[dead]
+                    floor[d_idx] = np.minimum(floor[d_idx] + r + 1, FLOOR_SLOTS)
+                    np.add.at(st.lid, (colour[dead], slots[d_idx]), r + 1)
+                    idx, colour, legal = idx[~dead], colour[~dead], legal[~dead]
+                if idx.size == 0:
+                    continue
+                if choose_columns is None:
+                    col = _leftmost(legal)
+                else:
+                    col = np.asarray(
+                        choose_columns(st, slots[idx], p, r, colour, legal), dtype=np.intp
+                    )
+                    if np.any((col < 0) | (col > 4)) or np.any(((legal >> col) & 1) == 0):
+                        raise ValueError(f"choose_columns returned an illegal column on row {r}")
+            else:
+                col = (colour + r) % 5
+            w = wall[idx] | (np.int32(1) << (5 * r + col)).astype(np.int32)
+            wall[idx] = w
+            row_colours[idx] |= (np.int32(1) << (5 * r + colour)).astype(np.int32)
+            col_colours[idx] |= (np.int32(1) << (5 * col + colour)).astype(np.int32)
+            st.wall_cells[p, 5 * r + col, slots[idx]] = colour
+            points[p, idx] += _placement_points(w, r, col)
+            # The other r tiles of the line go to the lid (§6.1).
+            if r:
+                np.add.at(st.lid, (colour, slots[idx]), r)
+        st.wall[p, slots] = wall
+        st.row_colours[p, slots] = row_colours
+        st.col_colours[p, slots] = col_colours
+        penalty = _FLOOR_CUM[floor]
+        st.floor_penalty[p, slots] += penalty
+        st.scores[p, slots] = np.maximum(0, st.scores[p, slots] + points[p] - penalty)
+        st.floor[p, slots] = 0
+
+    walls = st.wall[:, slots]
+    ended = np.zeros(n, bool)
+    for r in range(5):
+        ended |= ((walls & _ROW_BITS[r]) == _ROW_BITS[r]).any(axis=0)
+    if ended.any():
+        _finish(st, slots[ended], END_ROW_COMPLETED)
+    capped = ~ended & (st.round[slots] >= st.max_rounds)
+    if capped.any():
+        _finish(st, slots[capped], END_ROUND_CAP)
+    going = ~ended & ~capped
+    if going.any():
+        g = slots[going]
+        holder = st.marker_holder[g]
+        # Nobody took the marker: the round's start player starts again (decision 10.4).
+        _start_round(st, g, np.where(holder >= 0, holder, st.start_player[g]).astype(np.int8))
+
+
+def _finish(st: BatchState, slots: np.ndarray, reason: int) -> None:
+    """End the games in `slots`; bonuses count only on a natural end (RULES §8.2, §10.7)."""
+    st.done[slots] = True
+    st.end_reason[slots] = reason
+    rows, cols, colours = _completions(st, slots)
+    bonus = 2 * rows + 7 * cols + 10 * colours
+    st.bonus[:, slots] = bonus
+    if reason == END_ROW_COMPLETED:
+        st.scores[:, slots] += bonus
+
+
+def _completions(st: BatchState, slots: np.ndarray):
+    """Complete rows, columns and colours (P, n) of each seat's wall (RULES §8.2)."""
+    walls = st.wall[:, slots]
+    row_colours = st.row_colours[:, slots]
+    rows = np.zeros(walls.shape, np.int16)
+    cols = np.zeros(walls.shape, np.int16)
+    colours = np.zeros(walls.shape, np.int16)
+    for k in range(5):
+        rows += (walls & _ROW_BITS[k]) == _ROW_BITS[k]
+        cols += (walls & _STRIDE5[k]) == _STRIDE5[k]
+        colours += (row_colours & _STRIDE5[k]) == _STRIDE5[k]
+    return rows, cols, colours
+
+
+# --- reading a batch ---------------------------------------------------------------------------
+
+
+def winners_of(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """RULES §8.3 over the seat axis 0: highest score, then most complete rows, then shared."""
+    best = scores == scores.max(axis=0)
+    rows_among = np.where(best, rows, -1)
+    return best & (rows_among == rows_among.max(axis=0))
+
+
+def records(st: BatchState, slots=None, seat_bot=None) -> GameRecords:
+    """Records of the finished games in `slots` (default: every slot, all must be done)."""
+    slots = np.arange(st.batch) if slots is None else np.asarray(slots)
+    if not st.done[slots].all():
+        raise ValueError("records() needs finished games")
+    rows, cols, colours = _completions(st, slots)
+    scores = st.scores[:, slots]
+    provisional = winners_of(scores, rows)
+    natural = st.end_reason[slots] == END_ROW_COMPLETED
+    n = slots.shape[0]
+    if seat_bot is None:
+        seat_bot = np.zeros((n, st.players), np.int8)
+    return GameRecords(
+        game=st.game[slots].copy(),
+        first_player=st.first_player[slots].copy(),
+        seat_bot=np.asarray(seat_bot, np.int8),
+        scores=scores.T.astype(np.int32),
+        end_reason=st.end_reason[slots].copy(),
+        rounds=st.round[slots].copy(),
+        turns=st.turn[slots].copy(),
+        complete_rows=rows.T.astype(np.int8),
+        complete_cols=cols.T.astype(np.int8),
+        complete_colours=colours.T.astype(np.int8),
+        bonus=st.bonus[:, slots].T.copy(),
+        floor_penalty=st.floor_penalty[:, slots].T.copy(),
+        marker_takes=st.marker_takes[:, slots].T.copy(),
+        winners=(provisional & natural).T,
+        provisional_winners=provisional.T,
+    )
+
+
+def snapshot(st: BatchState, b: int) -> dict:
+    """The canonical plain-Python view of game slot `b` (the reference engine's format)."""
+    p_count = st.players
+
+    def counts(a):
+        return [int(x) for x in a]
+
+    return {
+        "round": int(st.round[b]),
+        "turn": int(st.turn[b]),
+        "current": int(st.current[b]),
+        "done": bool(st.done[b]),
+        "end_reason": END_REASONS[st.end_reason[b]] if st.done[b] else None,
+        "factories": [counts(st.sources[1 + i, :, b]) for i in range(st.factories)],
+        "centre": counts(st.sources[0, :, b]),
+        "marker_in_centre": bool(st.marker_in_centre[b]),
+        "marker_holder": int(st.marker_holder[b]),
+        "bag": counts(st.bag[:, b]),
+        "lid": counts(st.lid[:, b]),
+        "lines": [
+            [[int(st.line_colour[p, r, b]), int(st.line_count[p, r, b])] for r in range(5)]
+            for p in range(p_count)
+        ],
+        "wall": [
+            [[int(st.wall_cells[p, 5 * r + c, b]) for c in range(5)] for r in range(5)]
+            for p in range(p_count)
+        ],
+        "floor": [int(st.floor[p, b]) for p in range(p_count)],
+        "scores": [int(st.scores[p, b]) for p in range(p_count)],
+    }

@@ -1,0 +1,95 @@
+"""The play loop: games [start, stop) of one configuration, with continuous batching.
+
+A fixed number of slots play in lockstep; when a game ends its record is taken and the slot starts
+the next game, so the batch stays full (notes/numpy_speed.md, technique 4). Which slot or step a
+game runs in never changes how it plays: its deal, seats, start player and bot choices depend only
+on (seed, game, configuration).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import engine, rng
+from .records import GameRecords
+
+DEFAULT_BATCH = 16384
+
+
+def play_batch(
+    players: int,
+    wall: str,
+    seed: int,
+    games: np.ndarray,
+    first_player: np.ndarray,
+    seat_bot: np.ndarray,
+    bots: list,
+    max_rounds: int = 100,
+    batch: int = DEFAULT_BATCH,
+) -> GameRecords:
+    """Play `games` to the end and return their records, in the order of `games`.
+
+    Parameters
+    ----------
+    games : (N,) int64 game indices; first_player : (N,) seat starting round 1
+    seat_bot : (N, P) index into `bots` of the bot in each seat
+    bots : bot objects with ``act(st, slots, keys) -> actions`` and, for the gray wall,
+        ``choose_columns(st, slots, seat, row, colours, legal, keys) -> columns``
+    batch : number of slots played in lockstep
+    """
+    games = np.asarray(games, np.int64)
+    total = games.shape[0]
+    if total == 0:
+        raise ValueError("games must not be empty")
+    seat_bot = np.asarray(seat_bot, np.int8)
+    width = min(batch, total)
+    st = engine.new_games(players, wall, seed, games[:width], first_player[:width], max_rounds)
+    bot_keys = rng.game_keys(seed, games, rng.BOT)
+    slot_pos = np.arange(width)  # position in `games` of the game in each slot
+    next_pos = width
+    parts: list[GameRecords] = []
+    positions: list[np.ndarray] = []
+    single = len(bots) == 1
+
+    def choose_columns(st_, slots, seat, row, colours, legal):
+        pos = slot_pos[slots]
+        if single:
+            return bots[0].choose_columns(st_, slots, seat, row, colours, legal, bot_keys[pos])
+        out = np.empty(slots.shape[0], np.intp)
+        owner = seat_bot[pos, seat]
+        for k, bot in enumerate(bots):
+            sel = owner == k
+            if sel.any():
+                out[sel] = bot.choose_columns(
+                    st_, slots[sel], seat, row, colours[sel], legal[sel], bot_keys[pos[sel]]
+                )
+        return out
+
+    columns = choose_columns if wall == "gray" else None
+    running = np.arange(width)
+    while running.size:
+        pos = slot_pos[running]
+        if single:
+            actions = bots[0].act(st, running, bot_keys[pos])
+        else:
+            actions = np.empty(running.shape[0], np.int64)
+            owner = seat_bot[pos, st.current[running]]
+            for k, bot in enumerate(bots):
+                sel = owner == k
+                if sel.any():
+                    actions[sel] = bot.act(st, running[sel], bot_keys[pos[sel]])
+        engine.play(st, running, actions, columns)
+        finished = running[st.done[running]]
+        if finished.size:
+            fpos = slot_pos[finished]
+            parts.append(engine.records(st, finished, seat_bot[fpos]))
+            positions.append(fpos)
+            fresh = finished[: max(0, total - next_pos)]
+            if fresh.size:
+                new_pos = np.arange(next_pos, next_pos + fresh.size)
+                next_pos += fresh.size
+                slot_pos[fresh] = new_pos
+                engine.reset_slots(st, fresh, games[new_pos], first_player[new_pos])
+            running = np.flatnonzero(~st.done)
+    order = np.argsort(np.concatenate(positions), kind="stable")
+    return GameRecords.concat(parts).take(order)

@@ -1,0 +1,110 @@
+"""The batch game state: a dataclass of numpy arrays with the batch axis last (DESIGN.md §2).
+
+Every per-game array ends in the batch axis ``B`` so that one game's element is reached with a
+flat index ``i * B + b`` (notes/numpy_speed.md: batch-last layouts with flat gathers are fastest).
+Transitions in `sim.engine` mutate a state in place; `copy()` it to branch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from .constants import factories_for
+
+
+@dataclass
+class BatchState:
+    players: int  # P, 2..4
+    gray: bool  # True for the gray-wall variant (RULES §9)
+    seed: int  # job seed: the deal stream is keyed by (seed, game)
+    max_rounds: int  # round cap (RULES §10.6)
+
+    game: np.ndarray  # (B,) int64: game index in the job
+    deal_key: np.ndarray  # (B,) uint64: counter-based key of the game's deal stream
+    first_player: np.ndarray  # (B,) int8: seat that started round 1
+
+    sources: np.ndarray  # (S, 5, B) int8: tiles per colour; source 0 is the centre, 1+i factory i
+    marker_in_centre: np.ndarray  # (B,) bool: the first-player marker still lies in the centre
+    marker_holder: np.ndarray  # (B,) int8: seat that took the marker this round, -1 if nobody yet
+    tiles_left: np.ndarray  # (B,) int16: tiles on all factories and the centre
+    bag: np.ndarray  # (5, B) int8: tiles per colour in the bag
+    lid: np.ndarray  # (5, B) int8: tiles per colour in the lid, tiles lying on floors included
+
+    line_colour: np.ndarray  # (P, 5, B) int8: colour of pattern line r, -1 when empty
+    line_count: np.ndarray  # (P, 5, B) int8: tiles on pattern line r (capacity r + 1)
+    wall: np.ndarray  # (P, B) int32: 25-bit occupancy, bit 5*row + col
+    row_colours: np.ndarray  # (P, B) int32: bit 5*row + colour set when that row holds the colour
+    col_colours: np.ndarray  # (P, B) int32: bit 5*col + colour set when that column holds it
+    wall_cells: np.ndarray  # (P, 25, B) int8: colour at cell 5*row + col, -1 when empty
+    accept: np.ndarray  # (P, B) int32: bit 5*colour + line set when that pattern line may take it
+    floor: np.ndarray  # (P, B) int8: objects on the floor line, 0..7, the marker included
+    scores: np.ndarray  # (P, B) int32
+
+    current: np.ndarray  # (B,) int8: seat to move
+    start_player: np.ndarray  # (B,) int8: seat that started the current round
+    round: np.ndarray  # (B,) int16: current round, 1-based (the last one played once done)
+    turn: np.ndarray  # (B,) int32: picks played so far in the game
+    done: np.ndarray  # (B,) bool: the game has ended (terminated or truncated)
+    end_reason: np.ndarray  # (B,) int8: END_* code, valid once done
+
+    floor_penalty: np.ndarray  # (P, B) int32: sum of CUM[min(objects, 7)] over rounds
+    marker_takes: np.ndarray  # (P, B) int16: rounds in which the seat took the marker
+    bonus: np.ndarray  # (P, B) int16: end bonus (added to scores only on a natural end)
+
+    @property
+    def batch(self) -> int:
+        return int(self.game.shape[0])
+
+    @property
+    def factories(self) -> int:
+        return factories_for(self.players)
+
+    def copy(self) -> BatchState:
+        return BatchState(
+            **{
+                f.name: (v.copy() if isinstance(v := getattr(self, f.name), np.ndarray) else v)
+                for f in fields(self)
+            }
+        )
+
+
+def empty_state(players: int, gray: bool, seed: int, max_rounds: int, batch: int) -> BatchState:
+    """A state of `batch` slots with no game in them (all marked done); `engine` fills them."""
+    p, b = players, batch
+    s = factories_for(players) + 1
+    i8 = np.int8
+    return BatchState(
+        players=players,
+        gray=gray,
+        seed=seed,
+        max_rounds=max_rounds,
+        game=np.zeros(b, np.int64),
+        deal_key=np.zeros(b, np.uint64),
+        first_player=np.zeros(b, i8),
+        sources=np.zeros((s, 5, b), i8),
+        marker_in_centre=np.zeros(b, bool),
+        marker_holder=np.full(b, -1, i8),
+        tiles_left=np.zeros(b, np.int16),
+        bag=np.zeros((5, b), i8),
+        lid=np.zeros((5, b), i8),
+        line_colour=np.full((p, 5, b), -1, i8),
+        line_count=np.zeros((p, 5, b), i8),
+        wall=np.zeros((p, b), np.int32),
+        row_colours=np.zeros((p, b), np.int32),
+        col_colours=np.zeros((p, b), np.int32),
+        wall_cells=np.full((p, 25, b), -1, i8),
+        accept=np.zeros((p, b), np.int32),
+        floor=np.zeros((p, b), i8),
+        scores=np.zeros((p, b), np.int32),
+        current=np.zeros(b, i8),
+        start_player=np.zeros(b, i8),
+        round=np.zeros(b, np.int16),
+        turn=np.zeros(b, np.int32),
+        done=np.ones(b, bool),
+        end_reason=np.zeros(b, i8),
+        floor_penalty=np.zeros((p, b), np.int32),
+        marker_takes=np.zeros((p, b), np.int16),
+        bonus=np.zeros((p, b), np.int16),
+    )
