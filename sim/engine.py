@@ -46,6 +46,15 @@ for _m in range(32):
     for _j, _bit in enumerate(b for b in range(5) if _m >> b & 1):
         _NTH_DEST[_m, _j] = _bit
 _NTH_DEST_FLAT = _NTH_DEST.ravel()
+# _SPREAD[mask5]: the 5 colour bits of a mask moved to bits 5*colour (line 0's accept bits).
+_SPREAD = np.array([sum(1 << (5 * c) for c in range(5) if m >> c & 1) for m in range(32)], np.int32)
+# Popcount and j-th set bit of a 10-bit source-presence mask (S <= 10 sources).
+_POP10 = np.array([bin(m).count("1") for m in range(1024)], dtype=np.int16)
+_NTH_SOURCE = np.zeros((1024, 10), dtype=np.int16)
+for _m in range(1024):
+    for _j, _bit in enumerate(b for b in range(10) if _m >> b & 1):
+        _NTH_SOURCE[_m, _j] = _bit
+_NTH_SOURCE_FLAT = _NTH_SOURCE.ravel()
 _FLOOR_CUM = FLOOR_CUM.astype(np.int32)
 
 
@@ -178,6 +187,9 @@ def _deal(st: BatchState, slots: np.ndarray, rounds: np.ndarray) -> np.ndarray:
     st.bag[:, slots] = remaining
     st.lid[:, slots] = np.where(poured, 0, lid)
     st.sources[1:, :, slots] = counts
+    st.presence[:, slots] = ((counts > 0) << np.arange(1, f + 1)[:, None, None]).sum(
+        axis=0, dtype=np.int16
+    )
     return dealt
 
 
@@ -205,17 +217,15 @@ def _start_round(st: BatchState, slots: np.ndarray, start_player: np.ndarray) ->
 def _refresh_accept(st: BatchState, slots: np.ndarray) -> None:
     """Recompute the accept masks of every seat in `slots` (bit 5*colour + line, RULES §5.2)."""
     acc = np.zeros((st.players, slots.shape[0]), np.int32)
+    row_colours = st.row_colours[:, slots]
     for r in range(5):
-        count = st.line_count[:, r][:, slots].astype(np.int32)
+        count = st.line_count[:, r][:, slots]
         colour = st.line_colour[:, r][:, slots].astype(np.int32)
-        in_row = (st.row_colours[:, slots] >> (5 * r)) & 31  # colours already on wall row r
+        in_row = (row_colours >> (5 * r)) & 31  # colours already on wall row r
         empty_ok = np.where(count == 0, 31 & ~in_row, 0)
         # A started line that is not full accepts its own colour (never on the wall row, §12.2).
         started_ok = np.where((count > 0) & (count < r + 1), 1 << np.maximum(colour, 0), 0)
-        mask5 = empty_ok | started_ok
-        # Spread the 5 colour bits to bit 5*colour + r.
-        for c in range(5):
-            acc |= ((mask5 >> c) & 1) << (5 * c + r)
+        acc |= _SPREAD[empty_ok | started_ok] << r
     st.accept[:, slots] = acc
 
 
@@ -298,13 +308,18 @@ def play(st: BatchState, slots: np.ndarray, actions: np.ndarray, choose_columns=
 
     # Take the tiles (§5.1); a factory's leftovers go to the centre.
     src_flat[at] = 0
+    pres_flat = st.presence.reshape(-1)
+    pres_flat[colour * b_all + slots] &= ~(np.int16(1) << source).astype(np.int16)
     from_factory = source > 0
     if from_factory.any():
         fs, fb = source[from_factory], slots[from_factory]
+        clear = ~(np.int16(1) << fs).astype(np.int16)
         for c in range(5):
             left_at = (fs * 5 + c) * b_all + fb
-            src_flat[c * b_all + fb] += src_flat[left_at]
+            left = src_flat[left_at]
+            src_flat[c * b_all + fb] += left
             src_flat[left_at] = 0
+            pres_flat[c * b_all + fb] = (pres_flat[c * b_all + fb] & clear) | (left > 0)
     st.tiles_left[slots] -= taken
 
     # The first pick from the centre takes the marker to the floor (§5.4, §5.6).

@@ -12,26 +12,21 @@ from __future__ import annotations
 import numpy as np
 
 from . import rng
-from .engine import _NTH_DEST_FLAT, _POP5
+from .engine import _NTH_DEST_FLAT, _NTH_SOURCE_FLAT, _POP5, _POP10
 from .state import BatchState
 
 
 def legal_counts(st: BatchState, slots: np.ndarray):
-    """Per-colour legal counts of the seat to move: ``(present, lines5, m, n)``.
+    """Per-colour legal counts of the seat to move: ``(presence, lines5, m, n)``, each (5, n).
 
-    present : (S, 5, n) bool, source holds the colour; lines5 : (5, n) 5-bit masks of the lines
-    accepting each colour; m : (5, n) sources holding it; n : (5, n) its destinations (floor included).
+    presence : bit s set when source s holds the colour; lines5 : 5-bit masks of the pattern lines
+    accepting it; m : sources holding it; n : its destinations (legal lines plus the floor).
     """
     b_all = st.batch
-    if slots.shape[0] == b_all:
-        present = st.sources > 0
-    else:
-        present = st.sources[:, :, slots] > 0
+    presence = st.presence if slots.shape[0] == b_all else st.presence[:, slots]
     acc = st.accept.reshape(-1).take(st.current[slots].astype(np.intp) * b_all + slots)
     lines5 = np.stack([(acc >> (5 * c)) & 31 for c in range(5)])
-    m = present.sum(axis=0, dtype=np.int16)
-    n = _POP5[lines5] + 1
-    return present, lines5, m, n
+    return presence, lines5, _POP10[presence], _POP5[lines5] + 1
 
 
 def uniform_legal(st: BatchState, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -41,19 +36,19 @@ def uniform_legal(st: BatchState, slots: np.ndarray, u: np.ndarray) -> np.ndarra
     -------
     actions : (n,) int64 action ids
     """
-    present, lines5, m, n = legal_counts(st, slots)
-    weight = (m * n).astype(np.int64)
-    cum = np.cumsum(weight, axis=0)
+    presence, lines5, m, n = legal_counts(st, slots)
+    weight = (m * n).astype(np.int32)
+    cum = weight.copy()
+    for c in range(1, 5):
+        cum[c] += cum[c - 1]
     j = rng.pick(u, cum[4])
     colour = (cum[:4] <= j).sum(axis=0)
     cols = np.arange(slots.shape[0])
-    before = np.where(colour > 0, cum[np.maximum(colour - 1, 0), cols], 0)
-    off = j - before
-    n_c = n[colour, cols].astype(np.int64)
-    rank, di = np.divmod(off, n_c)
-    in_sources = np.cumsum(present[:, colour, cols], axis=0)
-    source = (in_sources <= rank).sum(axis=0)
-    dest = _NTH_DEST_FLAT[lines5[colour, cols] * 6 + di]
+    flat = colour * slots.shape[0] + cols
+    before = np.where(colour > 0, cum.reshape(-1).take(flat - slots.shape[0]), 0)
+    rank, di = np.divmod(j - before, n.reshape(-1).take(flat))
+    source = _NTH_SOURCE_FLAT[presence.reshape(-1).take(flat).astype(np.intp) * 10 + rank]
+    dest = _NTH_DEST_FLAT[lines5.reshape(-1).take(flat) * 6 + di]
     return (source * 5 + colour) * 6 + dest
 
 
