@@ -1,0 +1,288 @@
+"""The job spec: one model for the CLI, the service and the workers (DESIGN.md §3, §5, §6).
+
+A job is a list of *configurations* (player count, one bot spec per seat, seating rule, wall), a
+number of games per configuration, a seed and a round cap. Everything here is validated once, on
+construction, with errors that name the field path, the bad value and what is allowed::
+
+    configurations[0].players must be 2, 3 or 4; got 5
+
+JSON form (`JobSpec.to_json` / `JobSpec.from_json`; the dict form is the same)::
+
+    {"configurations": [{"players": 2, "bots": ["greedy", "random"],
+                         "seating": "rotate", "wall": "coloured"}],
+     "games": 1000, "seed": 7, "max_rounds": 100}
+
+Bot specs are checked through the registry (`sim.bots.registry`) and stored in their canonical
+form (`BotSpec.label`), so two spellings of the same bot give the same spec, the same JSON and the
+same statistics keys. ``"colored"`` is accepted for ``"coloured"``.
+
+This module also holds the two per-game draws the play layer needs before the first turn:
+`seat_assignment` (which bot sits where) and `first_player` (who starts round 1).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import rng
+from .bots.registry import BotSpec, parse_bot_spec
+from .constants import DEFAULT_MAX_ROUNDS, WALLS
+
+PLAYERS = (2, 3, 4)
+SEATINGS = ("rotate", "fixed", "shuffle")
+WALL_ALIASES = {"colored": "coloured"}
+MAX_SEED = 2**63 - 1
+MAX_ROUNDS_LIMIT = 1000
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def _fail(path: str, what: str, value: Any) -> ValueError:
+    return ValueError(f"{path} must be {what}; got {value!r}")
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One table set-up: player count, a bot spec per seat, seating rule and wall.
+
+    Parameters
+    ----------
+    players : 2, 3 or 4
+    bots : one bot spec string per seat (``len(bots) == players``); stored canonically
+    seating : ``"rotate"`` (default), ``"fixed"`` or ``"shuffle"``; see `seat_assignment`
+    wall : ``"coloured"`` (default) or ``"gray"``; ``"colored"`` is an alias
+    """
+
+    players: int
+    bots: tuple[str, ...]
+    seating: str = "rotate"
+    wall: str = "coloured"
+    _specs: tuple[BotSpec, ...] = field(default=(), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._validate("configuration")
+
+    def _validate(self, path: str) -> None:
+        if not _is_int(self.players) or self.players not in PLAYERS:
+            raise _fail(f"{path}.players", "2, 3 or 4", self.players)
+        bots = self.bots
+        if isinstance(bots, str) or not isinstance(bots, list | tuple):
+            raise _fail(f"{path}.bots", "a list of bot specs, one per seat", bots)
+        if len(bots) != self.players:
+            raise ValueError(
+                f"{path}.bots must name one bot per seat ({self.players}); got {len(bots)}: "
+                f"{list(bots)!r}"
+            )
+        specs = []
+        for i, text in enumerate(bots):
+            try:
+                specs.append(parse_bot_spec(text))
+            except ValueError as exc:
+                raise ValueError(f"{path}.bots[{i}]: {exc}") from None
+        if not isinstance(self.seating, str) or self.seating not in SEATINGS:
+            raise _fail(f"{path}.seating", "one of " + ", ".join(SEATINGS), self.seating)
+        wall = WALL_ALIASES.get(self.wall, self.wall) if isinstance(self.wall, str) else self.wall
+        if wall not in WALLS:
+            raise _fail(f"{path}.wall", "one of " + ", ".join(WALLS), self.wall)
+        object.__setattr__(self, "players", int(self.players))
+        object.__setattr__(self, "bots", tuple(s.label for s in specs))
+        object.__setattr__(self, "wall", wall)
+        object.__setattr__(self, "_specs", tuple(specs))
+
+    @property
+    def bot_specs(self) -> tuple[BotSpec, ...]:
+        """The parsed spec of each seat's bot (index = position in `bots`)."""
+        return self._specs
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Canonical label of each bot (same as `bots`, which is stored canonically)."""
+        return self.bots
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "players": self.players,
+            "bots": list(self.bots),
+            "seating": self.seating,
+            "wall": self.wall,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "configuration") -> Configuration:
+        """Build from a dict, naming `path` in errors (e.g. ``configurations[1]``)."""
+        if not isinstance(data, Mapping):
+            raise _fail(path, "an object", data)
+        _check_keys(data, {"players", "bots", "seating", "wall"}, path)
+        for key in ("players", "bots"):
+            if key not in data:
+                raise ValueError(f"{path}.{key} is required")
+        bots = data["bots"]
+        if isinstance(bots, list):
+            bots = tuple(bots)
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "players", data["players"])
+        object.__setattr__(obj, "bots", bots)
+        object.__setattr__(obj, "seating", data.get("seating", "rotate"))
+        object.__setattr__(obj, "wall", data.get("wall", "coloured"))
+        obj._validate(path)
+        return obj
+
+
+def _check_keys(data: Mapping, allowed: set[str], path: str) -> None:
+    for key in data:
+        if key not in allowed:
+            raise ValueError(
+                f"{path}: unknown field {key!r} (allowed: {', '.join(sorted(allowed))})"
+            )
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A batch: configurations, games per configuration, seed and round cap.
+
+    Parameters
+    ----------
+    configurations : at least one `Configuration` (dicts are accepted and converted)
+    games : games per configuration, at least 1; game indices are ``0..games-1`` in each
+    seed : 0 .. 2**63-1
+    max_rounds : round cap of RULES §10.6, 1 .. 1000 (default 100)
+    """
+
+    configurations: tuple[Configuration, ...]
+    games: int
+    seed: int
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+
+    def __post_init__(self) -> None:
+        configs = self.configurations
+        if isinstance(configs, Mapping | str) or not isinstance(configs, list | tuple):
+            raise _fail("configurations", "a list of configurations", configs)
+        if not configs:
+            raise ValueError("configurations must hold at least one configuration; got []")
+        checked = []
+        for k, c in enumerate(configs):
+            path = f"configurations[{k}]"
+            if isinstance(c, Configuration):
+                checked.append(c)
+            else:
+                checked.append(Configuration.from_dict(c, path))
+        if not _is_int(self.games) or self.games < 1:
+            raise _fail("games", "an integer of at least 1", self.games)
+        if not _is_int(self.seed) or not 0 <= self.seed <= MAX_SEED:
+            raise _fail("seed", "an integer between 0 and 2**63-1", self.seed)
+        if not _is_int(self.max_rounds) or not 1 <= self.max_rounds <= MAX_ROUNDS_LIMIT:
+            raise _fail("max_rounds", f"an integer between 1 and {MAX_ROUNDS_LIMIT}", self.max_rounds)
+        object.__setattr__(self, "configurations", tuple(checked))
+        for name in ("games", "seed", "max_rounds"):
+            object.__setattr__(self, name, int(getattr(self, name)))
+
+    @property
+    def total_games(self) -> int:
+        """Games in the whole job: ``games * len(configurations)``."""
+        return self.games * len(self.configurations)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "configurations": [c.to_dict() for c in self.configurations],
+            "games": self.games,
+            "seed": self.seed,
+            "max_rounds": self.max_rounds,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> JobSpec:
+        if not isinstance(data, Mapping):
+            raise _fail("job spec", "an object", data)
+        _check_keys(data, {"configurations", "games", "seed", "max_rounds"}, "job spec")
+        for key in ("configurations", "games", "seed"):
+            if key not in data:
+                raise ValueError(f"{key} is required")
+        return cls(
+            configurations=data["configurations"],
+            games=data["games"],
+            seed=data["seed"],
+            max_rounds=data.get("max_rounds", DEFAULT_MAX_ROUNDS),
+        )
+
+    def to_json(self) -> str:
+        """Compact, key-ordered JSON; equal specs give byte-identical text."""
+        return json.dumps(self.to_dict(), separators=(",", ":"), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> JobSpec:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"job spec is not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+
+def seat_assignment(config: Configuration, seed: int, games) -> np.ndarray:
+    """Which bot sits in each seat of each game.
+
+    Parameters
+    ----------
+    config : the configuration (its `players` and `seating` are used)
+    seed : the job seed
+    games : (N,) int array of game indices
+
+    Returns
+    -------
+    seat_bot : (N, P) int8; ``seat_bot[i, p]`` is the index into ``config.bots`` of the bot in seat
+        ``p`` of game ``games[i]``. Each row is a permutation of ``0..P-1``.
+
+    Notes
+    -----
+    - ``fixed``: seat ``p`` gets bot ``p`` in every game.
+    - ``rotate``: game ``g`` uses rotation ``g mod P``: seat ``p`` gets bot ``(p + g) % P``. Over any
+      ``P`` consecutive games every bot plays every seat exactly once, so a job whose game count is
+      a multiple of ``P`` is exactly balanced.
+    - ``shuffle``: an independent uniform permutation per game, by Fisher–Yates run on all games at
+      once: starting from the identity, for ``k = 0 .. P-2`` with ``i = P-1-k``, swap positions
+      ``i`` and ``j = pick(u_k, i + 1)`` where ``u_k`` is the DEAL-stream draw of the game at counter
+      ``SEATING_COUNTER + k`` (`sim.rng`). It depends only on ``(seed, g, P)``.
+    """
+    games = np.asarray(games, dtype=np.int64).reshape(-1)
+    players = config.players
+    seats = np.arange(players, dtype=np.int64)
+    if config.seating == "fixed":
+        out = np.broadcast_to(seats, (games.size, players))
+    elif config.seating == "rotate":
+        out = (seats[None, :] + games[:, None]) % players
+    else:
+        out = np.broadcast_to(seats, (games.size, players)).copy()
+        keys = rng.game_keys(seed, games, rng.DEAL)
+        rows = np.arange(games.size)
+        for k in range(players - 1):
+            i = players - 1 - k
+            j = rng.pick(rng.uniform32(keys, rng.SEATING_COUNTER + k), i + 1)
+            at_i = out[:, i].copy()
+            out[:, i] = out[rows, j]
+            out[rows, j] = at_i
+    return np.ascontiguousarray(out, dtype=np.int8)
+
+
+def first_player(seed: int, games, players: int) -> np.ndarray:
+    """The seat that starts round 1 of each game (RULES §3).
+
+    Parameters
+    ----------
+    seed : the job seed
+    games : (N,) int array of game indices
+    players : 2, 3 or 4
+
+    Returns
+    -------
+    first : (N,) int8, ``pick(u, players)`` of the DEAL-stream draw at ``START_COUNTER``; depends
+        only on ``(seed, g, players)``, not on the bots, so jobs with the same seed start alike.
+    """
+    games = np.asarray(games, dtype=np.int64).reshape(-1)
+    keys = rng.game_keys(seed, games, rng.DEAL)
+    return rng.pick(rng.uniform32(keys, rng.START_COUNTER), players).astype(np.int8)

@@ -1,0 +1,69 @@
+"""A stand-in for `sim.play.play_games` that makes plausible records without playing (tests, demos).
+
+`fake_play_games` has the signature of ``play_games`` and the same determinism contract: game ``g``'s
+record depends only on ``(seed, g, config)``. Values are drawn from a private stream of `sim.rng`;
+scores are small so that ties (and shared wins) are frequent; about 1 game in 16 is truncated.
+Winners follow RULES §8.3 on the drawn scores and rows; truncated games have no winners.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import rng
+from ..constants import END_NO_TILES, END_ROUND_CAP, END_ROW_COMPLETED
+from ..records import GameRecords
+
+FAKE_STREAM = 97
+
+
+def winners_of(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """(N, P) bool RULES §8.3 winners: top score, then most complete rows among those, else shared."""
+    top = scores == scores.max(axis=1, keepdims=True)
+    best_rows = np.where(top, rows, -1)
+    return top & (best_rows == best_rows.max(axis=1, keepdims=True))
+
+
+def fake_play_games(config, seed: int, start: int, stop: int, max_rounds: int = 100) -> GameRecords:
+    """Records of games ``[start, stop)`` of `config`, drawn rather than played."""
+    from ..spec import first_player, seat_assignment
+
+    games = np.arange(start, stop, dtype=np.int64)
+    n, players = games.size, config.players
+    keys = rng.game_keys(seed, games, FAKE_STREAM)
+    counter = iter(range(10**6))
+
+    def draw(high: int, shape=(n, players)) -> np.ndarray:
+        size = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+        base = next(counter) * 16
+        u = rng.uniform32(keys[:, None], base + np.arange(size)[None, :])
+        return rng.pick(u, high).reshape(shape)
+
+    rows = draw(3)
+    cols = draw(3)
+    colours = draw(2)
+    bonus = 2 * rows + 7 * cols + 10 * colours
+    scores = draw(25) + bonus
+    end = draw(16, (n,))
+    end_reason = np.where(end == 0, END_ROUND_CAP, np.where(end == 1, END_NO_TILES, END_ROW_COMPLETED))
+    truncated = end_reason != END_ROW_COMPLETED
+    scores = np.where(truncated[:, None], scores - bonus, scores)
+    rounds = np.where(end_reason == END_ROUND_CAP, max_rounds, 4 + draw(6, (n,)))
+    provisional = winners_of(scores, rows)
+    return GameRecords(
+        game=games,
+        first_player=first_player(seed, games, players),
+        seat_bot=seat_assignment(config, seed, games),
+        scores=scores.astype(np.int32),
+        end_reason=end_reason.astype(np.int8),
+        rounds=rounds.astype(np.int16),
+        turns=(rounds * (12 + draw(9, (n,)))).astype(np.int32),
+        complete_rows=rows.astype(np.int8),
+        complete_cols=cols.astype(np.int8),
+        complete_colours=colours.astype(np.int8),
+        bonus=bonus.astype(np.int16),
+        floor_penalty=draw(15).astype(np.int32),
+        marker_takes=draw(4).astype(np.int16),
+        winners=provisional & ~truncated[:, None],
+        provisional_winners=provisional,
+    )
