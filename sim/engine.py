@@ -281,8 +281,18 @@ def step(st: BatchState, actions, choose_columns=None) -> None:
     play(st, slots, actions[slots], choose_columns)
 
 
-def play(st: BatchState, slots: np.ndarray, actions: np.ndarray, choose_columns=None) -> None:
-    """`step` restricted to `slots` (running games), with `actions` (n,) for those slots."""
+def play(
+    st: BatchState,
+    slots: np.ndarray,
+    actions: np.ndarray,
+    choose_columns=None,
+    defer_round_end: bool = False,
+) -> None:
+    """`step` restricted to `slots` (running games), with `actions` (n,) for those slots.
+
+    With `defer_round_end`, games whose round ran dry are left waiting (``tiles_left == 0``) for a
+    later `end_rounds` call, so that round ends run in larger batches; play is unchanged.
+    """
     b_all = st.batch
     limit = n_actions(st.players)
     if np.any((actions < 0) | (actions >= limit)):
@@ -360,9 +370,10 @@ def play(st: BatchState, slots: np.ndarray, actions: np.ndarray, choose_columns=
     st.turn[slots] += 1
     st.current[slots] = (seat + 1) % st.players
 
-    ended = st.tiles_left[slots] == 0
-    if ended.any():
-        _end_round(st, slots[ended], choose_columns)
+    if not defer_round_end:
+        ended = st.tiles_left[slots] == 0
+        if ended.any():
+            end_rounds(st, slots[ended], choose_columns)
 
 
 # --- round end ---------------------------------------------------------------------------------
@@ -379,7 +390,7 @@ def _placement_points(wall: np.ndarray, row: int, col: np.ndarray) -> np.ndarray
     return np.where((h > 1) & (v > 1), h + v, h + v - 1)
 
 
-def _legal_columns(wall: np.ndarray, col_colours: np.ndarray, row: int, colour):
+def _legal_columns(wall: np.ndarray, col_colours: np.ndarray, row: int, colour) -> np.ndarray:
     """5-bit mask of the columns where `colour` may go on gray-wall row `row` (RULES §9.3)."""
     legal = np.zeros_like(wall)
     for col in range(5):
@@ -389,71 +400,94 @@ def _legal_columns(wall: np.ndarray, col_colours: np.ndarray, row: int, colour):
     return legal
 
 
-def _leftmost(mask: np.ndarray) -> np.ndarray:
-    return _NTH_DEST_FLAT[mask * 6].astype(np.intp)
+def _gray_columns(st, slots, row, full, colour, wall, col_colours, choose_columns):
+    """Columns (P, n) for the full lines of gray-wall row `row`, -1 for a dead end (RULES §9.3-4)."""
+    legal = np.where(full, _legal_columns(wall, col_colours, row, np.maximum(colour, 0)), 0)
+    col = np.full(full.shape, -1, np.int32)
+    for p in range(st.players):
+        pick = np.flatnonzero(legal[p])
+        if pick.size == 0:
+            continue
+        if choose_columns is None:
+            chosen = _NTH_DEST_FLAT[legal[p, pick] * 6]  # leftmost (decision 9.3.1)
+        else:
+            chosen = np.asarray(
+                choose_columns(st, slots[pick], p, row, colour[p, pick], legal[p, pick]), np.int32
+            )
+            if np.any((chosen < 0) | (chosen > 4)) or np.any(((legal[p, pick] >> chosen) & 1) == 0):
+                raise ValueError(f"choose_columns returned an illegal column for seat {p}, row {row}")
+        col[p, pick] = chosen
+    return col
 
 
-def _end_round(st: BatchState, slots: np.ndarray, choose_columns) -> None:
-    """Wall tiling, floor penalty, end check and the next deal for `slots` (RULES §6–§8)."""
-    p_count = st.players
+def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None) -> None:
+    """Wall tiling, floor penalty, end check and the next deal for `slots` (RULES §6–§8).
+
+    Every seat is tiled at once, row by row strictly top to bottom (decision 6.1.1).
+    """
+    wall = st.wall[:, slots]
+    row_colours = st.row_colours[:, slots]
+    col_colours = st.col_colours[:, slots]
+    floor = st.floor[:, slots].astype(np.int32)
+    counts = st.line_count[:, :, slots]
+    colours = st.line_colour[:, :, slots].astype(np.int32)
+    lid = st.lid[:, slots].astype(np.int16)
+    points = np.zeros(wall.shape, np.int32)
+    cells = st.wall_cells.reshape(-1)
+    b_all = st.batch
     n = slots.shape[0]
-    points = np.zeros((p_count, n), np.int32)
-    for p in range(p_count):
-        wall = st.wall[p, slots]
-        row_colours = st.row_colours[p, slots]
-        col_colours = st.col_colours[p, slots]
-        floor = st.floor[p, slots].astype(np.int16)
-        for r in range(5):  # strictly top to bottom (decision 6.1.1)
-            count = st.line_count[p, r, slots]
-            full = count == r + 1
-            if not full.any():
-                continue
-            idx = np.flatnonzero(full)
-            colour = st.line_colour[p, r, slots[idx]].astype(np.int32)
-            st.line_count[p, r, slots[idx]] = 0
-            st.line_colour[p, r, slots[idx]] = -1
-            if st.gray:
-                legal = _legal_columns(wall[idx], col_colours[idx], r, colour)
-                dead = legal == 0
-                if dead.any():
-                    # Dead end: all r+1 tiles to the floor at once (RULES §9.4).
-                    d_idx = idx[dead]
-                    floor[d_idx] = np.minimum(floor[d_idx] + r + 1, FLOOR_SLOTS)
-                    np.add.at(st.lid, (colour[dead], slots[d_idx]), r + 1)
-                    idx, colour, legal = idx[~dead], colour[~dead], legal[~dead]
-                if idx.size == 0:
-                    continue
-                if choose_columns is None:
-                    col = _leftmost(legal)
-                else:
-                    col = np.asarray(
-                        choose_columns(st, slots[idx], p, r, colour, legal), dtype=np.intp
-                    )
-                    if np.any((col < 0) | (col > 4)) or np.any(((legal >> col) & 1) == 0):
-                        raise ValueError(f"choose_columns returned an illegal column on row {r}")
-            else:
-                col = (colour + r) % 5
-            w = wall[idx] | (np.int32(1) << (5 * r + col)).astype(np.int32)
-            wall[idx] = w
-            row_colours[idx] |= (np.int32(1) << (5 * r + colour)).astype(np.int32)
-            col_colours[idx] |= (np.int32(1) << (5 * col + colour)).astype(np.int32)
-            st.wall_cells[p, 5 * r + col, slots[idx]] = colour
-            points[p, idx] += _placement_points(w, r, col)
-            # The other r tiles of the line go to the lid (§6.1).
-            if r:
-                np.add.at(st.lid, (colour, slots[idx]), r)
-        st.wall[p, slots] = wall
-        st.row_colours[p, slots] = row_colours
-        st.col_colours[p, slots] = col_colours
-        penalty = _FLOOR_CUM[floor]
-        st.floor_penalty[p, slots] += penalty
-        st.scores[p, slots] = np.maximum(0, st.scores[p, slots] + points[p] - penalty)
-        st.floor[p, slots] = 0
-
-    walls = st.wall[:, slots]
-    ended = np.zeros(n, bool)
+    cols = np.arange(n)
+    lid_at = np.zeros((5, st.players, n), np.intp)
+    lid_add = np.zeros((5, st.players, n), np.int32)
     for r in range(5):
-        ended |= ((walls & _ROW_BITS[r]) == _ROW_BITS[r]).any(axis=0)
+        full = counts[:, r] == r + 1
+        colour = colours[:, r]
+        if st.gray:
+            col = _gray_columns(st, slots, r, full, colour, wall, col_colours, choose_columns)
+            dead = full & (col < 0)
+            # Dead end: all r+1 tiles to the floor at once (RULES §9.4); they reach the lid.
+            floor = np.minimum(floor + np.where(dead, r + 1, 0), FLOOR_SLOTS)
+            placed = full & ~dead
+            to_lid = np.where(placed, r, np.where(dead, r + 1, 0))
+        else:
+            col = (colour + r) % 5
+            placed = full
+            to_lid = np.where(full, r, 0)
+        col = np.maximum(col, 0)
+        bit = np.where(placed, np.int32(1) << (5 * r + col), 0).astype(np.int32)
+        wall |= bit
+        row_colours |= np.where(placed, np.int32(1) << (5 * r + np.maximum(colour, 0)), 0).astype(
+            np.int32
+        )
+        col_colours |= np.where(placed, np.int32(1) << (5 * col + np.maximum(colour, 0)), 0).astype(
+            np.int32
+        )
+        points += np.where(placed, _placement_points(wall, r, col), 0)
+        # The other r tiles of a tiled line go to the lid (§6.1); added up once below.
+        lid_at[r] = np.maximum(colour, 0) * n + cols
+        lid_add[r] = to_lid
+        if placed.any():
+            p_idx, g_idx = np.nonzero(placed)
+            cells[(p_idx * 25 + 5 * r + col[p_idx, g_idx]) * b_all + slots[g_idx]] = colour[
+                p_idx, g_idx
+            ]
+        counts[:, r] = np.where(full, 0, counts[:, r])
+        colours[:, r] = np.where(full, -1, colour)
+    lid += np.bincount(lid_at.ravel(), lid_add.ravel(), minlength=5 * n).reshape(5, n).astype(np.int16)
+    penalty = _FLOOR_CUM[floor]
+    st.wall[:, slots] = wall
+    st.row_colours[:, slots] = row_colours
+    st.col_colours[:, slots] = col_colours
+    st.line_count[:, :, slots] = counts
+    st.line_colour[:, :, slots] = colours
+    st.lid[:, slots] = lid
+    st.floor_penalty[:, slots] += penalty
+    st.scores[:, slots] = np.maximum(0, st.scores[:, slots] + points - penalty)
+    st.floor[:, slots] = 0
+
+    ended = np.zeros(slots.shape[0], bool)
+    for r in range(5):
+        ended |= ((wall & _ROW_BITS[r]) == _ROW_BITS[r]).any(axis=0)
     if ended.any():
         _finish(st, slots[ended], END_ROW_COMPLETED)
     capped = ~ended & (st.round[slots] >= st.max_rounds)

@@ -184,7 +184,8 @@ class ReferenceGame:
 
         Everything not given is empty: factories and centre ``[0]*5`` each, lines ``[-1, 0]``,
         walls ``-1``, floors ``[]`` (a floor is a list of objects in slot order: a colour, or
-        `MARKER` for the marker), scores 0, lid empty. `factories` may list fewer factories than
+        `MARKER` for the marker), scores 0, lid empty; ``None`` for one seat's entry of `lines`,
+        `walls` or `floor` means empty too. `factories` may list fewer factories than
         the game has; the rest are empty. `bag` defaults to whatever makes 20 tiles of each colour
         (§12.1). `start_player` defaults to `current`. Snapshot-style lists are accepted as is.
         No consistency check is made beyond what the engine needs; see
@@ -198,9 +199,11 @@ class ReferenceGame:
         g.centre = list(centre or [0] * 5)
         g.marker_in_centre = marker_in_centre
         g.marker_holder = marker_holder
-        g.lines = [[list(x) for x in seat] for seat in lines] if lines else g.lines
-        g.wall = [[list(r) for r in seat] for seat in walls] if walls else g.wall
-        g.floor = [list(x) for x in floor] if floor else [[] for _ in range(n)]
+        g.lines = [[list(x) for x in seat] if seat else [[-1, 0] for _ in range(5)]
+                   for seat in (lines or [None] * n)]
+        g.wall = [[list(r) for r in seat] if seat else [[-1] * 5 for _ in range(5)]
+                  for seat in (walls or [None] * n)]
+        g.floor = [list(x) if x else [] for x in (floor or [None] * n)]
         g.scores = list(scores or [0] * n)
         g.lid = list(lid or [0] * 5)
         g.round, g.turn, g.current = round, turn, current
