@@ -1,0 +1,204 @@
+"""The local runner (sim.local) and ``azulsim simulate``, on the fake play function.
+
+The fake (`sim.stats.fake.fake_play_games`) has play_games' signature and determinism contract, so
+these tests pin the runner and the CLI without the batch engine; one test at the end runs the real
+engine when it and the built-in bots are there.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import service.cli as cli
+from sim.bots.registry import Param, register_bot
+from sim.local import chunks, default_chunk_size, run_local
+from sim.spec import JobSpec
+from sim.stats.fake import fake_play_games
+
+for _name in ("cli_a", "cli_b"):
+    register_bot(_name, f"test bot {_name}", lambda p: p,
+                 [Param("w", "float", 1.0, 0, 10)], replace=True)
+
+SPEC = JobSpec.from_dict({
+    "configurations": [
+        {"players": 2, "bots": ["cli_a", "cli_b"]},
+        {"players": 3, "bots": ["cli_a:w=2", "cli_b", "cli_b"], "seating": "shuffle"},
+    ],
+    "games": 90,
+    "seed": 5,
+})
+
+
+def test_chunks_cover_every_game_once():
+    got = list(chunks(SPEC, 40))
+    assert got == [(0, 0, 40), (0, 40, 80), (0, 80, 90), (1, 0, 40), (1, 40, 80), (1, 80, 90)]
+    assert default_chunk_size(100_000, 4) == 2000 and default_chunk_size(10, 4) == 1
+
+
+def test_result_independent_of_workers_and_chunk_size():
+    base = run_local(SPEC, workers=1, chunk_size=90, play=fake_play_games)
+    for workers, chunk in ((1, 7), (2, 13)):
+        seen = []
+        other = run_local(SPEC, workers=workers, chunk_size=chunk, play=fake_play_games,
+                          progress=seen.append)
+        assert other.counters == base.counters
+        assert seen == sorted(seen) and seen[-1] == SPEC.total_games
+    assert base.counters["c1|games"] + base.counters.get("c1|truncated.round_cap", 0) + \
+        base.counters.get("c1|truncated.no_tiles", 0) == 90
+    doc = base.statistics()
+    assert doc["games_done"] == 180 and doc["timing"]["workers"] == 1
+
+
+def test_run_local_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="workers must be at least 1"):
+        run_local(SPEC, workers=0, play=fake_play_games)
+    with pytest.raises(ValueError, match="chunk_size must be at least 1"):
+        run_local(SPEC, workers=1, chunk_size=0, play=fake_play_games)
+
+
+@pytest.fixture
+def fake_engine(monkeypatch):
+    monkeypatch.setattr(cli, "PLAY", fake_play_games)
+
+
+def run(capsys, *argv):
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+ARGS = ("simulate", "--players", "2", "--bots", "cli_a:w=3,cli_b", "--games", "200", "--seed",
+        "7", "--workers", "1")
+
+
+def test_json_is_byte_identical_apart_from_timing(fake_engine, capsys):
+    status, out, err = run(capsys, *ARGS, "--json")
+    assert status == 0 and err == ""  # no progress bar when stderr is not a terminal
+    doc = json.loads(out)
+    again = json.loads(run(capsys, *ARGS[:-2], "--workers", "2", "--chunk-size", "17",
+                           "--json")[1])
+    assert doc.pop("timing")["games_per_second"] > 0
+    again.pop("timing")
+    assert json.dumps(doc) == json.dumps(again)
+    assert doc["spec"]["configurations"][0]["bots"] == ["cli_a:w=3.0", "cli_b"]
+    assert doc["games_finished"] + doc["games_truncated"] == 200
+    for key in ("rounds", "turns", "score"):
+        assert "mean" in doc[key] and "ci95" in doc[key]
+    assert set(doc["bots"]) == {"cli_a:w=3.0", "cli_b"}
+    assert doc["seats"][0]["win_rate"] is not None
+    assert doc["configurations"][0]["score"] == doc["score"]
+
+
+def test_table_and_csv(fake_engine, capsys):
+    status, out, _ = run(capsys, *ARGS)
+    assert status == 0
+    assert "Configuration 0: 2 players, coloured wall, rotate seating" in out
+    assert "By bot" in out and "cli_a:w=3.0 vs cli_b" in out and "games/s" in out
+    status, out, _ = run(capsys, *ARGS, "--csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert status == 0
+    assert {r["group"] for r in rows} == {"all", "bot", "seat", "bot_seat", "position"}
+    assert len(rows) == 1 + 2 + 2 + 4 + 2
+    bot = next(r for r in rows if r["group"] == "bot" and r["bot"] == "cli_b")
+    assert 0 <= float(bot["win_rate"]) <= 1
+
+
+def test_spec_file(fake_engine, capsys, tmp_path):
+    path = tmp_path / "job.json"
+    path.write_text(SPEC.to_json())
+    status, out, _ = run(capsys, "simulate", "--spec", str(path), "--games", "30", "--json",
+                         "--workers", "1")
+    doc = json.loads(out)
+    assert status == 0 and doc["games_total"] == 60 and len(doc["configurations"]) == 2
+    assert "bots" not in doc
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--bots", "cli_a,cli_b", "--players", "5"],
+         "configurations[0].players must be 2, 3 or 4; got 5"),
+        (["--bots", "cli_a,nope"], "unknown bot 'nope'"),
+        (["--bots", "cli_a:w=11,cli_b"], "parameter 'w' must be between 0 and 10; got 11.0"),
+        (["--bots", "cli_a,cli_b", "--players", "3"], "one bot per seat (3); got 2"),
+        (["--bots", "cli_a,cli_b", "--games", "0"], "games must be an integer of at least 1"),
+        (["--bots", "cli_a,cli_b", "--wall", "pink"], "wall must be one of coloured, gray"),
+        (["--bots", "cli_a,cli_b", "--workers", "0"], "--workers must be at least 1"),
+        (["--games", "10"], "--bots is required"),
+        (["--spec", "/nonexistent/job.json"], "cannot read --spec"),
+        (["--spec", "x.json", "--bots", "cli_a,cli_b"], "--bots cannot be combined with --spec"),
+    ],
+)
+def test_bad_input_is_one_line_and_status_2(fake_engine, capsys, argv, message):
+    status, out, err = run(capsys, "simulate", *argv)
+    assert status == 2 and out == ""
+    assert err.startswith("azulsim simulate: error: ") and message in err
+    assert err.count("\n") == 1
+
+
+def test_argparse_errors_are_status_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["simulate", "--games", "many"])
+    assert exc.value.code == 2
+    assert cli.main([]) == 2
+    capsys.readouterr()
+
+
+def test_progress_bar_draws_games_rate_and_eta():
+    stream = io.StringIO()
+    bar = cli.ProgressBar(1000, stream)
+    bar.update(500)
+    bar.update(1000)
+    bar.close()
+    text = stream.getvalue()
+    assert "1,000/1,000 games" in text and "games/s" in text and "ETA" in text
+
+
+def test_console_script_piped_has_no_progress(tmp_path):
+    """A real process, stdout and stderr piped: exit status and error line as a user sees them."""
+    code = (
+        "import sys, service.cli as c;"
+        "from sim.bots.registry import register_bot;"
+        "register_bot('cli_a', 'a', lambda p: p); register_bot('cli_b', 'b', lambda p: p);"
+        "from sim.stats.fake import fake_play_games; c.PLAY = fake_play_games;"
+        "sys.exit(c.main(sys.argv[1:]))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    ok = subprocess.run([sys.executable, "-c", code, "simulate", "--bots", "cli_a,cli_b",
+                         "--games", "50", "--workers", "1", "--json"],
+                        capture_output=True, text=True, env=env, timeout=60)
+    assert ok.returncode == 0 and ok.stderr == ""
+    assert json.loads(ok.stdout)["games_total"] == 50
+    bad = subprocess.run([sys.executable, "-c", code, "simulate", "--bots", "cli_a,cli_b",
+                          "--seating", "round"], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.strip().splitlines() == [
+        "azulsim simulate: error: configurations[0].seating must be one of rotate, fixed, "
+        "shuffle; got 'round'"
+    ]
+
+
+def test_real_engine_small_run(capsys):
+    """End to end with the batch engine and built-in bots, once they are in the tree."""
+    play = pytest.importorskip("sim.play")
+    if not hasattr(play, "play_games"):
+        pytest.skip("sim.play.play_games is not written yet")
+    from sim.bots.registry import list_bots
+
+    names = {b.name for b in list_bots()}
+    if not {"random", "greedy"} <= names:
+        pytest.skip("built-in bots random and greedy are not registered yet")
+    spec = JobSpec.from_dict({"configurations": [{"players": 2, "bots": ["greedy", "random"]}],
+                              "games": 20, "seed": 1})
+    a = run_local(spec, workers=1, chunk_size=20)
+    b = run_local(spec, workers=1, chunk_size=3)
+    assert a.counters == b.counters
+    assert a.statistics()["games_done"] == 20
