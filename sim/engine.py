@@ -48,13 +48,32 @@ for _m in range(32):
 _NTH_DEST_FLAT = _NTH_DEST.ravel()
 # _SPREAD[mask5]: the 5 colour bits of a mask moved to bits 5*colour (line 0's accept bits).
 _SPREAD = np.array([sum(1 << (5 * c) for c in range(5) if m >> c & 1) for m in range(32)], np.int32)
-# Popcount and j-th set bit of a 10-bit source-presence mask (S <= 10 sources).
-_POP10 = np.array([bin(m).count("1") for m in range(1024)], dtype=np.int16)
-_NTH_SOURCE = np.zeros((1024, 10), dtype=np.int16)
-for _m in range(1024):
+# Popcount and j-th set bit of an 11-bit group of the presence mask (S <= 10 sources).
+_POP11 = np.array([bin(m).count("1") for m in range(2048)], dtype=np.int16)
+_NTH_SOURCE = np.zeros((2048, 10), dtype=np.int16)
+for _m in range(2048):
     for _j, _bit in enumerate(b for b in range(10) if _m >> b & 1):
         _NTH_SOURCE[_m, _j] = _bit
 _NTH_SOURCE_FLAT = _NTH_SOURCE.ravel()
+# Packed sources: colour c is the 6-bit field at 6c. _FIELD_LOW has bit 6c set for every colour.
+_FIELD6 = np.array([6 * c for c in range(5)], dtype=np.int32)
+_FIELD_LOW = np.int32(sum(1 << (6 * c) for c in range(5)))
+_FIELD_NONZERO_ADD = np.int32(31 * _FIELD_LOW)  # field + 31 reaches bit 6c+5 iff field > 0
+_GATHER_NONZERO = np.int64(sum(1 << (5 * j) for j in range(5)))  # bits 6c -> bit 20 + c
+# _SPREAD11[mask5]: bit 11c for each colour bit c of a 5-bit mask (source 0, the centre).
+_SPREAD11 = np.array([sum(1 << (11 * c) for c in range(5) if m >> c & 1) for m in range(32)], np.int64)
+_ALL_COLOURS11 = np.int64(_SPREAD11[31])
+
+
+def _nonzero_colours(packed: np.ndarray) -> np.ndarray:
+    """5-bit mask of the colours whose 6-bit field in `packed` is non-zero."""
+    bits = ((packed + _FIELD_NONZERO_ADD) >> 5) & _FIELD_LOW  # bit 6c when field c > 0
+    return (bits.astype(np.int64) * _GATHER_NONZERO >> 20) & 31
+
+
+def unpack_sources(packed: np.ndarray) -> np.ndarray:
+    """(..., ) packed sources -> (5, ...) tiles per colour."""
+    return np.stack([(packed >> (6 * c)) & 63 for c in range(5)])
 _FLOOR_CUM = FLOOR_CUM.astype(np.int32)
 
 
@@ -105,7 +124,7 @@ def reset_slots(st: BatchState, slots: np.ndarray, games, first_player) -> None:
     st.game[slots] = games
     st.deal_key[slots] = rng.game_keys(st.seed, np.asarray(games), rng.DEAL)
     st.first_player[slots] = first_player
-    st.sources[:, :, slots] = 0
+    st.sources[:, slots] = 0
     st.bag[:, slots] = TILES_PER_COLOUR
     st.lid[:, slots] = 0
     st.line_colour[:, :, slots] = -1
@@ -186,10 +205,11 @@ def _deal(st: BatchState, slots: np.ndarray, rounds: np.ndarray) -> np.ndarray:
     remaining = np.where(poured, bag + lid, bag).astype(np.int16) - counts.sum(axis=0)
     st.bag[:, slots] = remaining
     st.lid[:, slots] = np.where(poured, 0, lid)
-    st.sources[1:, :, slots] = counts
-    st.presence[:, slots] = ((counts > 0) << np.arange(1, f + 1)[:, None, None]).sum(
-        axis=0, dtype=np.int16
-    )
+    st.sources[0, slots] = 0
+    st.sources[1:, slots] = (counts.astype(np.int32) << _FIELD6[None, :, None]).sum(axis=1)
+    # Presence: bit 11c + 1 + i when factory i holds colour c.
+    has = (counts > 0).astype(np.int64) << np.arange(1, f + 1, dtype=np.int64)[:, None, None]
+    st.presence[slots] = (has.sum(axis=0) << (11 * np.arange(5, dtype=np.int64))[:, None]).sum(axis=0)
     return dealt
 
 
@@ -237,7 +257,7 @@ def legal_mask(st: BatchState) -> np.ndarray:
     mask : (B, n_actions) bool
     """
     b = st.batch
-    present = st.sources > 0  # (S, 5, B)
+    present = unpack_sources(st.sources).transpose(1, 0, 2) > 0  # (S, 5, B)
     acc = np.take_along_axis(st.accept, st.current[None].astype(np.intp), 0)[0]  # (B,)
     dest = np.ones((5, 6, b), bool)
     for c in range(5):
@@ -304,8 +324,9 @@ def play(
     seat = st.current[slots].astype(np.intp)
 
     src_flat = st.sources.reshape(-1)
-    at = (source * 5 + colour) * b_all + slots
-    taken = src_flat[at]
+    at = source * b_all + slots
+    held = src_flat[at]
+    taken = (held >> (6 * colour)) & 63
     acc = st.accept.reshape(-1)[seat * b_all + slots]
     to_line = dest < 5
     line_ok = ((acc >> (5 * colour + np.minimum(dest, 4))) & 1).astype(bool)
@@ -317,19 +338,15 @@ def play(
         )
 
     # Take the tiles (§5.1); a factory's leftovers go to the centre.
-    src_flat[at] = 0
-    pres_flat = st.presence.reshape(-1)
-    pres_flat[colour * b_all + slots] &= ~(np.int16(1) << source).astype(np.int16)
-    from_factory = source > 0
-    if from_factory.any():
-        fs, fb = source[from_factory], slots[from_factory]
-        clear = ~(np.int16(1) << fs).astype(np.int16)
-        for c in range(5):
-            left_at = (fs * 5 + c) * b_all + fb
-            left = src_flat[left_at]
-            src_flat[c * b_all + fb] += left
-            src_flat[left_at] = 0
-            pres_flat[c * b_all + fb] = (pres_flat[c * b_all + fb] & clear) | (left > 0)
+    rest = held - (taken << (6 * colour))
+    factory = source > 0
+    src_flat[at] = np.where(factory, 0, rest)
+    src_flat[slots] += np.where(factory, rest, 0)
+    # Presence: a factory loses every colour and the centre gains its leftovers' colours; a pick
+    # from the centre only loses the colour taken.
+    gone = np.where(factory, _ALL_COLOURS11 << source, np.int64(1) << (11 * colour))
+    gained = np.where(factory, _SPREAD11[_nonzero_colours(rest)], 0)
+    st.presence[slots] = (st.presence[slots] & ~gone) | gained
     st.tiles_left[slots] -= taken
 
     # The first pick from the centre takes the marker to the floor (§5.4, §5.6).
@@ -344,24 +361,23 @@ def play(
         st.marker_takes.reshape(-1)[seat_at[marker]] += 1
         floor = floor + (marker & (floor < FLOOR_SLOTS))
 
-    # Place on the pattern line; the excess falls to the floor (§5.2, §5.3).
+    # Place on the pattern line; the excess falls to the floor (§5.2, §5.3). A pick to the floor
+    # rewrites line 4 with its own values, so both cases share one path.
     taken = taken.astype(np.int16)
     line = np.minimum(dest, 4)
     line_at = (seat * 5 + line) * b_all + slots
     count_flat = st.line_count.reshape(-1)
+    colour_flat = st.line_colour.reshape(-1)
     count = count_flat[line_at].astype(np.int16)
     placed = np.where(to_line, np.minimum(taken, line + 1 - count), 0)
     excess = taken - placed
-    if to_line.any():
-        la, ls = line_at[to_line], placed[to_line]
-        new_count = count[to_line] + ls
-        count_flat[la] = new_count
-        st.line_colour.reshape(-1)[la] = colour[to_line]
-        # The line now accepts only its colour, or nothing once full.
-        lt, ct = line[to_line], colour[to_line]
-        acc_t = acc[to_line] & ~_LINE_BITS[lt]
-        acc_t |= np.where(new_count < lt + 1, 1 << (5 * ct + lt), 0).astype(np.int32)
-        st.accept.reshape(-1)[seat_at[to_line]] = acc_t
+    new_count = count + placed
+    count_flat[line_at] = new_count
+    colour_flat[line_at] = np.where(to_line, colour, colour_flat[line_at])
+    # The line now accepts only its colour, or nothing once full.
+    line_acc = np.where(new_count < line + 1, 1 << (5 * colour + line), 0)
+    acc = np.where(to_line, (acc & ~_LINE_BITS[line]) | line_acc, acc).astype(np.int32)
+    st.accept.reshape(-1)[seat_at] = acc
     # Floor overflow goes to the lid at once (decision 5.3.2); tiles on the floor are counted in
     # the lid too, since they only reach it at cleanup and the lid is read only at a refill.
     floor_flat[seat_at] = np.minimum(floor + excess, FLOOR_SLOTS)
@@ -580,8 +596,8 @@ def snapshot(st: BatchState, b: int) -> dict:
         "current": int(st.current[b]),
         "done": bool(st.done[b]),
         "end_reason": END_REASONS[st.end_reason[b]] if st.done[b] else None,
-        "factories": [counts(st.sources[1 + i, :, b]) for i in range(st.factories)],
-        "centre": counts(st.sources[0, :, b]),
+        "factories": [counts(unpack_sources(st.sources[1 + i, b])) for i in range(st.factories)],
+        "centre": counts(unpack_sources(st.sources[0, b])),
         "marker_in_centre": bool(st.marker_in_centre[b]),
         "marker_holder": int(st.marker_holder[b]),
         "bag": counts(st.bag[:, b]),

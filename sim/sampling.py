@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import rng
-from .engine import _NTH_DEST_FLAT, _NTH_SOURCE_FLAT, _POP5, _POP10
+from .engine import _NTH_DEST_FLAT, _NTH_SOURCE_FLAT, _POP5, _POP11
 from .state import BatchState
 
 
@@ -23,10 +23,11 @@ def legal_counts(st: BatchState, slots: np.ndarray):
     accepting it; m : sources holding it; n : its destinations (legal lines plus the floor).
     """
     b_all = st.batch
-    presence = st.presence if slots.shape[0] == b_all else st.presence[:, slots]
+    packed = st.presence[slots]
+    presence = np.stack([(packed >> (11 * c)) & 2047 for c in range(5)])
     acc = st.accept.reshape(-1).take(st.current[slots].astype(np.intp) * b_all + slots)
     lines5 = np.stack([(acc >> (5 * c)) & 31 for c in range(5)])
-    return presence, lines5, _POP10[presence], _POP5[lines5] + 1
+    return presence, lines5, _POP11[presence], _POP5[lines5] + 1
 
 
 def uniform_legal(st: BatchState, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -47,7 +48,7 @@ def uniform_legal(st: BatchState, slots: np.ndarray, u: np.ndarray) -> np.ndarra
     flat = colour * slots.shape[0] + cols
     before = np.where(colour > 0, cum.reshape(-1).take(flat - slots.shape[0]), 0)
     rank, di = np.divmod(j - before, n.reshape(-1).take(flat))
-    source = _NTH_SOURCE_FLAT[presence.reshape(-1).take(flat).astype(np.intp) * 10 + rank]
+    source = _NTH_SOURCE_FLAT[presence.reshape(-1).take(flat) * 10 + rank]
     dest = _NTH_DEST_FLAT[lines5.reshape(-1).take(flat) * 6 + di]
     return (source * 5 + colour) * 6 + dest
 

@@ -25,8 +25,10 @@ class BatchState:
     deal_key: np.ndarray  # (B,) uint64: counter-based key of the game's deal stream
     first_player: np.ndarray  # (B,) int8: seat that started round 1
 
-    sources: np.ndarray  # (S, 5, B) int8: tiles per colour; source 0 is the centre, 1+i factory i
-    presence: np.ndarray  # (5, B) int16: bit s set when source s holds at least one tile of the colour
+    # (S, B) int32: source 0 is the centre, 1+i factory i; the tiles of colour c are the 6-bit field
+    # at bits 6c..6c+5 (at most 20 tiles of a colour, so fields never carry into each other).
+    sources: np.ndarray
+    presence: np.ndarray  # (B,) int64: bit 11*colour + s set when source s holds that colour
     marker_in_centre: np.ndarray  # (B,) bool: the first-player marker still lies in the centre
     marker_holder: np.ndarray  # (B,) int8: seat that took the marker this round, -1 if nobody yet
     tiles_left: np.ndarray  # (B,) int16: tiles on all factories and the centre
@@ -84,8 +86,8 @@ def empty_state(players: int, gray: bool, seed: int, max_rounds: int, batch: int
         game=np.zeros(b, np.int64),
         deal_key=np.zeros(b, np.uint64),
         first_player=np.zeros(b, i8),
-        sources=np.zeros((s, 5, b), i8),
-        presence=np.zeros((5, b), np.int16),
+        sources=np.zeros((s, b), np.int32),
+        presence=np.zeros(b, np.int64),
         marker_in_centre=np.zeros(b, bool),
         marker_holder=np.full(b, -1, i8),
         tiles_left=np.zeros(b, np.int16),
