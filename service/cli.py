@@ -122,11 +122,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise UsageError(f"--chunk-size must be at least 1; got {args.chunk_size}")
     if PLAY is None:
         try:
-            import sim.play  # noqa: F401
-        except ModuleNotFoundError as exc:
-            if exc.name != "sim.play":
+            from sim.play import play_games  # noqa: F401
+        except ImportError as exc:
+            if getattr(exc, "name", None) not in ("sim.play", "play_games"):
                 raise
-            raise CommandError("the batch engine (sim.play) is not installed in this version")
+            raise CommandError("the batch engine (sim.play.play_games) is not available") from None
     bar = ProgressBar(spec.total_games, sys.stderr) if sys.stderr.isatty() else None
     try:
         result = run_local(
