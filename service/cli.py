@@ -60,12 +60,18 @@ def add_simulate(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--wall", help="coloured (default) or gray")
     p.add_argument("--seating", help="rotate (default), fixed or shuffle")
     p.add_argument("--max-rounds", type=int, help="round cap (default 100)")
-    p.add_argument("--spec", metavar="FILE", help="JSON job spec (see sim/spec.py); --games, "
-                   "--seed and --max-rounds override its values")
+    p.add_argument(
+        "--spec",
+        metavar="FILE",
+        help="JSON job spec (see sim/spec.py); --games, "
+        "--seed and --max-rounds override its values",
+    )
     p.add_argument("--workers", type=int, help="processes (default: CPU count; 1: no pool)")
     p.add_argument("--chunk-size", type=int, help="games per chunk (default: automatic)")
     out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print the statistics as one JSON document")
+    out.add_argument(
+        "--json", action="store_true", help="print the statistics as one JSON document"
+    )
     out.add_argument("--csv", action="store_true", help="print one CSV row per group")
     p.set_defaults(func=cmd_simulate)
 
@@ -75,8 +81,11 @@ def _simulate_spec(args: argparse.Namespace):
     from sim.spec import JobSpec
 
     if args.spec:
-        clash = [f"--{n.replace('_', '-')}" for n in ("players", "bots", "wall", "seating")
-                 if getattr(args, n) is not None]
+        clash = [
+            f"--{n.replace('_', '-')}"
+            for n in ("players", "bots", "wall", "seating")
+            if getattr(args, n) is not None
+        ]
         if clash:
             raise UsageError(f"{', '.join(clash)} cannot be combined with --spec")
         try:
@@ -211,21 +220,41 @@ def _rate(group: dict[str, Any]) -> str:
 
 def _table(header: Sequence[str], rows: list[Sequence[str]]) -> str:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
-                       for i, (c, w) in enumerate(zip(row, widths, strict=True)))
-             for row in [header, *rows]]
+    lines = [
+        "  ".join(
+            str(c).ljust(w) if i == 0 else str(c).rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in [header, *rows]
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join("  " + line.rstrip() for line in lines) + "\n"
 
 
-_GROUP_HEADER = ("", "player-games", "score (mean ± 95%)", "std", "min", "max", "wins", "win rate [95% CI]")
+_GROUP_HEADER = (
+    "",
+    "player-games",
+    "score (mean ± 95%)",
+    "std",
+    "min",
+    "max",
+    "wins",
+    "win rate [95% CI]",
+)
 
 
 def _group_row(name: str, g: dict[str, Any]) -> list[str]:
     s = g["score"]
     extremes = ["-" if s[k] is None else str(s[k]) for k in ("min", "max")]
-    return [name, f"{g['player_games']:,}", _mean_ci(s), _num(s["std"]), *extremes,
-            f"{g['wins']:,}", _rate(g)]
+    return [
+        name,
+        f"{g['player_games']:,}",
+        _mean_ci(s),
+        _num(s["std"]),
+        *extremes,
+        f"{g['wins']:,}",
+        _rate(g),
+    ]
 
 
 def format_table(doc: dict[str, Any]) -> str:
@@ -237,7 +266,8 @@ def format_table(doc: dict[str, Any]) -> str:
             f"Configuration {cfg['index']}: {cfg['players']} players, {cfg['wall']} wall, "
             f"{cfg['seating']} seating, bots {', '.join(cfg['seat_bots'])}\n"
             f"  games finished {cfg['games_finished']:,}, truncated {cfg['games_truncated']:,}"
-            + (f" ({reasons})" if reasons else "") + "\n"
+            + (f" ({reasons})" if reasons else "")
+            + "\n"
             f"  rounds {_mean_ci(cfg['rounds'])}   turns {_mean_ci(cfg['turns'])}   "
             f"score {_mean_ci(cfg['score'])}   margin of victory {_mean_ci(cfg['margin'])}   "
             f"shared wins {cfg['shared_win_games']:,} games\n"
@@ -245,32 +275,61 @@ def format_table(doc: dict[str, Any]) -> str:
         out.append("\n  By bot\n")
         out.append(_table(_GROUP_HEADER, [_group_row(b, g) for b, g in cfg["bots"].items()]))
         out.append("\n  By seat\n")
-        out.append(_table(_GROUP_HEADER, [_group_row(f"seat {p}", g)
-                                          for p, g in enumerate(cfg["seats"])]))
+        out.append(
+            _table(_GROUP_HEADER, [_group_row(f"seat {p}", g) for p, g in enumerate(cfg["seats"])])
+        )
         out.append("\n  By turn order in round 1 (0 = start player)\n")
-        out.append(_table(_GROUP_HEADER, [_group_row(f"position {p}", g)
-                                          for p, g in enumerate(cfg["positions"])]))
-        bonus_rows = [[b, _mean_ci(g["bonus"]), _mean_ci(g["rows"]), _mean_ci(g["columns"]),
-                       _mean_ci(g["colours"]), _mean_ci(g["floor"]), _mean_ci(g["marker"])]
-                      for b, g in cfg["bots"].items()]
+        out.append(
+            _table(
+                _GROUP_HEADER,
+                [_group_row(f"position {p}", g) for p, g in enumerate(cfg["positions"])],
+            )
+        )
+        bonus_rows = [
+            [
+                b,
+                _mean_ci(g["bonus"]),
+                _mean_ci(g["rows"]),
+                _mean_ci(g["columns"]),
+                _mean_ci(g["colours"]),
+                _mean_ci(g["floor"]),
+                _mean_ci(g["marker"]),
+            ]
+            for b, g in cfg["bots"].items()
+        ]
         out.append("\n  Bonuses and penalties by bot (means per game)\n")
-        out.append(_table(("", "bonus pts", "rows", "columns", "colours", "floor pen.",
-                           "marker takes"), bonus_rows))
-        h2h = [[f"{a} vs {b}", f"{r['games']:,}", f"{r['above']:,}", f"{r['level']:,}",
+        out.append(
+            _table(
+                ("", "bonus pts", "rows", "columns", "colours", "floor pen.", "marker takes"),
+                bonus_rows,
+            )
+        )
+        h2h = [
+            [
+                f"{a} vs {b}",
+                f"{r['games']:,}",
+                f"{r['above']:,}",
+                f"{r['level']:,}",
                 f"{r['below']:,}",
-                _rate({"win_rate": r["above_rate"], "win_rate_ci95": r["above_rate_ci95"]})]
-               for a, row in cfg["head_to_head"].items() for b, r in row.items()]
+                _rate({"win_rate": r["above_rate"], "win_rate_ci95": r["above_rate_ci95"]}),
+            ]
+            for a, row in cfg["head_to_head"].items()
+            for b, r in row.items()
+        ]
         if h2h:
             out.append("\n  Head to head (finished higher, per meeting of two seats)\n")
-            out.append(_table(("", "games", "higher", "level", "lower", "higher rate [95% CI]"),
-                              h2h))
+            out.append(
+                _table(("", "games", "higher", "level", "lower", "higher rate [95% CI]"), h2h)
+            )
         out.append("\n")
     timing = doc.get("timing")
     if timing:
         rate = timing["games_per_second"]
-        out.append(f"{doc['games_done']:,} games in {timing['seconds']:.2f} s"
-                   + (f" ({rate:,.0f} games/s" if rate else " (")
-                   + f", {timing['workers']} workers)\n")
+        out.append(
+            f"{doc['games_done']:,} games in {timing['seconds']:.2f} s"
+            + (f" ({rate:,.0f} games/s" if rate else " (")
+            + f", {timing['workers']} workers)\n"
+        )
     return "".join(out)
 
 

@@ -178,7 +178,9 @@ class JobSpec:
         if not _is_int(self.seed) or not 0 <= self.seed <= MAX_SEED:
             raise _fail("seed", "an integer between 0 and 2**63-1", self.seed)
         if not _is_int(self.max_rounds) or not 1 <= self.max_rounds <= MAX_ROUNDS_LIMIT:
-            raise _fail("max_rounds", f"an integer between 1 and {MAX_ROUNDS_LIMIT}", self.max_rounds)
+            raise _fail(
+                "max_rounds", f"an integer between 1 and {MAX_ROUNDS_LIMIT}", self.max_rounds
+            )
         object.__setattr__(self, "configurations", tuple(checked))
         for name in ("games", "seed", "max_rounds"):
             object.__setattr__(self, name, int(getattr(self, name)))
@@ -241,12 +243,12 @@ def seat_assignment(config: Configuration, seed: int, games) -> np.ndarray:
     Notes
     -----
     - ``fixed``: seat ``p`` gets bot ``p`` in every game.
-    - ``rotate``: game ``g`` uses rotation ``g mod P``: seat ``p`` gets bot ``(p + g) % P``. Over any
-      ``P`` consecutive games every bot plays every seat exactly once, so a job whose game count is
-      a multiple of ``P`` is exactly balanced.
-    - ``shuffle``: an independent uniform permutation per game, by Fisher–Yates run on all games at
-      once: starting from the identity, for ``k = 0 .. P-2`` with ``i = P-1-k``, swap positions
-      ``i`` and ``j = pick(u_k, i + 1)`` where ``u_k`` is the DEAL-stream draw of the game at counter
+    - ``rotate``: game ``g`` uses rotation ``g mod P``: seat ``p`` gets bot ``(p + g) % P``. Over
+      any ``P`` consecutive games every bot plays every seat exactly once, so a job whose game
+      count is a multiple of ``P`` is exactly balanced.
+    - ``shuffle``: an independent uniform permutation per game, by Fisher–Yates run on all games
+      at once: starting from the identity, for ``k = 0 .. P-2`` with ``i = P-1-k``, swap positions
+      ``i`` and ``j = pick(u_k, i + 1)``, where ``u_k`` is the game's DEAL-stream draw at counter
       ``SEATING_COUNTER + k`` (`sim.rng`). It depends only on ``(seed, g, P)``.
     """
     games = np.asarray(games, dtype=np.int64).reshape(-1)

@@ -113,11 +113,17 @@ def test_list_and_make(bots):
     assert names == sorted(names)
     info = get_bot_info("t_heur")
     assert info.describe()["params"][0] == {
-        "name": "floor", "type": "float", "default": 2.0, "min": 0, "max": 10,
+        "name": "floor",
+        "type": "float",
+        "default": 2.0,
+        "min": 0,
+        "max": 10,
         "doc": "weight of floor penalties",
     }
-    assert make_bot("t_heur:depth=4") == ("heur", {"floor": 2.0, "depth": 4, "greedy_end": False,
-                                                    "order": "score"})
+    assert make_bot("t_heur:depth=4") == (
+        "heur",
+        {"floor": 2.0, "depth": 4, "greedy_end": False, "order": "score"},
+    )
 
 
 def test_split_bot_list():
@@ -125,11 +131,11 @@ def test_split_bot_list():
     assert split_bot_list("h:a=1,b=2,random, h:c=3") == ["h:a=1,b=2", "random", "h:c=3"]
 
 
-PLUGIN = '''
+PLUGIN = """
 from sim.bots.registry import BotInfo, Param
 INFO = BotInfo("t_plug", "A plug-in bot.", lambda p: ("plug", p), (Param("k", "int", 1, 0, 9),))
 LOADED = True
-'''
+"""
 
 
 def test_entry_point_loaded_lazily_by_name(tmp_path, monkeypatch):

@@ -23,17 +23,20 @@ from sim.spec import JobSpec
 from sim.stats.fake import fake_play_games
 
 for _name in ("cli_a", "cli_b"):
-    register_bot(_name, f"test bot {_name}", lambda p: p,
-                 [Param("w", "float", 1.0, 0, 10)], replace=True)
+    register_bot(
+        _name, f"test bot {_name}", lambda p: p, [Param("w", "float", 1.0, 0, 10)], replace=True
+    )
 
-SPEC = JobSpec.from_dict({
-    "configurations": [
-        {"players": 2, "bots": ["cli_a", "cli_b"]},
-        {"players": 3, "bots": ["cli_a:w=2", "cli_b", "cli_b"], "seating": "shuffle"},
-    ],
-    "games": 90,
-    "seed": 5,
-})
+SPEC = JobSpec.from_dict(
+    {
+        "configurations": [
+            {"players": 2, "bots": ["cli_a", "cli_b"]},
+            {"players": 3, "bots": ["cli_a:w=2", "cli_b", "cli_b"], "seating": "shuffle"},
+        ],
+        "games": 90,
+        "seed": 5,
+    }
+)
 
 
 def test_chunks_cover_every_game_once():
@@ -46,12 +49,17 @@ def test_result_independent_of_workers_and_chunk_size():
     base = run_local(SPEC, workers=1, chunk_size=90, play=fake_play_games)
     for workers, chunk in ((1, 7), (2, 13)):
         seen = []
-        other = run_local(SPEC, workers=workers, chunk_size=chunk, play=fake_play_games,
-                          progress=seen.append)
+        other = run_local(
+            SPEC, workers=workers, chunk_size=chunk, play=fake_play_games, progress=seen.append
+        )
         assert other.counters == base.counters
         assert seen == sorted(seen) and seen[-1] == SPEC.total_games
-    assert base.counters["c1|games"] + base.counters.get("c1|truncated.round_cap", 0) + \
-        base.counters.get("c1|truncated.no_tiles", 0) == 90
+    assert (
+        base.counters["c1|games"]
+        + base.counters.get("c1|truncated.round_cap", 0)
+        + base.counters.get("c1|truncated.no_tiles", 0)
+        == 90
+    )
     doc = base.statistics()
     assert doc["games_done"] == 180 and doc["timing"]["workers"] == 1
 
@@ -74,16 +82,26 @@ def run(capsys, *argv):
     return status, out, err
 
 
-ARGS = ("simulate", "--players", "2", "--bots", "cli_a:w=3,cli_b", "--games", "200", "--seed",
-        "7", "--workers", "1")
+ARGS = (
+    "simulate",
+    "--players",
+    "2",
+    "--bots",
+    "cli_a:w=3,cli_b",
+    "--games",
+    "200",
+    "--seed",
+    "7",
+    "--workers",
+    "1",
+)
 
 
 def test_json_is_byte_identical_apart_from_timing(fake_engine, capsys):
     status, out, err = run(capsys, *ARGS, "--json")
     assert status == 0 and err == ""  # no progress bar when stderr is not a terminal
     doc = json.loads(out)
-    again = json.loads(run(capsys, *ARGS[:-2], "--workers", "2", "--chunk-size", "17",
-                           "--json")[1])
+    again = json.loads(run(capsys, *ARGS[:-2], "--workers", "2", "--chunk-size", "17", "--json")[1])
     assert doc.pop("timing")["games_per_second"] > 0
     again.pop("timing")
     assert json.dumps(doc) == json.dumps(again)
@@ -113,8 +131,9 @@ def test_table_and_csv(fake_engine, capsys):
 def test_spec_file(fake_engine, capsys, tmp_path):
     path = tmp_path / "job.json"
     path.write_text(SPEC.to_json())
-    status, out, _ = run(capsys, "simulate", "--spec", str(path), "--games", "30", "--json",
-                         "--workers", "1")
+    status, out, _ = run(
+        capsys, "simulate", "--spec", str(path), "--games", "30", "--json", "--workers", "1"
+    )
     doc = json.loads(out)
     assert status == 0 and doc["games_total"] == 60 and len(doc["configurations"]) == 2
     assert "bots" not in doc
@@ -123,8 +142,10 @@ def test_spec_file(fake_engine, capsys, tmp_path):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--bots", "cli_a,cli_b", "--players", "5"],
-         "configurations[0].players must be 2, 3 or 4; got 5"),
+        (
+            ["--bots", "cli_a,cli_b", "--players", "5"],
+            "configurations[0].players must be 2, 3 or 4; got 5",
+        ),
         (["--bots", "cli_a,nope"], "unknown bot 'nope'"),
         (["--bots", "cli_a:w=11,cli_b"], "parameter 'w' must be between 0 and 10; got 11.0"),
         (["--bots", "cli_a,cli_b", "--players", "3"], "one bot per seat (3); got 2"),
@@ -171,14 +192,34 @@ def test_console_script_piped_has_no_progress(tmp_path):
         "sys.exit(c.main(sys.argv[1:]))"
     )
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
-    ok = subprocess.run([sys.executable, "-c", code, "simulate", "--bots", "cli_a,cli_b",
-                         "--games", "50", "--workers", "1", "--json"],
-                        capture_output=True, text=True, env=env, timeout=60)
+    ok = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "simulate",
+            "--bots",
+            "cli_a,cli_b",
+            "--games",
+            "50",
+            "--workers",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert ok.returncode == 0 and ok.stderr == ""
     assert json.loads(ok.stdout)["games_total"] == 50
-    bad = subprocess.run([sys.executable, "-c", code, "simulate", "--bots", "cli_a,cli_b",
-                          "--seating", "round"], capture_output=True, text=True, env=env,
-                         timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-c", code, "simulate", "--bots", "cli_a,cli_b", "--seating", "round"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.strip().splitlines() == [
         "azulsim simulate: error: configurations[0].seating must be one of rotate, fixed, "
@@ -196,8 +237,9 @@ def test_real_engine_small_run(capsys):
     names = {b.name for b in list_bots()}
     if not {"random", "greedy"} <= names:
         pytest.skip("built-in bots random and greedy are not registered yet")
-    spec = JobSpec.from_dict({"configurations": [{"players": 2, "bots": ["greedy", "random"]}],
-                              "games": 20, "seed": 1})
+    spec = JobSpec.from_dict(
+        {"configurations": [{"players": 2, "bots": ["greedy", "random"]}], "games": 20, "seed": 1}
+    )
     a = run_local(spec, workers=1, chunk_size=20)
     b = run_local(spec, workers=1, chunk_size=3)
     assert a.counters == b.counters

@@ -33,9 +33,13 @@ def job(**over):
 
 
 def test_defaults_and_canonical_bots():
-    spec = JobSpec.from_dict(job(configurations=[
-        {"players": 3, "bots": ["s_a:w=2.50", "s_b", "s_a:w=1"], "wall": "colored"}
-    ]))
+    spec = JobSpec.from_dict(
+        job(
+            configurations=[
+                {"players": 3, "bots": ["s_a:w=2.50", "s_b", "s_a:w=1"], "wall": "colored"}
+            ]
+        )
+    )
     cfg = spec.configurations[0]
     assert cfg.bots == ("s_a:w=2.5", "s_b", "s_a")
     assert cfg.seating == "rotate" and cfg.wall == "coloured"
@@ -45,19 +49,28 @@ def test_defaults_and_canonical_bots():
 
 
 def test_json_round_trip_is_stable():
-    spec = JobSpec.from_dict(job(configurations=[
-        {"players": 2, "bots": ["s_a:w=3", "s_b"], "seating": "shuffle", "wall": "gray"},
-        {"players": 4, "bots": ["s_a", "s_b", "s_b", "s_a"], "seating": "fixed"},
-    ], max_rounds=50))
+    spec = JobSpec.from_dict(
+        job(
+            configurations=[
+                {"players": 2, "bots": ["s_a:w=3", "s_b"], "seating": "shuffle", "wall": "gray"},
+                {"players": 4, "bots": ["s_a", "s_b", "s_b", "s_a"], "seating": "fixed"},
+            ],
+            max_rounds=50,
+        )
+    )
     text = spec.to_json()
     again = JobSpec.from_json(text)
     assert again == spec
     assert again.to_json() == text
     assert JobSpec.from_dict(json.loads(text)).to_dict() == spec.to_dict()
     direct = JobSpec(
-        configurations=[Configuration(2, ["s_a:w=3.0", "s_b"], "shuffle", "gray"),
-                        Configuration(4, ["s_a", "s_b", "s_b", "s_a"], "fixed")],
-        games=10, seed=7, max_rounds=50,
+        configurations=[
+            Configuration(2, ["s_a:w=3.0", "s_b"], "shuffle", "gray"),
+            Configuration(4, ["s_a", "s_b", "s_b", "s_a"], "fixed"),
+        ],
+        games=10,
+        seed=7,
+        max_rounds=50,
     )
     assert direct == spec
 
@@ -65,25 +78,47 @@ def test_json_round_trip_is_stable():
 @pytest.mark.parametrize(
     "over, message",
     [
-        ({"configurations": [{"players": 5, "bots": ["s_a"] * 5}]},
-         "configurations[0].players must be 2, 3 or 4; got 5"),
-        ({"configurations": [{"players": True, "bots": ["s_a"]}]},
-         "configurations[0].players must be 2, 3 or 4; got True"),
-        ({"configurations": [{"players": 2, "bots": ["s_a"]}]},
-         "configurations[0].bots must name one bot per seat (2); got 1"),
-        ({"configurations": [{"players": 2, "bots": "s_a,s_b"}]},
-         "configurations[0].bots must be a list of bot specs"),
-        ({"configurations": [{"players": 2, "bots": ["s_a", "s_a"]},
-                             {"players": 2, "bots": ["s_a", "nope"]}]},
-         "configurations[1].bots[1]: unknown bot 'nope'"),
-        ({"configurations": [{"players": 2, "bots": ["s_a:w=9", "s_b"]}]},
-         "configurations[0].bots[0]: bot 's_a': parameter 'w' must be between 0 and 5; got 9.0"),
-        ({"configurations": [{"players": 2, "bots": ["s_a", "s_b"], "seating": "random"}]},
-         "configurations[0].seating must be one of rotate, fixed, shuffle; got 'random'"),
-        ({"configurations": [{"players": 2, "bots": ["s_a", "s_b"], "wall": "grey"}]},
-         "configurations[0].wall must be one of coloured, gray; got 'grey'"),
-        ({"configurations": [{"players": 2, "bots": ["s_a", "s_b"], "colour": 1}]},
-         "configurations[0]: unknown field 'colour'"),
+        (
+            {"configurations": [{"players": 5, "bots": ["s_a"] * 5}]},
+            "configurations[0].players must be 2, 3 or 4; got 5",
+        ),
+        (
+            {"configurations": [{"players": True, "bots": ["s_a"]}]},
+            "configurations[0].players must be 2, 3 or 4; got True",
+        ),
+        (
+            {"configurations": [{"players": 2, "bots": ["s_a"]}]},
+            "configurations[0].bots must name one bot per seat (2); got 1",
+        ),
+        (
+            {"configurations": [{"players": 2, "bots": "s_a,s_b"}]},
+            "configurations[0].bots must be a list of bot specs",
+        ),
+        (
+            {
+                "configurations": [
+                    {"players": 2, "bots": ["s_a", "s_a"]},
+                    {"players": 2, "bots": ["s_a", "nope"]},
+                ]
+            },
+            "configurations[1].bots[1]: unknown bot 'nope'",
+        ),
+        (
+            {"configurations": [{"players": 2, "bots": ["s_a:w=9", "s_b"]}]},
+            "configurations[0].bots[0]: bot 's_a': parameter 'w' must be between 0 and 5; got 9.0",
+        ),
+        (
+            {"configurations": [{"players": 2, "bots": ["s_a", "s_b"], "seating": "random"}]},
+            "configurations[0].seating must be one of rotate, fixed, shuffle; got 'random'",
+        ),
+        (
+            {"configurations": [{"players": 2, "bots": ["s_a", "s_b"], "wall": "grey"}]},
+            "configurations[0].wall must be one of coloured, gray; got 'grey'",
+        ),
+        (
+            {"configurations": [{"players": 2, "bots": ["s_a", "s_b"], "colour": 1}]},
+            "configurations[0]: unknown field 'colour'",
+        ),
         ({"configurations": [{"bots": ["s_a", "s_b"]}]}, "configurations[0].players is required"),
         ({"configurations": []}, "configurations must hold at least one configuration"),
         ({"configurations": {"players": 2}}, "configurations must be a list of configurations"),

@@ -58,8 +58,14 @@ def hand_records() -> tuple[GameRecords, Configuration]:
 def test_hand_made_winners():
     rec, _ = hand_records()
     # Game 3: 22-22, rows 2 vs 1: seat 0 wins alone; game 1: full tie, shared; game 4 truncated.
-    assert rec.winners.tolist() == [[True, False], [True, True], [False, True],
-                                    [True, False], [False, False], [True, False]]
+    assert rec.winners.tolist() == [
+        [True, False],
+        [True, True],
+        [False, True],
+        [True, False],
+        [False, False],
+        [True, False],
+    ]
 
 
 def test_derived_figures_match_numpy():
@@ -137,8 +143,10 @@ def test_head_to_head_counts_seat_pairs():
     doc = derive(count(rec, 0, cfg), JobSpec([cfg], games=400, seed=3))
     fin = ~rec.truncated
     s, r = rec.scores[fin].astype(int), rec.complete_rows[fin].astype(int)
-    above = sum(int(((s[:, p] > s[:, 2]) | ((s[:, p] == s[:, 2]) & (r[:, p] > r[:, 2]))).sum())
-                for p in (0, 1))
+    above = sum(
+        int(((s[:, p] > s[:, 2]) | ((s[:, p] == s[:, 2]) & (r[:, p] > r[:, 2]))).sum())
+        for p in (0, 1)
+    )
     level = sum(int(((s[:, p] == s[:, 2]) & (r[:, p] == r[:, 2])).sum()) for p in (0, 1))
     h = doc["head_to_head"]["st_a"]
     assert h["st_b"]["games"] == fin.sum() and h["st_b"]["meetings"] == 2 * fin.sum()
@@ -218,7 +226,10 @@ def test_counters_independent_of_chunking_and_merge_order(which, n, cuts, order)
     cfg = CONFIGS[which]
     whole = count(fake_play_games(cfg, 11, 0, n), 0, cfg)
     bounds = sorted({0, n, *(int(c * n) for c in cuts)})
-    parts = [count(fake_play_games(cfg, 11, a, b), 0, cfg) for a, b in zip(bounds, bounds[1:])]
+    parts = [
+        count(fake_play_games(cfg, 11, a, b), 0, cfg)
+        for a, b in zip(bounds, bounds[1:], strict=False)
+    ]
     order.shuffle(parts)
     assert merge_all(parts) == whole
     # A different tree shape: neighbours pairwise, each pair in swapped order, until one is left.
@@ -269,8 +280,9 @@ def test_truncated_games_left_out_of_everything_but_their_counts():
     assert rec.truncated.any()
     full = count(rec, 0, cfg)
     only_finished = count(rec.take(~rec.truncated), 0, cfg)
-    trunc_keys = {k for k in full if k.endswith(("|truncated", "truncated.round_cap",
-                                                "truncated.no_tiles"))}
+    trunc_keys = {
+        k for k in full if k.endswith(("|truncated", "truncated.round_cap", "truncated.no_tiles"))
+    }
     assert {k: v for k, v in full.items() if k not in trunc_keys} == only_finished
     assert full["c0|truncated.round_cap"] == int((rec.end_reason == END_ROUND_CAP).sum())
     assert full["c0|truncated.no_tiles"] == int((rec.end_reason == END_NO_TILES).sum())

@@ -10,11 +10,11 @@ identifiers (letters, digits, ``_``, ``-``, ``.``); values are parsed by the par
 Surrounding whitespace around names, keys and values is ignored.
 
 `parse_bot_spec` checks a spec against the registered schema and returns a `BotSpec` with every
-parameter filled in (defaults for those not given) and a *canonical label*: the name, followed by the
-non-default parameters sorted by key, each value written canonically (``repr`` of the float, a plain
-int, ``true``/``false``, the choice string). Two specs that mean the same bot get the same label,
-e.g. ``heuristic:floor=2.50`` and ``heuristic: floor = 2.5``; a spec whose parameters are all at their
-defaults is labelled by the bare name. Statistics are grouped by label.
+parameter filled in (defaults for those not given) and a *canonical label*: the name, then the
+non-default parameters sorted by key, each value written canonically (``repr`` of the float, a
+plain int, ``true``/``false``, the choice string). Two specs that mean the same bot get the same
+label, e.g. ``heuristic:floor=2.50`` and ``heuristic: floor = 2.5``; a spec whose parameters are all
+at their defaults is labelled by the bare name. Statistics are grouped by label.
 
 Where bots come from, looked up lazily by name (`get_bot_info`):
 
@@ -108,9 +108,7 @@ class Param:
         if self.type == "choice":
             text = str(value).strip()
             if text not in self.choices:
-                raise ValueError(
-                    f"{where} must be one of {', '.join(self.choices)}; got {value!r}"
-                )
+                raise ValueError(f"{where} must be one of {', '.join(self.choices)}; got {value!r}")
             return text
         if self.type == "int":
             if isinstance(value, bool):
@@ -188,9 +186,7 @@ class BotInfo:
             if p.name == name:
                 return p
         allowed = ", ".join(p.name for p in self.params) or "none"
-        raise ValueError(
-            f"bot {self.name!r}: unknown parameter {name!r} (parameters: {allowed})"
-        )
+        raise ValueError(f"bot {self.name!r}: unknown parameter {name!r} (parameters: {allowed})")
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready description of the bot and its parameters."""
@@ -281,7 +277,9 @@ def _load_entry_point(ep: importlib.metadata.EntryPoint) -> BotInfo:
     try:
         obj = ep.load()
     except Exception as exc:  # a broken plug-in must not look like an unknown bot
-        raise ValueError(f"bot {ep.name!r}: entry point {ep.value!r} failed to load: {exc}") from exc
+        raise ValueError(
+            f"bot {ep.name!r}: entry point {ep.value!r} failed to load: {exc}"
+        ) from exc
     with _lock:
         if ep.name in _registry:  # importing it registered the bot
             return _registry[ep.name]

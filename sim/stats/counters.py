@@ -258,8 +258,11 @@ def count(records: GameRecords, config_index: int, config) -> Counters:
     if len(fin):
         margin_all[finished] = _margin(fin)
         em.add(f"{c}|shared_games", (fin.winners.sum(axis=1) > 1).sum())
-        for name, values in (("rounds", fin.rounds), ("turns", fin.turns),
-                             ("margin", margin_all[finished])):
+        for name, values in (
+            ("rounds", fin.rounds),
+            ("turns", fin.turns),
+            ("margin", margin_all[finished]),
+        ):
             v = values.astype(np.int64)
             em.add(f"{c}|{name}.sum", v.sum())
             em.add(f"{c}|{name}.sumsq", (v * v).sum())
@@ -275,7 +278,9 @@ def count(records: GameRecords, config_index: int, config) -> Counters:
     seat = np.broadcast_to(np.arange(players), seat_label.shape)
     stats = _player_stats(
         _Cells((seat_label * players + seat).reshape(-1), n_lab * players),
-        records, finished, margin_all,
+        records,
+        finished,
+        margin_all,
     )
     em.group(f"{c}|all", list(range(n_lab * players)), stats)
     for li, label in enumerate(labels):

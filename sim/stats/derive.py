@@ -40,7 +40,7 @@ def wilson(k: int, n: int, z: float = Z95) -> list[float] | None:
 
 
 def moments(n: int, s: int, q: int) -> dict[str, Any]:
-    """``{"n", "mean", "ci95", "std"}`` from a count, a sum and a sum of squares (all exact ints)."""
+    """``{"n", "mean", "ci95", "std"}`` from a count, a sum and a sum of squares (exact ints)."""
     out: dict[str, Any] = {"n": n, "mean": None, "ci95": None, "std": None}
     if n <= 0:
         return out
@@ -70,7 +70,9 @@ class _Reader:
             width, top = HISTOGRAMS[name]
             out["histogram"] = {
                 "bin_width": width,
-                "counts": [self.get(f"{prefix}|{name}.hist.{lo}") for lo in range(0, top + 1, width)],
+                "counts": [
+                    self.get(f"{prefix}|{name}.hist.{lo}") for lo in range(0, top + 1, width)
+                ],
             }
         return out
 
@@ -144,8 +146,17 @@ def _configuration(r: _Reader, k: int, config) -> dict[str, Any]:
 
 # Keys copied to the top level of a one-configuration job's document.
 _TOP_KEYS = (
-    "games_finished", "games_truncated", "truncated_by_reason", "shared_win_games",
-    *GAME_MOMENTS, "player_games", *PLAYER_MOMENTS, "bots", "seats", "positions", "head_to_head",
+    "games_finished",
+    "games_truncated",
+    "truncated_by_reason",
+    "shared_win_games",
+    *GAME_MOMENTS,
+    "player_games",
+    *PLAYER_MOMENTS,
+    "bots",
+    "seats",
+    "positions",
+    "head_to_head",
 )
 
 
@@ -207,26 +218,28 @@ def group_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
             score = g["score"]
             ci = score["ci95"] or [None, None]
             win_ci = g.get("win_rate_ci95") or [None, None]
-            rows.append({
-                "configuration": k,
-                "group": kind,
-                "bot": label,
-                "seat": seat,
-                "player_games": g["player_games"],
-                "truncated": g.get("truncated", cfg["games_truncated"] * cfg["players"]),
-                "score_mean": score["mean"],
-                "score_ci95_lo": ci[0],
-                "score_ci95_hi": ci[1],
-                "score_std": score["std"],
-                "score_min": score["min"],
-                "score_max": score["max"],
-                "wins": g.get("wins", ""),
-                "shared_wins": g.get("shared_wins", ""),
-                "win_rate": g.get("win_rate", ""),
-                "win_rate_ci95_lo": win_ci[0] if kind != "all" else "",
-                "win_rate_ci95_hi": win_ci[1] if kind != "all" else "",
-                "bonus_mean": g["bonus"]["mean"],
-                "floor_mean": g["floor"]["mean"],
-                "marker_mean": g["marker"]["mean"],
-            })
+            rows.append(
+                {
+                    "configuration": k,
+                    "group": kind,
+                    "bot": label,
+                    "seat": seat,
+                    "player_games": g["player_games"],
+                    "truncated": g.get("truncated", cfg["games_truncated"] * cfg["players"]),
+                    "score_mean": score["mean"],
+                    "score_ci95_lo": ci[0],
+                    "score_ci95_hi": ci[1],
+                    "score_std": score["std"],
+                    "score_min": score["min"],
+                    "score_max": score["max"],
+                    "wins": g.get("wins", ""),
+                    "shared_wins": g.get("shared_wins", ""),
+                    "win_rate": g.get("win_rate", ""),
+                    "win_rate_ci95_lo": win_ci[0] if kind != "all" else "",
+                    "win_rate_ci95_hi": win_ci[1] if kind != "all" else "",
+                    "bonus_mean": g["bonus"]["mean"],
+                    "floor_mean": g["floor"]["mean"],
+                    "marker_mean": g["marker"]["mean"],
+                }
+            )
     return rows

@@ -1,9 +1,9 @@
 """A stand-in for `sim.play.play_games` that makes plausible records without playing (tests, demos).
 
-`fake_play_games` has the signature of ``play_games`` and the same determinism contract: game ``g``'s
-record depends only on ``(seed, g, config)``. Values are drawn from a private stream of `sim.rng`;
-scores are small so that ties (and shared wins) are frequent; about 1 game in 16 is truncated.
-Winners follow RULES §8.3 on the drawn scores and rows; truncated games have no winners.
+`fake_play_games` has the signature of ``play_games`` and the same determinism contract: game
+``g``'s record depends only on ``(seed, g, config)``. Values are drawn from a private stream of
+`sim.rng`; scores are small so that ties (and shared wins) are frequent; about 1 game in 8 is
+truncated. Winners follow RULES §8.3 on the drawn scores and rows; truncated games have none.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ FAKE_STREAM = 97
 
 
 def winners_of(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """(N, P) bool RULES §8.3 winners: top score, then most complete rows among those, else shared."""
+    """(N, P) bool RULES §8.3 winners: top score, then most complete rows among those, then all."""
     top = scores == scores.max(axis=1, keepdims=True)
     best_rows = np.where(top, rows, -1)
     return top & (best_rows == best_rows.max(axis=1, keepdims=True))
@@ -45,7 +45,9 @@ def fake_play_games(config, seed: int, start: int, stop: int, max_rounds: int = 
     bonus = 2 * rows + 7 * cols + 10 * colours
     scores = draw(25) + bonus
     end = draw(16, (n,))
-    end_reason = np.where(end == 0, END_ROUND_CAP, np.where(end == 1, END_NO_TILES, END_ROW_COMPLETED))
+    end_reason = np.where(
+        end == 0, END_ROUND_CAP, np.where(end == 1, END_NO_TILES, END_ROW_COMPLETED)
+    )
     truncated = end_reason != END_ROW_COMPLETED
     scores = np.where(truncated[:, None], scores - bonus, scores)
     rounds = np.where(end_reason == END_ROUND_CAP, max_rounds, 4 + draw(6, (n,)))
