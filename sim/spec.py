@@ -101,11 +101,6 @@ class Configuration:
         """The parsed spec of each seat's bot (index = position in `bots`)."""
         return self._specs
 
-    @property
-    def labels(self) -> tuple[str, ...]:
-        """Canonical label of each bot (same as `bots`, which is stored canonically)."""
-        return self.bots
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "players": self.players,

@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from sim.bots.registry import register_bot
 from sim.constants import END_NO_TILES, END_ROUND_CAP, END_ROW_COMPLETED
 from sim.records import GameRecords
+from sim.scoring import winners as winners_of
 from sim.spec import Configuration, JobSpec
 from sim.stats import count, derive, merge, merge_all, moments, wilson
-from sim.stats.fake import fake_play_games, winners_of
+from sim.stats.fake import fake_play_games
 
 Z = 1.959963984540054
 

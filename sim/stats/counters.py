@@ -239,8 +239,9 @@ def count(records: GameRecords, config_index: int, config) -> Counters:
         raise ValueError(
             f"records have {players} seats but configuration {config_index} has {config.players}"
         )
-    labels = list(dict.fromkeys(config.labels))  # unique, in seat order of first appearance
-    lab_of_bot = np.array([labels.index(b) for b in config.labels], dtype=np.int64)
+    # config.bots holds canonical labels; unique ones in order of first appearance.
+    labels = list(dict.fromkeys(config.bots))
+    lab_of_bot = np.array([labels.index(b) for b in config.bots], dtype=np.int64)
     n_lab = len(labels)
     c = f"c{config_index}"
     em = _Emitter()

@@ -13,15 +13,9 @@ import numpy as np
 from .. import rng
 from ..constants import END_NO_TILES, END_ROUND_CAP, END_ROW_COMPLETED
 from ..records import GameRecords
+from ..scoring import winners
 
 FAKE_STREAM = 97
-
-
-def winners_of(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """(N, P) bool RULES §8.3 winners: top score, then most complete rows among those, then all."""
-    top = scores == scores.max(axis=1, keepdims=True)
-    best_rows = np.where(top, rows, -1)
-    return top & (best_rows == best_rows.max(axis=1, keepdims=True))
 
 
 def fake_play_games(config, seed: int, start: int, stop: int, max_rounds: int = 100) -> GameRecords:
@@ -51,7 +45,7 @@ def fake_play_games(config, seed: int, start: int, stop: int, max_rounds: int = 
     truncated = end_reason != END_ROW_COMPLETED
     scores = np.where(truncated[:, None], scores - bonus, scores)
     rounds = np.where(end_reason == END_ROUND_CAP, max_rounds, 4 + draw(6, (n,)))
-    provisional = winners_of(scores, rows)
+    provisional = winners(scores, rows)
     return GameRecords(
         game=games,
         first_player=first_player(seed, games, players),
