@@ -75,6 +75,7 @@ def unpack_sources(packed: np.ndarray) -> np.ndarray:
     """(..., ) packed sources -> (5, ...) tiles per colour."""
     return np.stack([(packed >> (6 * c)) & 63 for c in range(5)])
 _FLOOR_CUM = FLOOR_CUM.astype(np.int32)
+_ALL_ACCEPT = np.int32((1 << 25) - 1)  # every empty line accepts every colour
 
 
 def _gather(arr: np.ndarray, lead, b: np.ndarray) -> np.ndarray:
@@ -116,8 +117,12 @@ def new_games(
     return st
 
 
-def reset_slots(st: BatchState, slots: np.ndarray, games, first_player) -> None:
-    """Start new games in `slots` (continuous batching: finished slots take the next games)."""
+def reset_slots(st: BatchState, slots: np.ndarray, games, first_player, deal: bool = True) -> None:
+    """Start new games in `slots` (continuous batching: finished slots take the next games).
+
+    With ``deal=False`` round 1 is left to a later `start_rounds` call, so that new games and
+    games going on to their next round are dealt in one call.
+    """
     first_player = np.broadcast_to(np.asarray(first_player, dtype=np.int8), slots.shape)
     if np.any((first_player < 0) | (first_player >= st.players)):
         raise ValueError(f"first_player must be a seat 0..{st.players - 1}")
@@ -139,7 +144,12 @@ def reset_slots(st: BatchState, slots: np.ndarray, games, first_player) -> None:
     st.round[slots] = 0
     st.done[slots] = False
     st.end_reason[slots] = 0
-    _start_round(st, slots, first_player)
+    st.accept[:, slots] = _ALL_ACCEPT
+    st.tiles_left[slots] = 0
+    st.marker_holder[slots] = -1
+    st.start_player[slots] = first_player
+    if deal:
+        start_rounds(st, slots)
 
 
 _FIELD_ONES = np.int64(0x01010101)
@@ -147,10 +157,16 @@ _FIELD_BIAS = np.int64(0x7F7F7F7F)
 _SHIFTS = np.array([0, 8, 16, 24], dtype=np.int64)
 
 
+# Colour c adds 1 to the cumulative-count fields of colours c..3.
+_CUM_WEIGHTS = [np.int64(sum(1 << (8 * k) for k in range(c, 4))) for c in range(4)]
+
+
 def _pack_cumulative(counts: np.ndarray) -> np.ndarray:
     """(5, n) colour counts -> int64 with the cumulative counts of colours 0..3 in 8-bit fields."""
-    cum = np.cumsum(counts[:4].astype(np.int64), axis=0)
-    return (cum << _SHIFTS[:, None]).sum(axis=0)
+    packed = counts[0].astype(np.int64) * _CUM_WEIGHTS[0]
+    for c in range(1, 4):
+        packed += counts[c].astype(np.int64) * _CUM_WEIGHTS[c]
+    return packed
 
 
 def _deal(st: BatchState, slots: np.ndarray, rounds: np.ndarray) -> np.ndarray:
@@ -193,13 +209,14 @@ def _deal(st: BatchState, slots: np.ndarray, rounds: np.ndarray) -> np.ndarray:
         packed -= therm
         sums[j // 4] += therm
     # Decode: field c of `sums` counts draws of colour <= c; live draws per factory give white.
-    dealt_per = live.reshape(n, f, 4).sum(axis=2).T  # (f, n)
+    # Live draws are a prefix of the draws, so factory i got clip(dealt - 4i, 0, 4) tiles.
+    dealt = np.minimum(in_bag + in_lid, draws)
+    dealt_per = np.clip(dealt - 4 * np.arange(f)[:, None], 0, 4)  # (f, n)
     fields = (sums[None] >> _SHIFTS[:, None, None]) & 255  # (4, f, n)
     counts = np.empty((f, 5, n), np.int8)
     counts[:, 0] = fields[0]
     counts[:, 1:4] = (fields[1:] - fields[:-1]).transpose(1, 0, 2)
     counts[:, 4] = dealt_per - fields[3]
-    dealt = live.sum(axis=1, dtype=np.int16)
     # Bag and lid after the deal: poured games start from bag + lid.
     poured = (pour_at >= 0) & (pour_at < draws)
     remaining = np.where(poured, bag + lid, bag).astype(np.int16) - counts.sum(axis=0)
@@ -208,13 +225,19 @@ def _deal(st: BatchState, slots: np.ndarray, rounds: np.ndarray) -> np.ndarray:
     st.sources[0, slots] = 0
     st.sources[1:, slots] = (counts.astype(np.int32) << _FIELD6[None, :, None]).sum(axis=1)
     # Presence: bit 11c + 1 + i when factory i holds colour c.
-    has = (counts > 0).astype(np.int64) << np.arange(1, f + 1, dtype=np.int64)[:, None, None]
-    st.presence[slots] = (has.sum(axis=0) << (11 * np.arange(5, dtype=np.int64))[:, None]).sum(axis=0)
-    return dealt
+    has = _SPREAD11[_nonzero_colours(st.sources[1:, slots])] << np.arange(1, f + 1)[:, None]
+    st.presence[slots] = np.bitwise_or.reduce(has, axis=0)
+    return dealt.astype(np.int16)
 
 
-def _start_round(st: BatchState, slots: np.ndarray, start_player: np.ndarray) -> None:
-    """Deal the next round in `slots`; a round with zero tiles ends the game `no_tiles` (§10.5)."""
+def start_rounds(st: BatchState, slots: np.ndarray) -> None:
+    """Deal the next round in `slots` (RULES §7); zero tiles dealt ends a game `no_tiles` (§10.5).
+
+    The start player is the marker's holder, or, when nobody took the marker, the start player of
+    the round just played (decision 10.4); for a new game it is its first player.
+    """
+    holder = st.marker_holder[slots]
+    start_player = np.where(holder >= 0, holder, st.start_player[slots]).astype(np.int8)
     next_round = st.round[slots] + 1
     dealt = _deal(st, slots, next_round)
     st.tiles_left[slots] = dealt
@@ -228,7 +251,6 @@ def _start_round(st: BatchState, slots: np.ndarray, start_player: np.ndarray) ->
         gone = slots[empty]
         st.marker_in_centre[gone] = False
         _finish(st, gone, END_NO_TILES)
-    _refresh_accept(st, slots)
 
 
 # --- legality ----------------------------------------------------------------------------------
@@ -436,10 +458,11 @@ def _gray_columns(st, slots, row, full, colour, wall, col_colours, choose_column
     return col
 
 
-def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None) -> None:
+def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None, deal: bool = True) -> None:
     """Wall tiling, floor penalty, end check and the next deal for `slots` (RULES §6–§8).
 
-    Every seat is tiled at once, row by row strictly top to bottom (decision 6.1.1).
+    Every seat is tiled at once, row by row strictly top to bottom (decision 6.1.1). With
+    ``deal=False`` the games that go on wait (not done, no tiles) for a `start_rounds` call.
     """
     wall = st.wall[:, slots]
     row_colours = st.row_colours[:, slots]
@@ -448,6 +471,7 @@ def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None) -> None:
     counts = st.line_count[:, :, slots]
     colours = st.line_colour[:, :, slots].astype(np.int32)
     lid = st.lid[:, slots].astype(np.int16)
+    accept = st.accept[:, slots]
     points = np.zeros(wall.shape, np.int32)
     cells = st.wall_cells.reshape(-1)
     b_all = st.batch
@@ -489,6 +513,8 @@ def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None) -> None:
             ]
         counts[:, r] = np.where(full, 0, counts[:, r])
         colours[:, r] = np.where(full, -1, colour)
+        # A cleared line accepts every colour its wall row lacks (it accepted none while full).
+        accept |= np.where(full, _SPREAD[31 & ~(row_colours >> (5 * r))] << r, 0).astype(np.int32)
     lid += np.bincount(lid_at.ravel(), lid_add.ravel(), minlength=5 * n).reshape(5, n).astype(np.int16)
     penalty = _FLOOR_CUM[floor]
     st.wall[:, slots] = wall
@@ -497,6 +523,7 @@ def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None) -> None:
     st.line_count[:, :, slots] = counts
     st.line_colour[:, :, slots] = colours
     st.lid[:, slots] = lid
+    st.accept[:, slots] = accept
     st.floor_penalty[:, slots] += penalty
     st.scores[:, slots] = np.maximum(0, st.scores[:, slots] + points - penalty)
     st.floor[:, slots] = 0
@@ -510,11 +537,8 @@ def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None) -> None:
     if capped.any():
         _finish(st, slots[capped], END_ROUND_CAP)
     going = ~ended & ~capped
-    if going.any():
-        g = slots[going]
-        holder = st.marker_holder[g]
-        # Nobody took the marker: the round's start player starts again (decision 10.4).
-        _start_round(st, g, np.where(holder >= 0, holder, st.start_player[g]).astype(np.int8))
+    if deal and going.any():
+        start_rounds(st, slots[going])
 
 
 def _finish(st: BatchState, slots: np.ndarray, reason: int) -> None:

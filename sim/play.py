@@ -88,18 +88,28 @@ def play_batch(
         if waiting.size == 0 and running.size == 0:
             break
         if waiting.size >= round_end_batch or waiting.size == np.count_nonzero(live):
-            engine.end_rounds(st, waiting, columns)
-            finished = waiting[st.done[waiting]]
-            if finished.size:
-                fpos = slot_pos[finished]
-                parts.append(engine.records(st, finished, seat_bot[fpos]))
-                positions.append(fpos)
-                fresh = finished[: max(0, total - next_pos)]
-                if fresh.size:
-                    new_pos = np.arange(next_pos, next_pos + fresh.size)
-                    next_pos += fresh.size
-                    slot_pos[fresh] = new_pos
-                    engine.reset_slots(st, fresh, games[new_pos], first_player[new_pos])
+            # Tile the walls, take the records of the games that ended, start the next games in
+            # their slots, and deal every game that goes on in one call.
+            engine.end_rounds(st, waiting, columns, deal=False)
+            to_deal = waiting
+            while to_deal.size:
+                finished = to_deal[st.done[to_deal]]
+                if finished.size:
+                    fpos = slot_pos[finished]
+                    parts.append(engine.records(st, finished, seat_bot[fpos]))
+                    positions.append(fpos)
+                    fresh = finished[: max(0, total - next_pos)]
+                    if fresh.size:
+                        new_pos = np.arange(next_pos, next_pos + fresh.size)
+                        next_pos += fresh.size
+                        slot_pos[fresh] = new_pos
+                        engine.reset_slots(
+                            st, fresh, games[new_pos], first_player[new_pos], deal=False
+                        )
+                to_deal = to_deal[~st.done[to_deal]]
+                engine.start_rounds(st, to_deal)
+                # A deal of zero tiles ends a game at once (4 players only, rare): go round again.
+                to_deal = to_deal[st.done[to_deal]]
             running = np.flatnonzero(~st.done & (st.tiles_left > 0))
         else:
             running = np.flatnonzero(live & ~waiting_mask)
