@@ -115,3 +115,36 @@ def play_batch(
             running = np.flatnonzero(live & ~waiting_mask)
     order = np.argsort(np.concatenate(positions), kind="stable")
     return GameRecords.concat(parts).take(order)
+
+
+def play_games(config, seed: int, start: int, stop: int, max_rounds: int = 100) -> GameRecords:
+    """Play games ``[start, stop)`` of one configuration (a `sim.spec.Configuration`).
+
+    Seats follow the configuration's seating rule and round 1's start player is drawn from the
+    deal stream (`sim.spec.seat_assignment`, `sim.spec.first_player`), so game g plays the same
+    in any chunk. Bots with the same canonical spec share one bot object.
+    """
+    from .bots import make_bot
+    from .spec import first_player, seat_assignment
+
+    if not 0 <= start < stop:
+        raise ValueError(f"need 0 <= start < stop; got start={start}, stop={stop}")
+    games = np.arange(start, stop, dtype=np.int64)
+    specs = list(config.bot_specs)
+    labels = [s.label for s in specs]
+    unique = list(dict.fromkeys(labels))
+    to_unique = np.array([unique.index(label) for label in labels], np.int8)
+    seat_bot = seat_assignment(config, seed, games)
+    bots = [make_bot(specs[labels.index(label)]) for label in unique]
+    records = play_batch(
+        config.players,
+        config.wall,
+        seed,
+        games,
+        first_player(seed, games, config.players),
+        to_unique[seat_bot],
+        bots,
+        max_rounds,
+    )
+    records.seat_bot = seat_bot
+    return records
