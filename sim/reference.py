@@ -251,16 +251,18 @@ class ReferenceGame:
         """Sorted legal action ids of the seat to move; ``[]`` once the game is done."""
         if self.done:
             return []
+        # Destinations per colour for the seat to move; the floor is always legal (§5.2.4).
+        dests = [
+            [r for r in range(5) if self._line_accepts(self.current, r, colour)] + [FLOOR]
+            for colour in range(5)
+        ]
         out = []
         for source in range(self.n_factories + 1):
             tiles = self._source(source)
             for colour in range(5):
-                if tiles[colour] == 0:  # §5.1: the marker alone is never a source
-                    continue
-                for r in range(5):
-                    if self._line_accepts(self.current, r, colour):
-                        out.append(encode(source, colour, r))
-                out.append(encode(source, colour, FLOOR))  # §5.2.4: the floor is always legal
+                if tiles[colour]:  # §5.1: the marker alone is never a source
+                    first = encode(source, colour, 0)  # ids of one (source, colour) are consecutive
+                    out += [first + d for d in dests[colour]]
         return out
 
     def _why_illegal(self, action) -> str | None:
@@ -271,10 +273,9 @@ class ReferenceGame:
         if not 0 <= action < self.n_actions:
             return f"action {action} is out of range 0..{self.n_actions - 1}"
         source, colour, dest = decode(int(action))
-        what = f"action {action} ({describe(int(action))})"
         if self._source(source)[colour] == 0:
             where = "the centre" if source == 0 else f"factory {source - 1}"
-            return f"{what} is illegal: {where} holds no tile of that colour"
+            return f"action {action} ({describe(action)}) is illegal: {where} holds no tile of that colour"
         if dest != FLOOR and not self._line_accepts(self.current, dest, colour):
             line_colour, count = self.lines[self.current][dest]
             if count >= dest + 1:
@@ -283,7 +284,7 @@ class ReferenceGame:
                 why = "that pattern line holds another colour"
             else:
                 why = "that wall row already holds the colour"
-            return f"{what} is illegal for seat {self.current}: {why}"
+            return f"action {action} ({describe(action)}) is illegal for seat {self.current}: {why}"
         return None
 
     def _to_floor(self, seat: int, colour: int, k: int) -> None:
