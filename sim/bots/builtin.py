@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .greedy import GreedyBot
 from .random_bot import RandomBot
 from .registry import register_bot
 
@@ -9,5 +10,13 @@ register_bot(
     "random",
     "Uniform over the legal action ids; gray-wall columns uniform over the legal ones.",
     lambda params: RandomBot(),
+    source="builtin",
+)
+
+register_bot(
+    "greedy",
+    "Most tiles onto a pattern line, then fewest objects to the floor, remaining ties uniformly "
+    "at random; gray-wall column with the most adjacency points, ties leftmost.",
+    lambda params: GreedyBot(),
     source="builtin",
 )

@@ -1,0 +1,225 @@
+"""Vectorised views of a batch for bots: the seat to move, its lines, and wall-cell values.
+
+Everything here works on a set of game slots at once, batch axis last, with no loop over games.
+Bots read the state only; `substate` makes the independent copy a search bot plays on.
+
+Shapes use ``n`` for the number of slots, ``F`` for factories and ``S = F + 1`` for sources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import numpy as np
+
+from ..constants import FLOOR_CUM, RUN
+from ..engine import _POP5
+from ..state import BatchState
+
+CAP = np.arange(1, 6, dtype=np.int16)[:, None]  # (5, 1): capacity of pattern line r
+_R5 = np.arange(5)
+_FIELD_LOW = np.int32(sum(1 << (6 * c) for c in range(5)))  # bit 6c for every colour
+_FIELD_ADD31 = np.int32(31 * _FIELD_LOW)
+_K_LOW = np.array([k * _FIELD_LOW for k in range(1, 5)], dtype=np.int32)  # k in every field
+FIELD6 = np.array([6 * c for c in range(5)], dtype=np.int32)
+# Bits 0, 5, 10, 15, 20 (one per row) times this land on bits 20..24 with no carries between
+# the cross terms (their positions 20 + 5i - 4j are all distinct), so a column of a 25-bit
+# row-major mask becomes a 5-bit mask (bit r = row r) in one multiply.
+_COLUMN_BITS = np.int64(sum(1 << (5 * r) for r in range(5)))
+_COLUMN_MUL = np.int64(sum(1 << (20 - 4 * r) for r in range(5)))
+
+# Floor cost of x more objects on a floor holding f: CUM[min(f + x, 7)] - CUM[f]; x clipped to 31.
+FLOOR_MAX_X = 32
+_FLOOR_COST = np.array(
+    [[FLOOR_CUM[min(f + x, 7)] - FLOOR_CUM[f] for x in range(FLOOR_MAX_X)] for f in range(8)],
+    dtype=np.float32,
+).ravel()
+
+
+def _cell_points() -> np.ndarray:
+    """PTS[row_mask, col_mask, r, col]: points for a tile put at (r, col) (RULES §6.2).
+
+    ``row_mask`` is the 5-bit mask of row r and ``col_mask`` that of column col (bit = row), both
+    without the new tile.
+    """
+    rm = np.arange(32)[:, None, None, None]
+    cm = np.arange(32)[None, :, None, None]
+    r = _R5[None, None, :, None]
+    col = _R5[None, None, None, :]
+    h = RUN[rm | (1 << col), col].astype(np.int16)
+    v = RUN[cm | (1 << r), r].astype(np.int16)
+    return np.where((h > 1) & (v > 1), h + v, h + v - 1).astype(np.float32)
+
+
+PTS = _cell_points().ravel()
+_CELL = (5 * _R5[:, None] + _R5[None, :])[:, :, None]  # (5 r, 5 col, 1): cell index 5r + col
+# Row-major cell (r, (c + r) % 5) of colour c on the coloured wall, ordered (c, r).
+COLOURED_CELL = np.array([5 * r + (c + r) % 5 for c in range(5) for r in range(5)])
+
+
+def column_masks(mask: np.ndarray) -> np.ndarray:
+    """(5, n) 5-bit column masks (bit r = row r) of (n,) 25-bit row-major masks.
+
+    Works for any mask laid out as bit ``5 * r + k``: with `row_colours` it gives, per colour k,
+    the rows that hold it.
+    """
+    shifted = (mask.astype(np.int64)[None] >> _R5[:, None]) & _COLUMN_BITS
+    return ((shifted * _COLUMN_MUL) >> 20) & 31
+
+
+def row_masks(mask: np.ndarray) -> np.ndarray:
+    """(5, n) 5-bit row masks of (n,) 25-bit row-major masks."""
+    return (mask[None] >> (5 * _R5[:, None])) & 31
+
+
+def flat(arr: np.ndarray) -> np.ndarray:
+    return arr.reshape(-1)
+
+
+def seat_to_move(st: BatchState, slots: np.ndarray) -> np.ndarray:
+    return st.current[slots].astype(np.intp)
+
+
+def per_seat(arr: np.ndarray, seat: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """``arr[seat, slot]`` of a (P, B) array, (n,)."""
+    return flat(arr).take(seat * arr.shape[-1] + slots)
+
+
+def per_line(arr: np.ndarray, seat: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """``arr[seat, r, slot]`` of a (P, 5, B) array, (5, n)."""
+    b_all = arr.shape[-1]
+    return flat(arr).take(((seat * 5)[None] + _R5[:, None]) * b_all + slots[None])
+
+
+def unpack(packed: np.ndarray) -> np.ndarray:
+    """(S, n) packed sources -> (S, 5, n) int16 tiles per colour."""
+    return ((packed[:, None, :] >> FIELD6[None, :, None]) & 63).astype(np.int16)
+
+
+def factory_classes(factories: np.ndarray) -> np.ndarray:
+    """(5, 5, n) int16: ``[k, c]`` = factories holding exactly k tiles of colour c (k = 0 unused).
+
+    SWAR on the packed fields: a field equals k when ``field ^ k`` is zero.
+    """
+    x = factories[None] ^ _K_LOW[:, None, None]  # (4, F, n), fields <= 7
+    nonzero = ((x + _FIELD_ADD31) >> 5) & _FIELD_LOW
+    packed = (nonzero ^ _FIELD_LOW).sum(axis=1, dtype=np.int32)  # (4, n): field c counts
+    out = np.zeros((5, 5, factories.shape[1]), np.int16)
+    out[1:] = (packed[:, None, :] >> FIELD6[None, :, None]) & 63
+    return out
+
+
+def pending_wall(wall, row_colours, counts, colours):
+    """Coloured wall: the wall and row colours once the already full pattern lines are tiled."""
+    wall = wall.copy()
+    row_colours = row_colours.copy()
+    for r in range(5):
+        full = counts[r] == r + 1
+        colour = np.maximum(colours[r], 0).astype(np.int32)
+        wall |= full * (np.int32(1) << (5 * r + (colour + r) % 5))
+        row_colours |= full * (np.int32(1) << (5 * r + colour))
+    return wall.astype(np.int32), row_colours.astype(np.int32)
+
+
+def cell_values(wall: np.ndarray, points: float, bonus: float):
+    """Value of putting a tile on each empty cell, for one seat per game.
+
+    The value is ``points`` times its adjacency points (RULES §6.2, on `wall` as it stands) plus
+    ``bonus`` times its share of the row and column end bonuses: a group (row worth 2, column
+    worth 7) holding m of its 5 cells counts ``value * m**2 / 25``, so this tile adds
+    ``value * (2m + 1) / 25``.
+
+    Returns
+    -------
+    base : (5 rows, 5 cols, n) float32 (meaningless on occupied cells)
+    """
+    rm = row_masks(wall)
+    cm = column_masks(wall)
+    idx = (rm[:, None, :] * 32 + cm[None, :, :]) * 25 + _CELL
+    pts = PTS.take(idx)
+    rows = (2 * _POP5[rm] + 1).astype(np.float32) * (2 * bonus / 25)
+    cols = (2 * _POP5[cm] + 1).astype(np.float32) * (7 * bonus / 25)
+    return pts * np.float32(points) + rows[:, None, :] + cols[None, :, :]
+
+
+def colour_progress(row_colours: np.ndarray, bonus: float) -> np.ndarray:
+    """(5 colours, n) float32: the colour-bonus share (worth 10) of one more tile of each colour."""
+    have = _POP5[column_masks(row_colours)]
+    return (2 * have + 1).astype(np.float32) * np.float32(10 * bonus / 25)
+
+
+def line_values(
+    gray: bool,
+    wall: np.ndarray,
+    row_colours: np.ndarray,
+    col_colours: np.ndarray,
+    counts: np.ndarray,
+    colours: np.ndarray,
+    points: float,
+    bonus: float,
+    dead_end: float,
+) -> np.ndarray:
+    """(5 colours, 5 rows, n) float32: value of tiling colour c from line r this round.
+
+    Coloured wall: the cell value (`cell_values`) of ``(r, (c + r) % 5)`` on the wall with the
+    already full lines tiled, plus the colour share. Gray wall: the best legal column of the row
+    (RULES §9.3) on the wall as it stands, or ``-dead_end * (r + 1)`` when none is legal (§9.4).
+    """
+    if not gray:
+        wall, row_colours = pending_wall(wall, row_colours, counts, colours)
+    base = cell_values(wall, points, bonus)
+    colour = colour_progress(row_colours, bonus)[:, None, :]
+    n = wall.shape[0]
+    if not gray:
+        return base.reshape(25, n)[COLOURED_CELL].reshape(5, 5, n) + colour
+    big = np.float32(1e4)
+    occupied = ((wall[None, None] >> _CELL) & 1).astype(np.float32)  # (5 r, 5 col, n)
+    best = np.full((5, 5, n), -2 * big, np.float32)
+    for col in range(5):
+        # has[c]: column col already holds colour c.
+        has = ((col_colours[None] >> (5 * col + _R5[:, None])) & 1).astype(np.float32)
+        cand = base[None, :, col] - big * (occupied[None, :, col] + has[:, None, :])
+        np.maximum(best, cand, out=best)
+    dead = -np.float32(dead_end) * CAP.astype(np.float32)[None]  # (1, 5, 1)
+    return np.maximum(best, dead) + colour
+
+
+def best_columns(wall: np.ndarray, row: int, legal: np.ndarray, bonus: float) -> np.ndarray:
+    """Gray wall: the legal column (5-bit mask `legal`) of `row` with the highest cell value
+    (adjacency points plus `bonus` times the row/column shares of `cell_values`), ties leftmost.
+    """
+    base = cell_values(wall, 1.0, bonus)[row]  # (5 cols, n)
+    ok = (legal[None] >> _R5[:, None]) & 1
+    score = base - np.float32(1e4) * (1 - ok)
+    return first_max(score)
+
+
+def first_max(values: np.ndarray) -> np.ndarray:
+    """Index along axis 0 of the first maximum of a (Q, n) array (argmax along axis 0 is slow)."""
+    q = values.shape[0]
+    hit = (values == values.max(axis=0)).astype(np.int16)
+    return (q - 1) - (hit * np.arange(q - 1, -1, -1, dtype=np.int16)[:, None]).max(axis=0)
+
+
+def running_sum(values: np.ndarray) -> np.ndarray:
+    """Cumulative sum along axis 0 of a small-leading-axis array (row adds beat ``cumsum`` here)."""
+    out = values.copy()
+    for i in range(1, out.shape[0]):
+        out[i] += out[i - 1]
+    return out
+
+
+def floor_cost(floor: np.ndarray, extra) -> np.ndarray:
+    """``CUM[min(floor + extra, 7)] - CUM[floor]`` (float32); `extra` broadcasts against `floor`."""
+    x = np.minimum(extra, FLOOR_MAX_X - 1)
+    return _FLOOR_COST.take(floor.astype(np.intp) * FLOOR_MAX_X + x)
+
+
+def substate(st: BatchState, slots: np.ndarray) -> BatchState:
+    """An independent copy of the games in `slots` (repeats allowed), in that order."""
+    return BatchState(
+        **{
+            f.name: (v[..., slots] if isinstance(v := getattr(st, f.name), np.ndarray) else v)
+            for f in fields(st)
+        }
+    )
