@@ -146,7 +146,9 @@ def moves_of(golden: dict) -> tuple[list[int], dict]:
     """The recorded action ids and ``{(round, seat, row): column}`` of a golden."""
     moves = [m["action"] for r in golden["rounds"] for m in r["moves"]]
     columns = {
-        (r["round"], c["seat"], c["row"]): c["column"] for r in golden["rounds"] for c in r["columns"]
+        (r["round"], c["seat"], c["row"]): c["column"]
+        for r in golden["rounds"]
+        for c in r["columns"]
     }
     return moves, columns
 
@@ -158,7 +160,8 @@ def replay_reference(golden: dict) -> dict:
 
 
 def _params(golden: dict):
-    return tuple(golden[k] for k in ("players", "wall", "seed", "game", "first_player", "max_rounds"))
+    keys = ("players", "wall", "seed", "game", "first_player", "max_rounds")
+    return tuple(golden[k] for k in keys)
 
 
 def record_of(recs, i: int) -> dict:
@@ -189,7 +192,7 @@ def record_of(recs, i: int) -> dict:
 
 
 def play_batch(golden: dict) -> dict:
-    """Replay a golden's moves on the batch engine (one slot); returns the golden dict it produces."""
+    """Replay a golden's moves on the batch engine (one slot); returns the golden dict it makes."""
     from . import engine
 
     players, wall, seed, game, first_player, max_rounds = _params(golden)
@@ -207,7 +210,8 @@ def play_batch(golden: dict) -> dict:
 
         def choose(st_, idx, seat, row, colour, legal, r=r, entry=entry):
             cols = []
-            for c, mask in zip(np.asarray(colour).tolist(), np.asarray(legal).tolist(), strict=True):
+            colours, masks = np.asarray(colour).tolist(), np.asarray(legal).tolist()
+            for c, mask in zip(colours, masks, strict=True):
                 col = columns[(r, seat, row)]
                 legal_cols = [j for j in range(5) if mask >> j & 1]
                 entry["columns"].append(
@@ -269,10 +273,17 @@ def regenerate(names=None) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.goldens", description=__doc__.split("\n")[0])
-    parser.add_argument("--regenerate", action="store_true",
-                        help="rewrite tests/goldens/*.json from the reference engine (review the diff!)")
-    parser.add_argument("names", nargs="*", help=f"goldens to write (default all: {', '.join(GOLDENS)})")
+    parser = argparse.ArgumentParser(
+        prog="python -m sim.goldens", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--regenerate",
+        action="store_true",
+        help="rewrite tests/goldens/*.json from the reference engine (review the diff!)",
+    )
+    parser.add_argument(
+        "names", nargs="*", help=f"goldens to write (default all: {', '.join(GOLDENS)})"
+    )
     args = parser.parse_args(argv)
     if not args.regenerate:
         parser.error("nothing to do: pass --regenerate to rewrite the golden files")

@@ -275,7 +275,8 @@ class ReferenceGame:
         source, colour, dest = decode(int(action))
         if self._source(source)[colour] == 0:
             where = "the centre" if source == 0 else f"factory {source - 1}"
-            return f"action {action} ({describe(action)}) is illegal: {where} holds no tile of that colour"
+            what = f"action {action} ({describe(action)})"
+            return f"{what} is illegal: {where} holds no tile of that colour"
         if dest != FLOOR and not self._line_accepts(self.current, dest, colour):
             line_colour, count = self.lines[self.current][dest]
             if count >= dest + 1:

@@ -6,9 +6,9 @@ leading axes is a 0-d array (``int(x)`` / ``bool(x)`` give the scalar).
 
 - `placement_points`: adjacency points of one tile (§6.2), with the ``RUN`` table of §12.3.
 - `floor_penalty`: ``FLOOR_CUM[min(n, 7)]`` (§5.3, §6.3).
-- `complete_rows`, `complete_cols`, `complete_colours`, `end_bonus`: the end bonuses (§8.2). They take
-  a *colour* wall (``-1`` empty, else the colour 0..4), so the same code serves the coloured and the
-  gray wall (§9.5: a colour is complete when its 5 tiles are anywhere on the wall).
+- `complete_rows`, `complete_cols`, `complete_colours`, `end_bonus`: the end bonuses (§8.2). They
+  take a *colour* wall (``-1`` empty, else the colour 0..4), so the same code serves the coloured
+  and the gray wall (§9.5: a colour is complete when its 5 tiles are anywhere on the wall).
 - `winners`: §8.3 (highest score, then most complete rows among the tied only, then shared).
 
 Bad shapes or values raise ``ValueError`` naming the argument and what was wrong.

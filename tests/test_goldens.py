@@ -23,7 +23,8 @@ def golden(request):
 def test_golden_parameters(golden):
     name, g = golden
     assert g["rules_version"] == RULES_VERSION
-    assert (g["players"], g["wall"], g["seed"], g["game"], g["first_player"]) == goldens.GOLDENS[name]
+    params = (g["players"], g["wall"], g["seed"], g["game"], g["first_player"])
+    assert params == goldens.GOLDENS[name]
     assert g["record"]["turns"] == sum(len(r["moves"]) for r in g["rounds"])
     assert g["record"]["rounds"] == g["rounds"][-1]["round"] == len(g["rounds"])
 

@@ -1,10 +1,11 @@
 """Differential test: the batch engine (`sim.engine`) against the reference engine, in lockstep.
 
 B games of one configuration are played at once on both engines with the same seed and game ids;
-``first_player`` is ``pick(uniform32(deal_key, START_COUNTER), players)`` (the `sim.rng` start-player
-counter). Each step the action of every running game is uniform over its legal ids on the BOT
-stream (counter ``turn * 8``, as in `sim.goldens`), and gray-wall columns are uniform over the legal
-columns (counter ``COLUMN_COUNTER + (round * 4 + seat) * 5 + row``), identically on both sides.
+``first_player`` is ``pick(uniform32(deal_key, START_COUNTER), players)`` (the `sim.rng`
+start-player counter). Each step the action of every running game is uniform over its legal ids
+on the BOT stream (counter ``turn * 8``, as in `sim.goldens`), and gray-wall columns are uniform
+over the legal columns (counter ``COLUMN_COUNTER + (round * 4 + seat) * 5 + row``), identically on
+both sides.
 
 Compared at every step, for every game:
 - the legal mask (batch) against ``legal_actions()`` (reference);
@@ -97,19 +98,27 @@ def run_lockstep(players: int, wall: str, seed: int, n_games: int, max_rounds: i
     """Play `n_games` in lockstep; assert agreement throughout. Returns end-reason counts."""
     games = np.arange(n_games, dtype=np.int64)
     first = first_players(seed, games, players)
-    st = engine.new_games(players, wall, seed, games=games, first_player=first, max_rounds=max_rounds)
-    refs = [ReferenceGame(players, wall, seed, int(g), int(f), max_rounds) for g, f in zip(games, first)]
+    st = engine.new_games(
+        players, wall, seed, games=games, first_player=first, max_rounds=max_rounds
+    )
+    refs = [
+        ReferenceGame(players, wall, seed, int(g), int(f), max_rounds)
+        for g, f in zip(games, first, strict=True)
+    ]
     keys = rng.game_keys(seed, games, rng.BOT)
     rounds = np.zeros(n_games, np.int64)  # round being played, captured before each step
 
+    def counter(idx, seat, row):
+        return rng.COLUMN_COUNTER + (rounds[idx] * 4 + seat) * 5 + row
+
     def batch_columns(st_, idx, seat, row, colour, legal):
         legal = np.asarray(legal, np.int64)
-        u = rng.uniform32(keys[idx], rng.COLUMN_COUNTER + (rounds[idx] * 4 + seat) * 5 + row)
+        u = rng.uniform32(keys[idx], counter(idx, seat, row))
         return _BIT_INDEX[legal, rng.pick(u, np.bitwise_count(legal))]
 
     def ref_columns(b):
         def choose(seat, row, colour, legal_cols):
-            u = rng.uniform32(keys[b : b + 1], rng.COLUMN_COUNTER + (rounds[b] * 4 + seat) * 5 + row)
+            u = rng.uniform32(keys[b : b + 1], counter(b, seat, row))
             return legal_cols[int(rng.pick(u, len(legal_cols))[0])]
 
         return choose
@@ -147,7 +156,7 @@ def run_lockstep(players: int, wall: str, seed: int, n_games: int, max_rounds: i
             except (AttributeError, ValueError, IndexError, TypeError):
                 fast = False
             if not fast:
-                warnings.warn("test_lockstep: BatchState layout changed; using engine.snapshot only")
+                warnings.warn("BatchState layout changed; test_lockstep uses engine.snapshot only")
                 moved = np.arange(n_games)
         if not fast:
             for b in moved:
@@ -155,7 +164,8 @@ def run_lockstep(players: int, wall: str, seed: int, n_games: int, max_rounds: i
         bad = np.flatnonzero((batch_rows != ref_rows).any(axis=1))
         if bad.size:
             b = int(bad[0])
-            assert engine.snapshot(st, b) == refs[b].snapshot(), f"game {b} differs at turn {refs[b].turn}"
+            d = engine.snapshot(st, b)
+            assert d == refs[b].snapshot(), f"game {b} differs at turn {refs[b].turn}"
         assert np.array_equal(st.done, [g.done for g in refs])
 
         moved = np.flatnonzero(~st.done)

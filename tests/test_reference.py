@@ -579,7 +579,11 @@ def test_gray_choose_column_order_and_validation():
 
     g = pos(3, "gray", lines=lines, centre=tiles(Y=1))
     g.step(encode(CENTRE, Y, FLOOR), choose_column=choose)
-    assert calls == [(0, 0, R, [0, 1, 2, 3, 4]), (0, 3, R, [0, 1, 2, 3]), (2, 1, W, [0, 1, 2, 3, 4])]
+    assert calls == [
+        (0, 0, R, [0, 1, 2, 3, 4]),
+        (0, 3, R, [0, 1, 2, 3]),  # column 4 got red from row 0 just before
+        (2, 1, W, [0, 1, 2, 3, 4]),
+    ]
     assert g.wall[0][0][4] == R and g.wall[0][3][3] == R and g.wall[2][1][4] == W
 
     g = pos(3, "gray", lines=lines, centre=tiles(Y=1))

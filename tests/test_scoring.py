@@ -152,7 +152,8 @@ def test_placement_rejects_bad_input():
 
 
 def test_floor_penalty_table_and_errors():
-    assert scoring.floor_penalty(np.arange(12)).tolist() == [0, 1, 2, 4, 6, 8, 11, 14, 14, 14, 14, 14]
+    expected = [0, 1, 2, 4, 6, 8, 11, 14, 14, 14, 14, 14]
+    assert scoring.floor_penalty(np.arange(12)).tolist() == expected
     with pytest.raises(ValueError, match=">= 0"):
         scoring.floor_penalty(-1)
     with pytest.raises(ValueError, match="integer"):
