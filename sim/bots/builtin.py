@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from .greedy import GreedyBot
+from .heuristic import PARAMS as HEURISTIC_PARAMS
+from .heuristic import make_heuristic
 from .random_bot import RandomBot
 from .registry import register_bot
 
@@ -18,5 +20,14 @@ register_bot(
     "Most tiles onto a pattern line, then fewest objects to the floor, remaining ties uniformly "
     "at random; gray-wall column with the most adjacency points, ties leftmost.",
     lambda params: GreedyBot(),
+    source="builtin",
+)
+
+register_bot(
+    "heuristic",
+    "Weighted one-move evaluation: line completion with adjacency points, progress to end "
+    "bonuses, floor penalty, first-player marker, tiles pushed to the centre (docs/bots.md).",
+    make_heuristic,
+    HEURISTIC_PARAMS,
     source="builtin",
 )

@@ -198,7 +198,8 @@ def first_max(values: np.ndarray) -> np.ndarray:
     """Index along axis 0 of the first maximum of a (Q, n) array (argmax along axis 0 is slow)."""
     q = values.shape[0]
     hit = (values == values.max(axis=0)).astype(np.int16)
-    return (q - 1) - (hit * np.arange(q - 1, -1, -1, dtype=np.int16)[:, None]).max(axis=0)
+    weight = np.arange(q - 1, -1, -1, dtype=np.int16)[:, None]
+    return (q - 1) - (hit * weight).max(axis=0).astype(np.intp)
 
 
 def running_sum(values: np.ndarray) -> np.ndarray:

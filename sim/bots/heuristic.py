@@ -1,0 +1,191 @@
+"""The `heuristic` bot: a weighted one-move evaluation with named, tunable weights.
+
+Definition. The bot plays the legal action with the highest value below; ties go to the first in
+the order (source, colour) source-major (the centre, then factories in index order), then
+destination (lines 0..4, then the floor). It uses no random numbers.
+
+For the seat to move, a *line value* ``V[c, r]`` is what tiling colour ``c`` from pattern line
+``r`` at this round's end is worth:
+
+- ``points`` x the adjacency points of its wall cell (RULES §6.2). On the coloured wall the cell is
+  ``(r, (c + r) % 5)``, scored on the wall as it will be once the already full lines are tiled; on
+  the gray wall it is the best legal column of the row, on the wall as it stands (a dead end is
+  worth ``-2 * floor * (r + 1)``);
+- ``bonus`` x the cell's share of the end bonuses: a row (2), column (7) or colour (10) holding m
+  of its 5 tiles is credited ``value * m**2 / 25``, so the tile adds ``value * (2m + 1) / 25``
+  for each of its three groups.
+
+An incomplete line holding ``x`` of its ``r + 1`` tiles is credited ``p * x / (r + 1) * V[c, r]``
+with ``p = partial``, or ``partial * (1 - endgame)`` when some player's wall has a row of 4
+tiles (the game is likely to end this round and incomplete lines would be lost).
+
+The value of an action taking ``k`` tiles of colour ``c`` to line ``r`` (room ``R``) is the change
+of that line's credit -- ``k * p * V / (r + 1)`` if ``k < R``, else the full ``V`` less the credit
+the line already had -- minus ``floor`` x the extra floor penalty of the objects that fall
+(``CUM[min(f + x, 7)] - CUM[f]``, the excess tiles and, from the centre, the marker). To the floor
+it is just minus that penalty. Then:
+
+- a pick that takes the first-player marker adds ``marker``;
+- a pick from a factory pushes its other tiles to the centre, where the opponents can use them:
+  minus ``centre`` per such tile.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine import _POP5
+from .base import Bot
+from .features import (
+    CAP,
+    best_columns,
+    first_max,
+    flat,
+    floor_cost,
+    line_values,
+    per_line,
+    per_seat,
+    seat_to_move,
+    unpack,
+)
+from .registry import Param
+
+PARAMS = (
+    Param("points", "float", 1.0, 0, 5, doc="weight of the adjacency points of a tiled line"),
+    Param(
+        "partial", "float", 0.6, 0, 2,
+        doc="share of a line's value credited to an incomplete line, per fraction of it filled",
+    ),
+    Param("floor", "float", 1.0, 0, 5, doc="weight of floor penalties (points)"),
+    Param("bonus", "float", 1.0, 0, 5, doc="weight of progress to the end bonuses (row/column/colour)"),
+    Param("centre", "float", 0.1, 0, 2, doc="cost per tile a factory pick pushes to the centre"),
+    Param("marker", "float", 1.0, 0, 5, doc="value of taking the first-player marker (points)"),
+    Param(
+        "endgame", "float", 1.0, 0, 1,
+        doc="share of the incomplete-line credit dropped once some wall has a row of 4",
+    ),
+)
+
+_BIG = np.float32(1e4)
+_ACCEPT_SHIFT = (5 * np.arange(5)[:, None] + np.arange(5)[None, :])[:, :, None].astype(np.int32)
+_CAPF = CAP.astype(np.float32)  # (5, 1)
+
+
+def game_ending(st, slots: np.ndarray) -> np.ndarray:
+    """(n,) bool: some seat's wall has a row with at least 4 tiles."""
+    walls = st.wall[:, slots]
+    out = np.zeros(slots.shape[0], bool)
+    for r in range(5):
+        out |= (_POP5[(walls >> (5 * r)) & 31] >= 4).any(axis=0)
+    return out
+
+
+class _Evaluation:
+    """Values of every (source, colour) pick with its best destination, for one seat per game."""
+
+    def __init__(self, bot: HeuristicBot, st, slots: np.ndarray):
+        n = slots.shape[0]
+        self.n = n
+        self.cols = np.arange(n)
+        seat = seat_to_move(st, slots)
+        acc = per_seat(st.accept, seat, slots)
+        counts = per_line(st.line_count, seat, slots)
+        colours = per_line(st.line_colour, seat, slots)
+        self.floor = per_seat(st.floor, seat, slots)
+        value = line_values(
+            st.gray,
+            per_seat(st.wall, seat, slots),
+            per_seat(st.row_colours, seat, slots),
+            per_seat(st.col_colours, seat, slots),
+            counts,
+            colours,
+            bot.points,
+            bot.bonus,
+            2.0 * bot.floor_w,
+        )
+        partial = np.float32(bot.partial) * (1 - np.float32(bot.endgame) * game_ending(st, slots))
+        legal = ((acc[None, None] >> _ACCEPT_SHIFT) & 1).astype(np.float32)
+        penalty = (legal - 1) * _BIG
+        frac = counts.astype(np.float32) / _CAPF  # (5 r, n)
+        # a: credit per tile of an incomplete line; b: the rest of its value once it completes.
+        self.a = value * (partial / _CAPF) + penalty
+        self.b = value * (1 - partial * frac) + penalty
+        self.room = (CAP - counts).astype(np.int16)  # (5 r, n)
+        self.floor_w = np.float32(bot.floor_w)
+        src = st.sources[:, slots]
+        self.tiles = unpack(src)  # (S, 5, n)
+        self.marker = st.marker_in_centre[slots].astype(np.int16)
+
+        best_by_k = np.empty((5, 5, n), np.float32)  # [k, c]: factory pick of k tiles
+        best_by_k[0] = -_BIG * 4
+        for k in range(1, 5):
+            best_by_k[k] = self._best_line(k, self.a, self.b, 0).max(axis=1)
+            np.maximum(best_by_k[k], -self.floor_w * floor_cost(self.floor, k), out=best_by_k[k])
+        fk = self.tiles[1:]
+        leftover = fk.sum(axis=1, dtype=np.int16)[:, None, :] - fk
+        colour_idx = np.arange(5)[None, :, None]
+        factory = flat(best_by_k).take((fk.astype(np.intp) * 5 + colour_idx) * n + self.cols)
+        factory -= np.float32(bot.centre) * leftover
+        kc = self.tiles[0]
+        m = self.marker
+        centre = self._best_line(kc[:, None, :], self.a, self.b, m).max(axis=1)
+        np.maximum(centre, -self.floor_w * floor_cost(self.floor, kc + m), out=centre)
+        centre += np.float32(bot.marker) * m - _BIG * 4 * (kc == 0)
+        self.values = np.concatenate([centre[None], factory]).reshape(-1, n)  # (S * 5, n)
+
+    def _best_line(self, k, a, b, m):
+        """Value of putting k tiles (m: the marker comes too) on each line: (..., 5 r, n)."""
+        low = (self.room > k).astype(np.float32)  # k < room: the line stays incomplete
+        over = np.maximum(k - self.room, 0) + m
+        fc = self.floor_w * floor_cost(self.floor, over)
+        fcm = self.floor_w * floor_cost(self.floor, m)
+        return b - fc + low * (k * a - fcm - b + fc)
+
+    def action(self, q: np.ndarray) -> np.ndarray:
+        """Action ids for pick indices q (into `values`) with their best destination."""
+        n, cols = self.n, self.cols
+        source = q // 5
+        colour = q % 5
+        k = flat(self.tiles).take(q * n + cols)
+        m = (source == 0) * self.marker
+        at = (colour * 5)[None] + np.arange(5)[:, None]  # (5 r, n) index of [c, r]
+        a = flat(self.a).take(at * n + cols)
+        b = flat(self.b).take(at * n + cols)
+        lines = self._best_line(k, a, b, m)
+        to_floor = -self.floor_w * floor_cost(self.floor, k + m)
+        dest = first_max(np.concatenate([lines, to_floor[None]]))
+        return (source * 5 + colour) * 6 + dest
+
+
+class HeuristicBot(Bot):
+    def __init__(
+        self,
+        points: float = 1.0,
+        partial: float = 0.6,
+        floor: float = 1.0,
+        bonus: float = 1.0,
+        centre: float = 0.1,
+        marker: float = 1.0,
+        endgame: float = 1.0,
+    ):
+        self.points = points
+        self.partial = partial
+        self.floor_w = floor
+        self.bonus = bonus
+        self.centre = centre
+        self.marker = marker
+        self.endgame = endgame
+
+    def evaluate(self, st, slots: np.ndarray) -> _Evaluation:
+        return _Evaluation(self, st, slots)
+
+    def act(self, st, slots, keys=None) -> np.ndarray:
+        ev = self.evaluate(st, slots)
+        return ev.action(first_max(ev.values))
+
+    def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
+        return best_columns(st.wall[seat, slots], row, legal, self.bonus)
+
+
+def make_heuristic(params: dict) -> HeuristicBot:
+    return HeuristicBot(**params)
