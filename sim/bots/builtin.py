@@ -7,6 +7,8 @@ from .heuristic import PARAMS as HEURISTIC_PARAMS
 from .heuristic import make_heuristic
 from .random_bot import RandomBot
 from .registry import register_bot
+from .search import PARAMS as ROLLOUT_PARAMS
+from .search import make_rollout
 
 register_bot(
     "random",
@@ -29,5 +31,14 @@ register_bot(
     "bonuses, floor penalty, first-player marker, tiles pushed to the centre (docs/bots.md).",
     make_heuristic,
     HEURISTIC_PARAMS,
+    source="builtin",
+)
+
+register_bot(
+    "rollout",
+    "Search: the heuristic's best picks, each played out to the end of the round with the "
+    "heuristic for every seat; plays the one with the best score margin (docs/bots.md).",
+    make_rollout,
+    ROLLOUT_PARAMS,
     source="builtin",
 )

@@ -217,10 +217,13 @@ def floor_cost(floor: np.ndarray, extra) -> np.ndarray:
 
 
 def substate(st: BatchState, slots: np.ndarray) -> BatchState:
-    """An independent copy of the games in `slots` (repeats allowed), in that order."""
-    return BatchState(
-        **{
-            f.name: (v[..., slots] if isinstance(v := getattr(st, f.name), np.ndarray) else v)
-            for f in fields(st)
-        }
-    )
+    """An independent copy of the games in `slots` (repeats allowed), in that order.
+
+    Arrays are made C-contiguous: the engine writes through ``reshape(-1)`` views, which would
+    silently be copies of the F-ordered result of a last-axis gather.
+    """
+    out = {}
+    for f in fields(st):
+        v = getattr(st, f.name)
+        out[f.name] = np.ascontiguousarray(v[..., slots]) if isinstance(v, np.ndarray) else v
+    return BatchState(**out)

@@ -112,7 +112,7 @@ class _Evaluation:
         self.b = value * (1 - partial * frac) + penalty
         self.room = (CAP - counts).astype(np.int16)  # (5 r, n)
         self.floor_w = np.float32(bot.floor_w)
-        src = st.sources[:, slots]
+        src = np.ascontiguousarray(st.sources[:, slots])
         self.tiles = unpack(src)  # (S, 5, n)
         self.marker = st.marker_in_centre[slots].astype(np.int16)
 
@@ -132,6 +132,34 @@ class _Evaluation:
         np.maximum(centre, -self.floor_w * floor_cost(self.floor, kc + m), out=centre)
         centre += np.float32(bot.marker) * m - _BIG * 4 * (kc == 0)
         self.values = np.concatenate([centre[None], factory]).reshape(-1, n)  # (S * 5, n)
+        self._centre_w = np.float32(bot.centre)
+        self._marker_w = np.float32(bot.marker)
+        self._leftover = leftover
+        self._factories = src[1:]
+
+    def action_values(self, dedupe: bool = True) -> np.ndarray:
+        """(n_actions, n) float32: the value of every action id (illegal ones below -1e3).
+
+        With `dedupe`, a factory holding exactly the same tiles as an earlier one is marked
+        illegal too (its actions lead to the same positions).
+        """
+        n = self.n
+        k = self.tiles[:, :, None, :]  # (S, 5, 1, n)
+        m = np.zeros((self.tiles.shape[0], 1, 1, n), np.int16)
+        m[0] = self.marker
+        lines = self._best_line(k, self.a[None], self.b[None], m)  # (S, 5, 5, n)
+        to_floor = -self.floor_w * floor_cost(self.floor, k + m)  # (S, 5, 1, n)
+        out = np.concatenate([lines, to_floor], axis=2)
+        out[1:] -= (self._centre_w * self._leftover)[:, :, None, :]
+        out[0] += (self._marker_w * self.marker)[None, None]
+        invalid = self.tiles == 0  # (S, 5, n)
+        if dedupe:
+            fac = self._factories
+            for i in range(1, fac.shape[0]):
+                same = (fac[:i] == fac[i][None]).any(axis=0)
+                invalid[1 + i] |= same[None]
+        out -= (_BIG * 4 * invalid)[:, :, None, :]
+        return out.reshape(-1, n)
 
     def _best_line(self, k, a, b, m):
         """Value of putting k tiles (m: the marker comes too) on each line: (..., 5 r, n)."""

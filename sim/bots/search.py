@@ -1,0 +1,141 @@
+"""The `rollout` search bot: the heuristic's best picks, each played out to the end of the round.
+
+Definition. At each decision:
+
+1. Candidates: the ``width`` (source, colour) picks the `heuristic` values highest, each with the
+   heuristic's destination for it (fewer when fewer picks are legal; ties in heuristic order).
+2. Each candidate is played on a copy of the game, then every seat -- this bot included -- plays the
+   `heuristic` (same weights) until the factories and the centre are empty; the round's wall
+   tiling, floor penalties and, if the game ends, end bonuses are applied as the engine does
+   (RULES §6, §8), and no tiles are dealt. Nothing in a round is random, so this is exact for
+   opponents that play the heuristic.
+3. Each seat's position is then valued: its score; plus, while the game goes on, the bonus
+   potential of its wall (a row, column or colour group worth v holding m of its 5 tiles counts
+   ``bonus * v * m**2 / 25``), the heuristic's credit for its incomplete pattern lines, and
+   ``marker`` for the seat that took the first-player marker (it starts the next round).
+4. The candidate with the highest ``own value - best opponent value`` is played (ties: the
+   heuristic's order). Gray-wall columns are the heuristic's.
+
+Uses no random numbers. Cost: about ``width`` times the rest of the round in heuristic moves per
+decision. The copies are `features.substate` copies; the real state is never touched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import engine
+from .base import Bot
+from .features import (
+    CAP,
+    column_masks,
+    first_max,
+    flat,
+    line_values,
+    row_masks,
+    substate,
+)
+from .heuristic import PARAMS as HEURISTIC_PARAMS
+from .heuristic import HeuristicBot, game_ending
+from .registry import Param
+
+PARAMS = (
+    Param("width", "int", 4, 1, 12, doc="candidate picks played out per decision"),
+) + HEURISTIC_PARAMS
+
+_SQUARES = (np.arange(6) ** 2).astype(np.float32)
+_CAPF = CAP.astype(np.float32)
+
+
+class RolloutBot(Bot):
+    def __init__(self, width: int = 4, **heuristic):
+        self.width = int(width)
+        self.policy = HeuristicBot(**heuristic)
+
+    def _columns(self, st, slots, seat, row, colours, legal):
+        return self.policy.choose_columns(st, slots, seat, row, colours, legal)
+
+    def candidates(self, st, slots: np.ndarray) -> np.ndarray:
+        """(width, n) candidate actions, best first; missing ones repeat the best."""
+        ev = self.policy.evaluate(st, slots)
+        n = slots.shape[0]
+        cols = np.arange(n)
+        out = np.empty((self.width, n), np.int64)
+        out[0] = ev.action(first_max(ev.values))
+        values = ev.action_values()
+        flat(values)[out[0] * n + cols] = -1e9
+        for j in range(1, self.width):
+            q = first_max(values)
+            at = q * n + cols
+            out[j] = np.where(flat(values).take(at) > -1e3, q, out[0])
+            flat(values)[at] = -1e9
+        return out
+
+    def act(self, st, slots, keys=None) -> np.ndarray:
+        n = slots.shape[0]
+        cand = self.candidates(st, slots)
+        if self.width == 1 or n == 0:
+            return cand[0]
+        width = self.width
+        sub = substate(st, np.tile(slots, width))
+        me = np.tile(st.current[slots].astype(np.intp), width)
+        everyone = np.arange(width * n)
+        engine.play(sub, everyone, cand.reshape(-1), defer_round_end=True)
+        while True:
+            running = np.flatnonzero(~sub.done & (sub.tiles_left > 0))
+            if running.size == 0:
+                break
+            engine.play(sub, running, self.policy.act(sub, running), defer_round_end=True)
+        waiting = np.flatnonzero(~sub.done)
+        columns = self._columns if sub.gray else None
+        if waiting.size:
+            engine.end_rounds(sub, waiting, columns, deal=False)
+        value = self.position_values(sub)  # (P, width * n)
+        own = value[me, everyone]
+        value[me, everyone] = -np.inf
+        margin = (own - value.max(axis=0)).reshape(width, n)
+        best = first_max(margin)
+        return cand[best, np.arange(n)]
+
+    def position_values(self, st) -> np.ndarray:
+        """(P, B) float32: each seat's value of a position between rounds (docstring, step 3)."""
+        h = self.policy
+        b = st.batch
+        going = (~st.done).astype(np.float32)
+        partial = np.float32(h.partial) * (1 - np.float32(h.endgame) * game_ending(st, np.arange(b)))
+        out = st.scores.astype(np.float32)
+        for p in range(st.players):
+            wall = st.wall[p]
+            row_colours = st.row_colours[p]
+            potential = (
+                2 * _SQUARES[_POP(row_masks(wall))].sum(axis=0)
+                + 7 * _SQUARES[_POP(column_masks(wall))].sum(axis=0)
+                + 10 * _SQUARES[_POP(column_masks(row_colours))].sum(axis=0)
+            ) * np.float32(h.bonus / 25)
+            counts = st.line_count[p]
+            colours = st.line_colour[p]
+            value = line_values(
+                st.gray,
+                wall,
+                row_colours,
+                st.col_colours[p],
+                counts,
+                colours,
+                h.points,
+                h.bonus,
+                2.0 * h.floor_w,
+            )  # (5 c, 5 r, B)
+            at = np.maximum(colours, 0).astype(np.intp) * 5 + np.arange(5)[:, None]
+            line = flat(value).take(at * b + np.arange(b))  # (5 r, B): V[colour of line r, r]
+            credit = (line * (counts.astype(np.float32) / _CAPF)).sum(axis=0) * partial
+            holder = (st.marker_holder == p).astype(np.float32) * np.float32(h.marker)
+            out[p] += going * (potential + credit + holder)
+        return out
+
+
+def _POP(masks: np.ndarray) -> np.ndarray:
+    return engine._POP5[masks]
+
+
+def make_rollout(params: dict) -> RolloutBot:
+    return RolloutBot(**params)
