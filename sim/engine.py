@@ -233,11 +233,10 @@ def _deal(st: BatchState, slots: np.ndarray, rounds: np.ndarray) -> np.ndarray:
 def start_rounds(st: BatchState, slots: np.ndarray) -> None:
     """Deal the next round in `slots` (RULES §7); zero tiles dealt ends a game `no_tiles` (§10.5).
 
-    The start player is the marker's holder, or, when nobody took the marker, the start player of
-    the round just played (decision 10.4); for a new game it is its first player.
+    The start player was set by `end_rounds` (the marker's holder, else the start player of the
+    round just played); for a new game it is its first player.
     """
-    holder = st.marker_holder[slots]
-    start_player = np.where(holder >= 0, holder, st.start_player[slots]).astype(np.int8)
+    start_player = st.start_player[slots]  # set by end_rounds (or reset_slots for a new game)
     next_round = st.round[slots] + 1
     dealt = _deal(st, slots, next_round)
     st.tiles_left[slots] = dealt
@@ -527,6 +526,12 @@ def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None, deal: boo
     st.floor_penalty[:, slots] += penalty
     st.scores[:, slots] = np.maximum(0, st.scores[:, slots] + points - penalty)
     st.floor[:, slots] = 0
+
+    # The marker's holder starts next; untaken, the round's start player again (decision 10.4).
+    holder = st.marker_holder[slots]
+    next_start = np.where(holder >= 0, holder, st.start_player[slots]).astype(np.int8)
+    st.start_player[slots] = next_start
+    st.current[slots] = next_start
 
     ended = np.zeros(slots.shape[0], bool)
     for r in range(5):
