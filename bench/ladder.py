@@ -157,7 +157,8 @@ def run(args) -> dict:
 
 def report(row: dict) -> None:
     parts = [
-        f"{label} {s['win_rate']:.3f} [{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}] ({s['mean_score']:.1f})"
+        f"{label} {s['win_rate']:.3f} [{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}] "
+        f"({s['mean_score']:.1f})"
         for label, s in row["per_bot"].items()
     ]
     print(f"{row['players']}p {row['wall']} {row['games']} games: " + "; ".join(parts), flush=True)
@@ -188,8 +189,9 @@ def tables(result: dict) -> str:
     for a in LADDER:
         cells = [("—" if a == b else _pct(grid[(a, b)])) for b in LADDER]
         lines.append(f"| **{a}** | " + " | ".join(cells) + " |")
-    lines += ["", "**Head to head, details** (games, mean score of each side, truncated games):", ""]
-    lines.append("| players | wall | upper bot | lower bot | games | upper wins | mean scores | truncated |")
+    lines += ["", "**Head to head, details** (games, mean score of each side, truncated games):"]
+    lines += ["", "| players | wall | upper bot | lower bot | games | upper wins | mean scores "]
+    lines[-1] += "| truncated |"
     lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for key in ("two_player", "two_player_gray", "four_player"):
         for row in result[key]:

@@ -1,4 +1,4 @@
-"""Built-in bots: legal actions everywhere, determinism, greedy's exact rule, parameters, strength."""
+"""Built-in bots: legal actions everywhere, determinism, greedy's rule, parameters, strength."""
 
 from __future__ import annotations
 
@@ -75,8 +75,9 @@ def test_gray_columns_are_legal_and_follow_adjacency(bot):
     cols = make_bot(bot).choose_columns(st, slots, 0, 1, np.zeros(slots.size, int), legal, keys)
     assert (((legal >> cols) & 1) == 1).all()
     if bot == "greedy":  # most adjacency points, ties leftmost
+        cols_at = [np.full(slots.size, c) for c in range(5)]
         points = np.stack(
-            [engine._placement_points(wall | (1 << (5 + c)), 1, np.full(slots.size, c)) for c in range(5)]
+            [engine._placement_points(wall | (1 << (5 + c)), 1, cols_at[c]) for c in range(5)]
         )
         points = np.where((legal[None] >> np.arange(5)[:, None]) & 1, points, -1)
         assert np.array_equal(cols, first_max(points))
@@ -126,7 +127,7 @@ def test_same_seed_same_games_whatever_the_chunking(bots, wall, games):
 
 
 def _position(factories, centre, lines, marker=True):
-    """A 2p position, seat 0 to move; `factories` maps index -> {colour: n}; lines (colour, count)."""
+    """A 2p position, seat 0 to move; `factories`: index -> {colour: n}; lines: (colour, count)."""
     st = engine.new_games(2, "coloured", 0, np.array([0]), np.array([0]))
     st.sources[:] = 0
     for i, tiles in factories.items():
@@ -217,7 +218,8 @@ def test_substate_is_an_independent_copy():
     slots = np.flatnonzero(~st.done)[:3]
     sub = substate(st, np.tile(slots, 2))
     before = st.copy()
-    engine.play(sub, np.arange(sub.batch), make_bot("greedy").act(sub, np.arange(sub.batch), keys[np.tile(slots, 2)]))
+    every = np.arange(sub.batch)
+    engine.play(sub, every, make_bot("greedy").act(sub, every, keys[np.tile(slots, 2)]))
     assert np.array_equal(before.sources, st.sources)
     assert not np.array_equal(sub.sources, st.sources[:, np.tile(slots, 2)])
 

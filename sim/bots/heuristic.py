@@ -57,7 +57,9 @@ PARAMS = (
         doc="share of a line's value credited to an incomplete line, per fraction of it filled",
     ),
     Param("floor", "float", 1.0, 0, 5, doc="weight of floor penalties (points)"),
-    Param("bonus", "float", 1.0, 0, 5, doc="weight of progress to the end bonuses (row/column/colour)"),
+    Param(
+        "bonus", "float", 1.0, 0, 5, doc="weight of progress to the end bonuses (row/column/colour)"
+    ),
     Param("centre", "float", 0.1, 0, 2, doc="cost per tile a factory pick pushes to the centre"),
     Param("marker", "float", 1.0, 0, 5, doc="value of taking the first-player marker (points)"),
     Param(

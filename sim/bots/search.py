@@ -102,7 +102,8 @@ class RolloutBot(Bot):
         h = self.policy
         b = st.batch
         going = (~st.done).astype(np.float32)
-        partial = np.float32(h.partial) * (1 - np.float32(h.endgame) * game_ending(st, np.arange(b)))
+        ending = game_ending(st, np.arange(b))
+        partial = np.float32(h.partial) * (1 - np.float32(h.endgame) * ending)
         out = st.scores.astype(np.float32)
         for p in range(st.players):
             wall = st.wall[p]
