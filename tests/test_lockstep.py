@@ -16,7 +16,7 @@ Compared at every step, for every game:
 At the end `engine.records` is compared with ``ReferenceGame.record()`` for every game.
 
 The default run plays 2,000 games per (player count x wall) with a 30-round cap, plus 200 games
-capped at 3 rounds for the ``round_cap`` path; ``-m slow`` runs 20,000 per configuration with the
+capped at 3 rounds for the ``round_cap`` path; ``-m slow`` runs 10,000 per configuration with the
 default cap of 100. The ``no_tiles`` end cannot be reached by random play in practice; it is
 covered on the reference engine by tests/test_reference.py.
 """
@@ -205,4 +205,4 @@ def test_lockstep_round_cap(players, wall):
 @pytest.mark.slow
 @pytest.mark.parametrize("players, wall", COMBOS)
 def test_lockstep_many(players, wall):
-    run_lockstep(players, wall, seed=99_000 + players, n_games=20_000, max_rounds=100)
+    run_lockstep(players, wall, seed=99_000 + players, n_games=10_000, max_rounds=100)
