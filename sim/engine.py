@@ -240,16 +240,15 @@ def start_rounds(st: BatchState, slots: np.ndarray) -> None:
     next_round = st.round[slots] + 1
     dealt = _deal(st, slots, next_round)
     st.tiles_left[slots] = dealt
-    st.marker_in_centre[slots] = True
-    st.marker_holder[slots] = -1
-    st.start_player[slots] = start_player
     st.current[slots] = start_player
     empty = dealt == 0
     st.round[slots] = np.where(empty, next_round - 1, next_round)
+    # A round that dealt nothing is not played: the marker stays where the last round left it.
+    dealt_slots = slots[~empty]
+    st.marker_in_centre[dealt_slots] = True
+    st.marker_holder[dealt_slots] = -1
     if empty.any():
-        gone = slots[empty]
-        st.marker_in_centre[gone] = False
-        _finish(st, gone, END_NO_TILES)
+        _finish(st, slots[empty], END_NO_TILES)
 
 
 # --- legality ----------------------------------------------------------------------------------
