@@ -75,6 +75,8 @@ def unpack_sources(packed: np.ndarray) -> np.ndarray:
     """(..., ) packed sources -> (5, ...) tiles per colour."""
     return np.stack([(packed >> (6 * c)) & 63 for c in range(5)])
 _FLOOR_CUM = FLOOR_CUM.astype(np.int32)
+_COLUMN0 = np.int32(sum(1 << (5 * r) for r in range(5)))  # the cells of column 0
+_GATHER_COLUMN = np.int64(sum(1 << (4 * j) for j in range(5)))
 _ALL_ACCEPT = np.int32((1 << 25) - 1)  # every empty line accepts every colour
 
 
@@ -418,9 +420,10 @@ def play(
 def _placement_points(wall: np.ndarray, row: int, col: np.ndarray) -> np.ndarray:
     """Points for the tile just placed at (row, col) of `wall` (which includes it, §6.2)."""
     row_mask = (wall >> (5 * row)) & 31
-    col_mask = np.zeros_like(wall)
-    for r in range(5):
-        col_mask |= ((wall >> (5 * r + col)) & 1) << r
+    # Gather the column's bits 5r (after the shift) into bits 16 + r with one multiply: the
+    # products 5r + 4j never collide, so nothing carries (j = 4 - r lands on 16 + r).
+    col_bits = ((wall >> col) & _COLUMN0).astype(np.int64)
+    col_mask = (col_bits * _GATHER_COLUMN >> 16) & 31
     h = _RUN_FLAT[row_mask * 5 + col]
     v = _RUN_FLAT[col_mask * 5 + row]
     return np.where((h > 1) & (v > 1), h + v, h + v - 1)
