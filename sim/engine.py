@@ -75,6 +75,8 @@ def unpack_sources(packed: np.ndarray) -> np.ndarray:
     """(..., ) packed sources -> (5, ...) tiles per colour."""
     return np.stack([(packed >> (6 * c)) & 63 for c in range(5)])
 _FLOOR_CUM = FLOOR_CUM.astype(np.int32)
+# _COLOURED_COLUMN[row, colour + 1]: column of the colour on the coloured wall (-1 -> 0, unused).
+_COLOURED_COLUMN = np.array([[0] + [(c + r) % 5 for c in range(5)] for r in range(5)], np.int32)
 _COLUMN0 = np.int32(sum(1 << (5 * r) for r in range(5)))  # the cells of column 0
 _GATHER_COLUMN = np.int64(sum(1 << (4 * j) for j in range(5)))
 _ALL_ACCEPT = np.int32((1 << 25) - 1)  # every empty line accepts every colour
@@ -491,23 +493,21 @@ def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None, deal: boo
             placed = full & ~dead
             to_lid = np.where(placed, r, np.where(dead, r + 1, 0))
         else:
-            col = (colour + r) % 5
+            col = _COLOURED_COLUMN[r].take(colour + 1)
             placed = full
-            to_lid = np.where(full, r, 0)
+            to_lid = full * np.int32(r)
         col = np.maximum(col, 0)
-        bit = np.where(placed, np.int32(1) << (5 * r + col), 0).astype(np.int32)
-        wall |= bit
-        row_colours |= np.where(placed, np.int32(1) << (5 * r + np.maximum(colour, 0)), 0).astype(
-            np.int32
-        )
-        col_colours |= np.where(placed, np.int32(1) << (5 * col + np.maximum(colour, 0)), 0).astype(
-            np.int32
-        )
-        points += np.where(placed, _placement_points(wall, r, col), 0)
+        hue = np.maximum(colour, 0)
+        on = placed.astype(np.int32)
+        wall |= on << (5 * r + col)
+        row_colours |= on << (5 * r + hue)
+        col_colours |= on << (5 * col + hue)
+        points += on * _placement_points(wall, r, col)
         # The other r tiles of a tiled line go to the lid (§6.1); added up once below.
-        lid_at[r] = np.maximum(colour, 0) * n + cols
+        lid_at[r] = hue * n + cols
         lid_add[r] = to_lid
-        if placed.any():
+        if st.gray and placed.any():
+            # Gray walls keep each cell's colour; the coloured wall's follow from the layout.
             p_idx, g_idx = np.nonzero(placed)
             cells[(p_idx * 25 + 5 * r + col[p_idx, g_idx]) * b_all + slots[g_idx]] = colour[
                 p_idx, g_idx
@@ -515,7 +515,7 @@ def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None, deal: boo
         counts[:, r] = np.where(full, 0, counts[:, r])
         colours[:, r] = np.where(full, -1, colour)
         # A cleared line accepts every colour its wall row lacks (it accepted none while full).
-        accept |= np.where(full, _SPREAD[31 & ~(row_colours >> (5 * r))] << r, 0).astype(np.int32)
+        accept |= full * (_SPREAD[31 & ~(row_colours >> (5 * r))] << r)
     lid += np.bincount(lid_at.ravel(), lid_add.ravel(), minlength=5 * n).reshape(5, n).astype(np.int16)
     penalty = _FLOOR_CUM[floor]
     st.wall[:, slots] = wall
@@ -535,9 +535,9 @@ def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None, deal: boo
     st.start_player[slots] = next_start
     st.current[slots] = next_start
 
-    ended = np.zeros(slots.shape[0], bool)
-    for r in range(5):
-        ended |= ((wall & _ROW_BITS[r]) == _ROW_BITS[r]).any(axis=0)
+    # Bit 5r survives these ANDs only where row r is complete.
+    full_rows = wall & (wall >> 1) & (wall >> 2) & (wall >> 3) & (wall >> 4) & _COLUMN0
+    ended = (full_rows != 0).any(axis=0)
     if ended.any():
         _finish(st, slots[ended], END_ROW_COMPLETED)
     capped = ~ended & (st.round[slots] >= st.max_rounds)
@@ -614,9 +614,20 @@ def records(st: BatchState, slots=None, seat_bot=None) -> GameRecords:
     )
 
 
+def wall_colours(st: BatchState, slots=None) -> np.ndarray:
+    """(P, 25, n) int8 colour at cell 5*row + col of each wall, -1 when empty."""
+    slots = np.arange(st.batch) if slots is None else np.asarray(slots)
+    if st.gray:
+        return st.wall_cells[:, :, slots]
+    occupied = (st.wall[:, None, slots] >> np.arange(25, dtype=np.int32)[None, :, None]) & 1
+    layout = np.array([(c - r) % 5 for r in range(5) for c in range(5)], np.int8)
+    return np.where(occupied == 1, layout[None, :, None], -1).astype(np.int8)
+
+
 def snapshot(st: BatchState, b: int) -> dict:
     """The canonical plain-Python view of game slot `b` (the reference engine's format)."""
     p_count = st.players
+    cells = wall_colours(st, [b])
 
     def counts(a):
         return [int(x) for x in a]
@@ -638,7 +649,7 @@ def snapshot(st: BatchState, b: int) -> dict:
             for p in range(p_count)
         ],
         "wall": [
-            [[int(st.wall_cells[p, 5 * r + c, b]) for c in range(5)] for r in range(5)]
+            [[int(cells[p, 5 * r + c, 0]) for c in range(5)] for r in range(5)]
             for p in range(p_count)
         ],
         "floor": [int(st.floor[p, b]) for p in range(p_count)],

@@ -87,7 +87,7 @@ def _batch_rows(st) -> np.ndarray:
         st.bag,
         st.lid,
         np.stack([st.line_colour, st.line_count], axis=2).reshape(-1, b),
-        st.wall_cells.reshape(-1, b),
+        engine.wall_colours(st).reshape(-1, b),
         st.floor,
         st.scores,
     ]
