@@ -1,0 +1,150 @@
+"""A small Python client for the AzulSim API, with deadlines on every call.
+
+::
+
+    from service.client import Client
+    from sim.spec import JobSpec
+
+    with Client("127.0.0.1:50051") as c:
+        spec = JobSpec.from_dict({"configurations": [{"players": 2, "bots": ["greedy", "random"]}],
+                                  "games": 10000, "seed": 7})
+        job, created = c.submit(spec, request_id="my-run-1")
+        for update in c.watch(job.job_id):
+            print(update.games_done, "/", update.games_total)
+        doc = c.statistics_document(job.job_id)   # the same document as `azulsim simulate --json`
+
+Calls raise `grpc.RpcError` (``.code()``, ``.details()``) on failure. Unary calls have a default
+deadline (`DEFAULT_TIMEOUT_S`); `watch` has none and ends when the job does (or on cancel).
+The bearer token travels as ``authorization`` metadata (grpc drops call credentials on insecure
+channels, so it is not sent as call credentials).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from . import convert
+from .api import azulsim_pb2 as pb
+from .api import azulsim_pb2_grpc as pb_grpc
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+DEFAULT_TIMEOUT_S = 30.0
+REPLAY_TIMEOUT_S = 120.0
+
+
+class Client:
+    """Client of ``azulsim.v1.AzulSim``.
+
+    Parameters
+    ----------
+    address : ``host:port`` (default ``$AZULSIM_SERVER`` or ``127.0.0.1:50051``)
+    token : bearer token (default ``$AZULSIM_TOKEN``); sent on every call when set
+    tls_ca : PEM file of the CA that signed the server's certificate (default ``$AZULSIM_TLS_CA``);
+        set: the channel uses TLS
+    timeout : default deadline of unary calls, seconds
+    max_message_bytes : largest reply accepted
+    """
+
+    def __init__(
+        self,
+        address: str | None = None,
+        token: str | None = None,
+        tls_ca: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        max_message_bytes: int = 64 * 1024 * 1024,
+        tls_server_name: str | None = None,
+    ):
+        self.address = address or os.environ.get("AZULSIM_SERVER") or DEFAULT_ADDRESS
+        token = token if token is not None else os.environ.get("AZULSIM_TOKEN")
+        tls_ca = tls_ca if tls_ca is not None else os.environ.get("AZULSIM_TLS_CA")
+        self.timeout = timeout
+        options = [
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+            ("grpc.keepalive_time_ms", 30_000),
+            ("grpc.keepalive_timeout_ms", 10_000),
+        ]
+        if tls_server_name:
+            options.append(("grpc.ssl_target_name_override", tls_server_name))
+        if tls_ca:
+            creds = grpc.ssl_channel_credentials(root_certificates=Path(tls_ca).read_bytes())
+            self.channel = grpc.secure_channel(self.address, creds, options=options)
+        else:
+            self.channel = grpc.insecure_channel(self.address, options=options)
+        self.metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        self.stub = pb_grpc.AzulSimStub(self.channel)
+
+    # -- context manager ---------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _kw(self, timeout: float | None) -> dict[str, Any]:
+        return {"timeout": self.timeout if timeout is None else timeout, "metadata": self.metadata}
+
+    def wait_ready(self, timeout: float = 10.0) -> None:
+        """Block until the channel connects (raises grpc.FutureTimeoutError)."""
+        grpc.channel_ready_future(self.channel).result(timeout=timeout)
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def submit(self, spec, request_id: str = "", timeout: float | None = None) -> tuple[pb.Job, bool]:
+        """Submit a `sim.spec.JobSpec` (or a `pb.JobSpec`); returns ``(job, created)``."""
+        msg = spec if isinstance(spec, pb.JobSpec) else convert.spec_to_proto(spec)
+        reply = self.stub.SubmitJob(
+            pb.SubmitJobRequest(spec=msg, request_id=request_id), **self._kw(timeout)
+        )
+        return reply.job, reply.created
+
+    def get(self, job_id: str, timeout: float | None = None) -> pb.Job:
+        return self.stub.GetJob(pb.GetJobRequest(job_id=job_id), **self._kw(timeout))
+
+    def list(
+        self, page_size: int = 0, page_token: str = "", timeout: float | None = None
+    ) -> tuple[list[pb.Job], str]:
+        """One page of jobs, newest first, and the next page's token ("" after the last)."""
+        reply = self.stub.ListJobs(
+            pb.ListJobsRequest(page_size=page_size, page_token=page_token), **self._kw(timeout)
+        )
+        return list(reply.jobs), reply.next_page_token
+
+    def watch(self, job_id: str, interval_ms: int = 0, timeout: float | None = None) -> Iterator[pb.Job]:
+        """The job now and after each change, until it ends (no deadline unless `timeout`)."""
+        return self.stub.WatchJob(
+            pb.WatchJobRequest(job_id=job_id, interval_ms=interval_ms),
+            timeout=timeout,
+            metadata=self.metadata,
+        )
+
+    def cancel(self, job_id: str, timeout: float | None = None) -> pb.Job:
+        return self.stub.CancelJob(pb.CancelJobRequest(job_id=job_id), **self._kw(timeout))
+
+    def statistics(self, job_id: str, timeout: float | None = None) -> pb.Statistics:
+        return self.stub.GetStatistics(pb.GetStatisticsRequest(job_id=job_id), **self._kw(timeout))
+
+    def statistics_document(self, job_id: str, timeout: float | None = None) -> dict[str, Any]:
+        """The statistics document (as ``azulsim simulate --json`` prints it, minus ``timing``)."""
+        return json.loads(self.statistics(job_id, timeout).statistics_json)
+
+    def bots(self, timeout: float | None = None) -> list[pb.Bot]:
+        return list(self.stub.ListBots(pb.ListBotsRequest(), **self._kw(timeout)).bots)
+
+    def replay(
+        self, job_id: str, game: int, configuration: int = 0, timeout: float | None = None
+    ) -> pb.Replay:
+        return self.stub.ReplayGame(
+            pb.ReplayGameRequest(job_id=job_id, configuration=configuration, game=game),
+            **self._kw(REPLAY_TIMEOUT_S if timeout is None else timeout),
+        )

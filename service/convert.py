@@ -1,0 +1,320 @@
+"""Conversions between the API messages (`service.api`) and the domain objects of `sim`/`workers`.
+
+Requests are validated here, once: each function raises ``ValueError`` with a message that starts
+with the request field's path and says what is allowed, e.g.
+``spec.configurations[0].players must be 2, 3 or 4; got 5``; the server turns it into
+INVALID_ARGUMENT. Replies are built from plain objects (`workers.store.JobInfo`, the statistics
+document, `sim.bots.registry.BotInfo`, `service.replay.GameReplay`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import datetime
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from sim.spec import JobSpec
+
+from .api import azulsim_pb2 as pb
+
+MAX_CONFIGURATIONS = 64
+MAX_BOT_SPEC_CHARS = 200
+MAX_JOB_ID_CHARS = 64
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 1000
+DEFAULT_WATCH_MS = 500
+REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
+JOB_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,64}$")
+
+SEATING = {
+    pb.SEATING_UNSPECIFIED: "rotate",
+    pb.SEATING_ROTATE: "rotate",
+    pb.SEATING_FIXED: "fixed",
+    pb.SEATING_SHUFFLE: "shuffle",
+}
+SEATING_TO_PB = {"rotate": pb.SEATING_ROTATE, "fixed": pb.SEATING_FIXED, "shuffle": pb.SEATING_SHUFFLE}
+WALL = {pb.WALL_UNSPECIFIED: "coloured", pb.WALL_COLOURED: "coloured", pb.WALL_GRAY: "gray"}
+WALL_TO_PB = {"coloured": pb.WALL_COLOURED, "gray": pb.WALL_GRAY}
+STATES = ("QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED")
+TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
+
+
+# --- requests ---------------------------------------------------------------------------------
+
+
+def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") -> JobSpec:
+    """A validated `JobSpec` from the request's ``spec`` (errors name ``spec.<field>``)."""
+    if not has_spec:
+        raise ValueError(f"{path} is required")
+    if len(msg.configurations) > MAX_CONFIGURATIONS:
+        raise ValueError(
+            f"{path}.configurations must hold at most {MAX_CONFIGURATIONS} configurations; "
+            f"got {len(msg.configurations)}"
+        )
+    configs = []
+    for k, c in enumerate(msg.configurations):
+        where = f"{path}.configurations[{k}]"
+        for i, bot in enumerate(c.bots):
+            if len(bot) > MAX_BOT_SPEC_CHARS:
+                raise ValueError(
+                    f"{where}.bots[{i}] must be at most {MAX_BOT_SPEC_CHARS} characters; "
+                    f"got {len(bot)}"
+                )
+        if c.seating not in SEATING:
+            raise ValueError(f"{where}.seating must be ROTATE, FIXED or SHUFFLE; got {c.seating}")
+        if c.wall not in WALL:
+            raise ValueError(f"{where}.wall must be COLOURED or GRAY; got {c.wall}")
+        configs.append(
+            {"players": c.players, "bots": list(c.bots), "seating": SEATING[c.seating],
+             "wall": WALL[c.wall]}
+        )
+    data: dict[str, Any] = {"configurations": configs, "games": msg.games, "seed": msg.seed}
+    if msg.max_rounds:
+        data["max_rounds"] = msg.max_rounds
+    try:
+        return JobSpec.from_dict(data)
+    except ValueError as exc:
+        raise ValueError(f"{path}.{exc}") from None
+
+
+def spec_to_proto(spec: JobSpec) -> pb.JobSpec:
+    return pb.JobSpec(
+        configurations=[
+            pb.Configuration(
+                players=c.players, bots=list(c.bots), seating=SEATING_TO_PB[c.seating],
+                wall=WALL_TO_PB[c.wall],
+            )
+            for c in spec.configurations
+        ],
+        games=spec.games,
+        seed=spec.seed,
+        max_rounds=spec.max_rounds,
+    )
+
+
+def check_request_id(request_id: str) -> str:
+    if request_id and not REQUEST_ID.match(request_id):
+        raise ValueError(
+            "request_id must be 1 to 128 characters from A-Z a-z 0-9 . _ : -; "
+            f"got {request_id[:140]!r}"
+        )
+    return request_id
+
+
+def check_job_id(job_id: str) -> str:
+    if not job_id:
+        raise ValueError("job_id is required")
+    if not JOB_ID.match(job_id):
+        raise ValueError(f"job_id is not a job id; got {job_id[:80]!r}")
+    return job_id
+
+
+def page_size(value: int) -> int:
+    if not 0 <= value <= MAX_PAGE_SIZE:
+        raise ValueError(f"page_size must be in 0..{MAX_PAGE_SIZE}; got {value}")
+    return value or DEFAULT_PAGE_SIZE
+
+
+def watch_interval_s(value: int) -> float:
+    if value and not 100 <= value <= 60000:
+        raise ValueError(f"interval_ms must be 0 or in 100..60000; got {value}")
+    return (value or DEFAULT_WATCH_MS) / 1000.0
+
+
+# --- replies ----------------------------------------------------------------------------------
+
+
+def _timestamp(value: Any) -> Timestamp | None:
+    """A Timestamp from unix seconds (int/float/str) or a datetime; None for unset values."""
+    if value is None or value == "" or value == 0:
+        return None
+    ts = Timestamp()
+    if isinstance(value, datetime):
+        ts.FromDatetime(value)
+        return ts
+    seconds = float(value)
+    ts.FromNanoseconds(int(round(seconds * 1e9)))
+    return ts
+
+
+def _spec_of(info: Any) -> JobSpec | None:
+    spec = getattr(info, "spec", None)
+    if spec is None or isinstance(spec, JobSpec):
+        return spec
+    if isinstance(spec, str | bytes):
+        return JobSpec.from_json(spec)
+    return JobSpec.from_dict(spec)
+
+
+def job_to_proto(info: Any) -> pb.Job:
+    """A `Job` message from a `workers.store.JobInfo`."""
+    job = pb.Job(
+        job_id=info.job_id,
+        state=pb.JobState.Value(info.state) if info.state in STATES else 0,
+        request_id=info.request_id or "",
+        games_total=int(info.games_total or 0),
+        games_done=int(info.games_done or 0),
+        chunks_total=int(info.chunks_total or 0),
+        chunks_done=int(info.chunks_done or 0),
+        error=info.error or "",
+        rules_version=info.rules_version or "",
+    )
+    spec = _spec_of(info)
+    if spec is not None:
+        job.spec.CopyFrom(spec_to_proto(spec))
+    for name in ("created_at", "started_at", "finished_at"):
+        ts = _timestamp(getattr(info, name, None))
+        if ts is not None:
+            getattr(job, name).CopyFrom(ts)
+    return job
+
+
+def _nan(x: float | None) -> float:
+    return math.nan if x is None else float(x)
+
+
+def statistics_to_proto(info: Any, doc: dict[str, Any]) -> pb.Statistics:
+    """The `Statistics` reply: the document as JSON text plus its key figures typed."""
+    doc = {k: v for k, v in doc.items() if k != "timing"}
+    bots = []
+    for name, g in doc.get("bots", {}).items():
+        ci = g.get("win_rate_ci95") or [None, None]
+        bots.append(
+            pb.BotSummary(
+                bot=name,
+                player_games=int(g.get("player_games", 0)),
+                wins=int(g.get("wins", 0)),
+                win_rate=_nan(g.get("win_rate")),
+                win_rate_ci95_low=_nan(ci[0]),
+                win_rate_ci95_high=_nan(ci[1]),
+                score_mean=_nan(g.get("score", {}).get("mean")),
+            )
+        )
+    return pb.Statistics(
+        job=job_to_proto(info),
+        partial=info.state != "SUCCEEDED",
+        statistics_json=json.dumps(doc, separators=(",", ":")),
+        games_done=int(doc.get("games_done", 0)),
+        games_finished=int(doc.get("games_finished", 0)),
+        games_truncated=int(doc.get("games_truncated", 0)),
+        bots=bots,
+    )
+
+
+def _param_text(param: Any, value: Any) -> str:
+    return param.format(value) if hasattr(param, "format") else str(value)
+
+
+def bots_to_proto(infos: list[Any]) -> pb.ListBotsResponse:
+    out = pb.ListBotsResponse()
+    for info in infos:
+        bot = out.bots.add(name=info.name, description=info.description)
+        for p in info.params:
+            param = bot.parameters.add(
+                name=p.name, type=p.type, default=_param_text(p, p.default),
+                choices=list(p.choices), doc=p.doc,
+            )
+            if p.min is not None:
+                param.min = float(p.min)
+            if p.max is not None:
+                param.max = float(p.max)
+    return out
+
+
+def _counts(values) -> pb.TileCounts:
+    return pb.TileCounts(counts=[int(v) for v in values])
+
+
+def state_to_proto(s: dict[str, Any]) -> pb.GameState:
+    """A `GameState` from a `sim.engine.snapshot` dict."""
+    return pb.GameState(
+        round=s["round"],
+        turn=s["turn"],
+        current=s["current"],
+        factories=[_counts(f) for f in s["factories"]],
+        centre=_counts(s["centre"]),
+        marker_in_centre=s["marker_in_centre"],
+        marker_holder=s["marker_holder"],
+        bag=_counts(s["bag"]),
+        lid=_counts(s["lid"]),
+        boards=[
+            pb.Board(
+                lines=[pb.PatternLine(colour=c, count=n) for c, n in s["lines"][p]],
+                wall=[cell for row in s["wall"][p] for cell in row],
+                floor=s["floor"][p],
+                score=s["scores"][p],
+            )
+            for p in range(len(s["scores"]))
+        ],
+    )
+
+
+def state_from_proto(m: pb.GameState) -> dict[str, Any]:
+    """The snapshot dict back from a `GameState` (for text rendering on the client)."""
+    return {
+        "round": m.round,
+        "turn": m.turn,
+        "current": m.current,
+        "factories": [list(f.counts) for f in m.factories],
+        "centre": list(m.centre.counts),
+        "marker_in_centre": m.marker_in_centre,
+        "marker_holder": m.marker_holder,
+        "bag": list(m.bag.counts),
+        "lid": list(m.lid.counts),
+        "lines": [[[ln.colour, ln.count] for ln in b.lines] for b in m.boards],
+        "wall": [[list(b.wall[5 * r : 5 * r + 5]) for r in range(5)] for b in m.boards],
+        "floor": [b.floor for b in m.boards],
+        "scores": [b.score for b in m.boards],
+    }
+
+
+def replay_to_proto(job_id: str, replay: Any, rules_version: str) -> pb.Replay:
+    """A `Replay` message from a `service.replay.GameReplay`."""
+    return pb.Replay(
+        job_id=job_id,
+        configuration=replay.configuration,
+        game=replay.game,
+        players=replay.players,
+        wall=WALL_TO_PB[replay.wall],
+        seat_bots=replay.seat_bots,
+        first_player=replay.first_player,
+        steps=[
+            pb.ReplayStep(
+                kind=pb.ReplayStep.Kind.Value(step.kind),
+                seat=step.seat,
+                action=step.action,
+                action_text=step.action_text,
+                state=state_to_proto(step.state),
+            )
+            for step in replay.steps
+        ],
+        scores=replay.scores,
+        end_reason=replay.end_reason,
+        winners=replay.winners,
+        rules_version=rules_version,
+    )
+
+
+def replay_from_proto(m: pb.Replay):
+    """A `service.replay.GameReplay` back from a `Replay` message (for `format_replay`)."""
+    from .replay import GameReplay, Step
+
+    return GameReplay(
+        configuration=m.configuration,
+        game=m.game,
+        players=m.players,
+        wall=WALL.get(m.wall, "coloured"),
+        seat_bots=list(m.seat_bots),
+        first_player=m.first_player,
+        steps=[
+            Step(pb.ReplayStep.Kind.Name(s.kind), state_from_proto(s.state), s.seat, s.action)
+            for s in m.steps
+        ],
+        scores=list(m.scores),
+        end_reason=m.end_reason,
+        winners=list(m.winners),
+    )
