@@ -655,3 +655,61 @@ def snapshot(st: BatchState, b: int) -> dict:
         "floor": [int(st.floor[p, b]) for p in range(p_count)],
         "scores": [int(st.scores[p, b]) for p in range(p_count)],
     }
+
+
+def from_snapshots(
+    players: int,
+    wall: str,
+    seed: int,
+    games,
+    snapshots: list[dict],
+    max_rounds: int = 100,
+    first_player=0,
+) -> BatchState:
+    """A batch of games set up from canonical snapshots (the `snapshot` format), for tests.
+
+    Each game continues exactly as from that position: its later deals come from (seed, game).
+    Records count floor penalties and marker takes from this point on.
+    """
+    games = np.asarray(games, dtype=np.int64)
+    if len(snapshots) != games.shape[0]:
+        raise ValueError("need one snapshot per game")
+    st = empty_state(players, wall == "gray", seed, max_rounds, games.shape[0])
+    st.game[:] = games
+    st.deal_key[:] = rng.game_keys(seed, games, rng.DEAL)
+    st.first_player[:] = first_player
+    for b, s in enumerate(snapshots):
+        sources = [s["centre"], *s["factories"]]
+        for i, counts in enumerate(sources):
+            st.sources[i, b] = sum(int(k) << (6 * c) for c, k in enumerate(counts))
+            for c, k in enumerate(counts):
+                if k:
+                    st.presence[b] |= np.int64(1) << (11 * c + i)
+        st.tiles_left[b] = sum(map(sum, sources))
+        st.marker_in_centre[b] = s["marker_in_centre"]
+        st.marker_holder[b] = s["marker_holder"]
+        st.bag[:, b] = s["bag"]
+        st.lid[:, b] = s["lid"]
+        for p in range(players):
+            for r, (colour, count) in enumerate(s["lines"][p]):
+                st.line_colour[p, r, b] = colour
+                st.line_count[p, r, b] = count
+            for r, row in enumerate(s["wall"][p]):
+                for col, colour in enumerate(row):
+                    if colour < 0:
+                        continue
+                    st.wall[p, b] |= 1 << (5 * r + col)
+                    st.row_colours[p, b] |= 1 << (5 * r + colour)
+                    st.col_colours[p, b] |= 1 << (5 * col + colour)
+                    st.wall_cells[p, 5 * r + col, b] = colour
+            st.floor[p, b] = s["floor"][p]
+            st.scores[p, b] = s["scores"][p]
+        st.current[b] = s["current"]
+        st.round[b] = s["round"]
+        st.turn[b] = s["turn"]
+        st.done[b] = s["done"]
+        if s["done"]:
+            st.end_reason[b] = END_REASONS.index(s["end_reason"])
+    st.start_player[:] = [s.get("start_player", s["current"]) for s in snapshots]
+    _refresh_accept(st, np.arange(games.shape[0]))
+    return st

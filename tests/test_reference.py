@@ -13,9 +13,13 @@ from sim import rng
 from sim.actions import CENTRE, FLOOR, encode, n_actions
 from sim.constants import FLOOR_CUM, wall_colour
 from sim.reference import MARKER, ReferenceGame, placement_points
+from tests.twin import mirror_steps  # noqa: F401  (fixture)
 
 B, Y, R, K, W = range(5)
 E = -1  # empty wall cell
+
+# Every step of these tests is also played on the batch engine and compared (tests/twin.py).
+pytestmark = pytest.mark.usefixtures("mirror_steps")
 
 
 def pos(players=2, wall="coloured", **kw) -> ReferenceGame:
