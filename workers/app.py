@@ -1,0 +1,146 @@
+"""The one Celery app and its configuration, for every process (server, workers, monitoring).
+
+notes/service.md §1.1–1.3 explains the choices; the short reason for each is beside it. The
+ordering invariant, checked by `workers.settings.Settings`::
+
+    task soft limit < task hard limit < visibility timeout < reconciler stall threshold < key TTL
+
+Run a worker with ``azulsim worker`` (`run_worker`) or ``celery -A workers.app worker``; both use
+the same app. Set ``OMP_NUM_THREADS=1`` (and the OpenBLAS/MKL equivalents) in a worker's
+environment: `run_worker` sets them when unset, before the pool forks.
+"""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery, bootsteps
+
+from .settings import Settings, load_settings
+from .tasks import TASK_NAME, register
+
+
+def celery_config(settings: Settings) -> dict:
+    """The Celery settings for `settings`, each with its reason."""
+    transport = {
+        # Redelivery of an unacked (crashed/lost) message after this long; must exceed the hard
+        # limit or a running chunk is delivered twice (notes §1.1). Set in every place it is read.
+        "visibility_timeout": settings.visibility_timeout_s,
+        # kombu >= 5.7 sweeps unacked messages every interval x throttle seconds (default ~100 s).
+        "unacked_restore_interval": 10,
+        "unacked_restore_throttle": 3,
+        "socket_keepalive": True,  # notice dead broker connections
+        "socket_connect_timeout": 5,  # fail fast when Redis is down instead of hanging
+        "socket_timeout": 30,  # comfortably above the BRPOP poll (1 s)
+        "retry_on_timeout": True,  # one retry on a read timeout rather than an error
+        "health_check_interval": 25,  # ping idle connections (kombu's default, kept explicit)
+    }
+    return {
+        "broker_url": settings.redis_url,  # Redis is the broker and the job store
+        "broker_transport_options": transport,
+        "visibility_timeout": settings.visibility_timeout_s,  # the docs: set it here too
+        "broker_connection_retry_on_startup": True,  # wait for Redis at start; silences 6.0 warning
+        "result_backend": None,  # no result backend: counters go to the job store (notes §1.2)
+        "task_ignore_result": True,  # no celery-task-meta-* keys piling up
+        "task_serializer": "json",  # JSON only: pickle from the broker is code execution (notes §2)
+        "result_serializer": "json",
+        "accept_content": ["json"],  # messages in any other format are refused
+        "result_accept_content": ["json"],
+        "task_acks_late": True,  # ack after the chunk ran: a crash leaves the message to redeliver
+        "task_reject_on_worker_lost": True,  # requeue when the pool child dies (OOM, kill)...
+        # ...and the attempt cap in begin_chunk.lua stops the loop a poison chunk would make.
+        "task_acks_on_failure_or_timeout": True,  # failures are recorded and republished by us
+        "worker_prefetch_multiplier": 1,  # reserve only the running chunk per process (notes §1.3)
+        "task_soft_time_limit": settings.task_soft_limit_s,  # raises in the chunk: a failed attempt
+        "task_time_limit": settings.task_hard_limit_s,  # kills a stuck child; < visibility timeout
+        # Recycle pool children now and then: bounds memory growth of long-lived processes.
+        "worker_max_tasks_per_child": settings.max_tasks_per_child or None,
+        # Without it a running acks_late task runs twice after a broker connection loss.
+        "worker_cancel_long_running_tasks_on_connection_loss": True,
+        "worker_soft_shutdown_timeout": 30.0,  # SIGTERM lets a running chunk finish (5.5+)
+        "task_default_queue": settings.queue,  # chunks go to their own queue
+        "task_routes": {TASK_NAME: {"queue": settings.queue}},
+        "task_create_missing_queues": True,
+        "worker_send_task_events": False,  # events cost a pub/sub message each; Flower turns them on
+        "worker_hijack_root_logger": False,  # keep the process's own logging set-up
+        "worker_redirect_stdouts": False,  # numpy warnings stay on stderr, not in the task log
+        "broker_pool_limit": 10,  # publisher connections per process
+        "enable_utc": True,
+        "timezone": "UTC",
+    }
+
+
+class ReconcilerStep(bootsteps.StartStopStep):
+    """Runs `workers.reconciler.reconcile_once` every ``settings.reconcile_interval_s`` on the
+    worker's own timer (main process, no beat); a Redis lock makes one worker sweep at a time."""
+
+    requires = {"celery.worker.consumer.tasks:Tasks"}
+
+    def __init__(self, parent, **kwargs):
+        self.tref = None
+        super().__init__(parent, **kwargs)
+
+    def start(self, parent):
+        settings: Settings = parent.app.azulsim_settings
+        if settings.reconcile_interval_s > 0:
+            from .reconciler import reconcile_tick
+
+            self.tref = parent.timer.call_repeatedly(
+                settings.reconcile_interval_s, reconcile_tick, (parent.app,), priority=10
+            )
+
+    def stop(self, parent):
+        if self.tref is not None:
+            self.tref.cancel()
+            self.tref = None
+
+    shutdown = stop
+
+
+def make_app(settings: Settings | None = None) -> Celery:
+    """A Celery app for `settings` (default: `load_settings()`), with the chunk task registered.
+
+    The settings are kept on the app as ``app.azulsim_settings`` (the task and the reconciler read
+    them from there).
+    """
+    settings = settings or load_settings()
+    celery = Celery("azulsim", set_as_current=False)
+    celery.config_from_object(celery_config(settings))
+    celery.azulsim_settings = settings
+    register(celery)
+    celery.steps["consumer"].add(ReconcilerStep)
+    return celery
+
+
+app = make_app(load_settings())
+
+
+def run_worker(
+    concurrency: int | None = None,
+    settings: Settings | None = None,
+    argv: list[str] | None = None,
+) -> None:
+    """Run a chunk worker in this process until it is stopped (what ``azulsim worker`` calls).
+
+    Parameters
+    ----------
+    concurrency : pool processes (prefork); default ``settings.concurrency`` or one per core
+    settings : default `load_settings()` (the module's `app` when they are the same)
+    argv : extra ``celery worker`` options (e.g. ``["--loglevel=INFO"]``)
+    """
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")  # one BLAS thread per pool child, set before forking
+    settings = settings or load_settings()
+    celery = app if settings == app.azulsim_settings else make_app(settings)
+    concurrency = concurrency or settings.concurrency or os.cpu_count() or 1
+    args = [
+        "worker",
+        "--pool=prefork",
+        f"--concurrency={concurrency}",
+        f"--queues={settings.queue}",
+        "--prefetch-multiplier=1",
+        *(argv or []),
+    ]
+    if not any(a.startswith(("--loglevel", "-l")) for a in argv or []):
+        args.append("--loglevel=INFO")
+    celery.worker_main(args)

@@ -1,0 +1,120 @@
+"""The chunk task: play one chunk of a job's games, count them, merge the counters atomically.
+
+A chunk task has two JSON arguments, ``(job_id, chunk)``. Its steps:
+
+1. ``begin_chunk.lua``: skip if the job is not QUEUED/RUNNING (cancelled, failed, gone) or the
+   chunk is merged already; otherwise count the attempt (a job whose chunk is past
+   ``max_attempts`` attempts becomes FAILED here, which also ends a redelivery loop of a chunk
+   that kills its process) and move the job to RUNNING;
+2. load the spec (parsed once per process) and play the chunk's games with
+   `sim.play.play_games`, then count them with `sim.stats.count`;
+3. check the job is still running, then merge with ``merge_chunk.lua`` (which checks again,
+   atomically, and test-and-sets the chunk's done bit, so a duplicate never counts twice).
+
+An exception in step 2 or 3 is recorded (``fail_chunk.lua``) and the chunk is published again at
+once (no countdown/ETA: notes/service.md §1.2), or the job FAILS once the attempts are spent. The
+task itself then returns normally, so its message is acked.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import traceback
+from typing import Any
+
+import redis
+
+from .settings import Settings
+from .store import JobStore, chunk_games_range
+
+log = logging.getLogger("azulsim.workers")
+
+TASK_NAME = "azulsim.chunk"
+
+_stores: dict[tuple[int, Settings], JobStore] = {}
+
+
+def store_for(settings: Settings) -> JobStore:
+    """This process's `JobStore` for `settings` (created lazily, after any fork)."""
+    key = (os.getpid(), settings)
+    store = _stores.get(key)
+    if store is None:
+        client = redis.Redis.from_url(
+            settings.redis_url, socket_connect_timeout=5, socket_timeout=30,
+            health_check_interval=25,
+        )
+        store = _stores[key] = JobStore(client, settings)
+    return store
+
+
+def play_chunk(spec, chunk_games: int, chunk: int) -> tuple[int, dict[str, int], dict[str, float]]:
+    """Play and count one chunk: ``(games, counters, timings)``; no Redis, no Celery.
+
+    Timings (seconds): ``play`` in `sim.play.play_games`, ``count`` in `sim.stats.count`.
+    """
+    from sim.play import play_games
+    from sim.stats import count
+
+    config_index, start, stop = chunk_games_range(spec, chunk_games, chunk)
+    config = spec.configurations[config_index]
+    t0 = time.perf_counter()
+    records = play_games(config, spec.seed, start, stop, spec.max_rounds)
+    t1 = time.perf_counter()
+    if len(records) != stop - start:
+        raise RuntimeError(f"play_games returned {len(records)} records for {stop - start} games")
+    counters = count(records, config_index, config)
+    t2 = time.perf_counter()
+    return stop - start, counters, {"play": t1 - t0, "count": t2 - t1}
+
+
+def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
+    """The body of the chunk task (callable directly in tests); returns what happened."""
+    settings: Settings = app.azulsim_settings
+    store = store_for(settings)
+    status, detail = store.begin_chunk(job_id, chunk)
+    if status != "run":
+        log.info("chunk %s/%d skipped: %s %s", job_id, chunk, status, detail)
+        return {"status": "skipped", "reason": status, "detail": detail}
+    attempt = int(detail)
+    try:
+        job = store.get_job(job_id)
+        games, counters, timings = play_chunk(job.spec, job.chunk_games, chunk)
+        if store.job_state(job_id) not in ("QUEUED", "RUNNING"):  # cancelled while playing
+            return {"status": "skipped", "reason": "state"}
+        t0 = time.perf_counter()
+        code, state = store.merge_chunk(job_id, chunk, games, counters, job.request_id)
+        timings["merge"] = time.perf_counter() - t0
+    except Exception as exc:  # SoftTimeLimitExceeded included: a failed attempt
+        error = f"{type(exc).__name__}: {exc}"
+        log.error("chunk %s/%d attempt %d failed: %s\n%s", job_id, chunk, attempt, error,
+                  traceback.format_exc())
+        try:
+            outcome, info = store.fail_chunk(job_id, chunk, error)
+        except Exception:  # Redis down: the reconciler or the visibility timeout will retry
+            log.exception("chunk %s/%d: could not record the failure", job_id, chunk)
+            raise exc from None
+        if outcome == "retry":
+            app.send_task(TASK_NAME, args=[job_id, chunk], queue=settings.queue)
+        elif outcome == "failed":
+            log.error("job %s FAILED: %s", job_id, info)
+        return {"status": "failed", "outcome": outcome, "error": error}
+    result = {"merge": {2: "finished", 1: "merged", 0: "duplicate", -1: "refused"}[code]}
+    log.info(
+        "chunk %s/%d attempt %d: %d games, %s (job %s); play %.3f s, count %.3f s, merge %.3f s",
+        job_id, chunk, attempt, games, result["merge"], state, timings["play"],
+        timings["count"], timings["merge"],
+    )
+    return {"status": "ok", "games": games, "state": state, "timings": timings, **result}
+
+
+def register(celery) -> None:
+    """Register the chunk task (name ``azulsim.chunk``) on a Celery app."""
+
+    @celery.task(name=TASK_NAME, bind=True, ignore_result=True, acks_late=True)
+    def chunk_task(self, job_id: str, chunk: int) -> dict[str, Any]:
+        """Play, count and merge chunk `chunk` of job `job_id` (see the module docstring)."""
+        return run_chunk(self.app, str(job_id), int(chunk))
+
+    celery.chunk_task = chunk_task
