@@ -340,9 +340,13 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_simulate]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # The service's subcommands live in their own modules (they import this one).
+    from .jobcli import SUBCOMMANDS as JOB_SUBCOMMANDS
+    from .stack import SUBCOMMANDS as STACK_SUBCOMMANDS
+
     parser = argparse.ArgumentParser(prog=PROG, description="AzulSim: batch simulation of Azul.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in SUBCOMMANDS:
+    for add in [*SUBCOMMANDS, *STACK_SUBCOMMANDS, *JOB_SUBCOMMANDS]:
         add(sub)
     return parser
 

@@ -105,7 +105,14 @@ class Backend:
             raise BadRequest(str(exc)) from None
 
     def cancel(self, job_id: str):
-        return self.store.cancel_job(job_id)
+        from workers.store import JobFinished
+
+        try:
+            return self.store.cancel_job(job_id)
+        except JobFinished as exc:
+            if exc.job.state == "CANCELLED":  # cancelling twice is not an error
+                return exc.job
+            raise
 
     def statistics(self, job_id: str):
         info = self.store.get_job(job_id)

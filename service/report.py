@@ -1,0 +1,361 @@
+"""Plots of a job's statistics: ``azulsim report`` (DESIGN.md §7).
+
+A report draws, for each configuration of the statistics document (docs/statistics.md,
+schema ``azulsim.stats/1``), one row of four panels:
+
+- **score distribution per bot** — the fixed-bin score histograms of the document, as the share
+  of each bot's player-games per bin (so bots with different player-game counts compare);
+- **win rate per bot** with its 95 % Wilson interval (``win_rate``, ``win_rate_ci95``);
+- **win rate per seat** with its Wilson interval (seat 0 is the first seat of the spec);
+- **game length** — the histogram of rounds per finished game.
+
+The output format follows the file's extension: ``.png``, ``.svg`` or ``.pdf`` (one figure, a
+row per configuration), or ``.html`` (a self-contained page: a title, a table of the key figures
+and one embedded PNG per configuration). Drawing uses matplotlib's Agg canvas directly — no
+``pyplot``, no display, no global state — so it works in servers, workers and CI alike.
+
+Everything here reads only the derived document, never counters, so a report from a saved
+``azulsim simulate --json`` file and one fetched from the API (`fetch_statistics`) are drawn by
+the same code.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+FORMATS = (".png", ".svg", ".pdf", ".html")
+DPI = 110
+PANEL_SIZE = (4.6, 3.4)  # inches per panel
+
+
+class ReportError(ValueError):
+    """The input is not a statistics document, or the output cannot be written."""
+
+
+# --- input ------------------------------------------------------------------------------------
+
+
+def unwrap(data: Any) -> dict[str, Any]:
+    """The statistics document inside `data`.
+
+    Accepts the document itself (``azulsim simulate --json``), a wrapper holding it under
+    ``statistics`` or ``document``, or one holding its JSON text under ``statistics_json``
+    (the API's ``Statistics`` message as JSON).
+    """
+    if isinstance(data, Mapping):
+        if "configurations" in data:
+            return dict(data)
+        for key in ("statistics", "document", "stats"):
+            if isinstance(data.get(key), Mapping):
+                return unwrap(data[key])
+        text = data.get("statistics_json") or data.get("statisticsJson")
+        if isinstance(text, str):
+            return unwrap(json.loads(text))
+    raise ReportError(
+        "not a statistics document (schema azulsim.stats/1): expected a JSON object with "
+        "'configurations', as `azulsim simulate --json` prints"
+    )
+
+
+def load_statistics(path: str | Path) -> dict[str, Any]:
+    """Read a saved statistics document (see `unwrap` for the shapes accepted)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{path} is not valid JSON: {exc}") from None
+    return unwrap(data)
+
+
+def fetch_statistics(job_id: str, **client_kwargs: Any) -> dict[str, Any]:
+    """A job's statistics document from the API server, through `service.client.Client`.
+
+    `client_kwargs` go to the client (``address``, ``token``, ``tls_ca``, ``timeout``); unset
+    ones come from ``AZULSIM_SERVER``, ``AZULSIM_TOKEN`` and ``AZULSIM_TLS_CA``. Raises
+    `grpc.RpcError` when the call fails.
+    """
+    from .client import Client
+
+    with Client(**client_kwargs) as client:
+        return client.statistics_document(job_id)
+
+
+# --- figures ----------------------------------------------------------------------------------
+
+
+def _hist(stat: Mapping[str, Any]) -> tuple[int, list[int]]:
+    h = (stat or {}).get("histogram") or {}
+    return int(h.get("bin_width") or 1), [int(c) for c in h.get("counts") or []]
+
+
+def _used_bins(counts_list: Sequence[Sequence[int]]) -> tuple[int, int]:
+    """First and one-past-last bin index with a count in any of the histograms (0, 1 if none)."""
+    lo, hi = None, 0
+    for counts in counts_list:
+        nz = [i for i, c in enumerate(counts) if c]
+        if nz:
+            lo = nz[0] if lo is None else min(lo, nz[0])
+            hi = max(hi, nz[-1] + 1)
+    return (lo or 0, hi) if hi else (0, 1)
+
+
+def _rate_bars(ax, labels: Sequence[str], groups: Sequence[Mapping[str, Any]], colours) -> None:
+    """Bars of win rates (percent) with their Wilson intervals as error bars."""
+    xs = list(range(len(labels)))
+    rates, lows, highs = [], [], []
+    for g in groups:
+        rate = g.get("win_rate")
+        ci = g.get("win_rate_ci95")
+        if rate is None:
+            rates.append(0.0)
+            lows.append(0.0)
+            highs.append(0.0)
+            continue
+        rates.append(100 * rate)
+        lo, hi = ci if ci else (rate, rate)
+        lows.append(max(0.0, 100 * (rate - lo)))  # rounding can put a bound a hair inside
+        highs.append(max(0.0, 100 * (hi - rate)))
+    ax.bar(xs, rates, color=colours, alpha=0.8, yerr=[lows, highs], capsize=4,
+           error_kw={"elinewidth": 1.2, "ecolor": "black"})
+    for x, g, r, hi in zip(xs, groups, rates, highs, strict=True):
+        text = "n/a" if g.get("win_rate") is None else f"{r:.1f}%"
+        ax.annotate(text, (x, r + hi), textcoords="offset points", xytext=(0, 3),
+                    ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(xs, labels, rotation=20 if max(map(len, labels), default=0) > 8 else 0,
+                  ha="right" if max(map(len, labels), default=0) > 8 else "center", fontsize=8)
+    top = max((r + h for r, h in zip(rates, highs, strict=True)), default=0.0)
+    ax.set_ylim(0, min(112.0, max(10.0, top * 1.2 + 5)))  # room above 100 % for the labels
+    ax.set_ylabel("win rate, % (95% Wilson CI)")
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _draw_configuration(axes, cfg: Mapping[str, Any], palette) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    bots = list((cfg.get("bots") or {}).items())
+    colour = {name: palette[i % len(palette)] for i, (name, _) in enumerate(bots)}
+
+    # 1. score distribution per bot
+    ax = axes[0]
+    hists = [(name, *_hist(g.get("score"))) for name, g in bots]
+    lo, hi = _used_bins([counts for _, _, counts in hists])
+    for name, width, counts in hists:
+        total = sum(counts)
+        if not total:
+            continue
+        xs = [i * width for i in range(lo, hi + 1)]
+        ys = [100 * counts[i] / total if i < len(counts) else 0.0 for i in range(lo, hi)]
+        ax.stairs(ys, xs, label=name, color=colour[name], linewidth=1.6, fill=False)
+        ax.stairs(ys, xs, color=colour[name], alpha=0.12, fill=True)
+    ax.set_xlabel("final score (bins of the document)")
+    ax.set_ylabel("% of the bot's player-games")
+    ax.set_title("Score distribution by bot", fontsize=10)
+    if bots:
+        ax.legend(fontsize=8, frameon=False)
+    ax.grid(alpha=0.3)
+
+    # 2. win rate per bot
+    ax = axes[1]
+    _rate_bars(ax, [n for n, _ in bots], [g for _, g in bots], [colour[n] for n, _ in bots])
+    ax.set_title("Win rate by bot", fontsize=10)
+
+    # 3. win rate per seat (coloured by the bot the spec puts there)
+    ax = axes[2]
+    seats = list(cfg.get("seats") or [])
+    seat_bots = list(cfg.get("seat_bots") or [])
+    seating = cfg.get("seating", "")
+    labels = [f"seat {i}" for i in range(len(seats))]
+    colours = [
+        colour.get(seat_bots[i], palette[-1]) if seating == "fixed" and i < len(seat_bots)
+        else "0.55"
+        for i in range(len(seats))
+    ]
+    _rate_bars(ax, labels, seats, colours)
+    if cfg.get("players"):
+        ax.axhline(100 / cfg["players"], color="0.3", linestyle="--", linewidth=1,
+                   label=f"1/{cfg['players']} (no seat advantage)")
+        ax.legend(fontsize=8, frameon=False, loc="best")
+    ax.set_title("Win rate by seat" + (f" ({seating} seating)" if seating else ""), fontsize=10)
+
+    # 4. game length
+    ax = axes[3]
+    width, counts = _hist(cfg.get("rounds"))
+    if counts:
+        lo, hi = _used_bins([counts])
+        xs = list(range(lo, hi))
+        ax.bar([i * width for i in xs], [counts[i] for i in xs], width=0.8 * width,
+               color="0.35")
+        last = len(counts) - 1
+        if hi - 1 == last:  # the last bin is open: say so on its tick
+            ax.annotate("and up", (last * width, counts[last]), textcoords="offset points",
+                        xytext=(0, 3), ha="center", fontsize=7)
+    mean = (cfg.get("rounds") or {}).get("mean")
+    ax.set_title("Game length" + (f" (mean {mean:.2f} rounds)" if mean is not None else ""),
+                 fontsize=10)
+    ax.set_xlabel("rounds per finished game")
+    if counts:
+        if hi - lo <= 15:
+            ax.set_xticks([i * width for i in range(lo, hi)])
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlim((lo - 1) * width, hi * width)
+    ax.set_ylabel("games")
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _configuration_title(cfg: Mapping[str, Any]) -> str:
+    truncated = cfg.get("games_truncated", 0)
+    return (
+        f"Configuration {cfg.get('index', 0)}: {cfg.get('players', '?')} players, "
+        f"{cfg.get('wall', '?')} wall, {cfg.get('seating', '?')} seating — "
+        f"{', '.join(cfg.get('seat_bots') or [])} — "
+        f"{cfg.get('games_finished', 0):,} games finished"
+        + (f", {truncated:,} truncated" if truncated else "")
+    )
+
+
+def document_title(doc: Mapping[str, Any], title: str | None = None) -> str:
+    """The report's heading: `title`, or a summary of the document."""
+    if title:
+        return title
+    spec = doc.get("spec") or {}
+    done, total = doc.get("games_done"), doc.get("games_total")
+    partial = done is not None and total is not None and done < total
+    parts = [f"AzulSim statistics — seed {spec.get('seed', '?')}"]
+    if total is not None:
+        parts.append(f"{done:,}/{total:,} games" + (" (partial)" if partial else ""))
+    if doc.get("rules_version"):
+        parts.append(str(doc["rules_version"]))
+    return ", ".join(parts)
+
+
+def figure(doc: Mapping[str, Any], title: str | None = None, configurations=None):
+    """A matplotlib `Figure` (Agg canvas attached) with one row of panels per configuration.
+
+    Parameters
+    ----------
+    doc : the statistics document
+    title : heading (default: seed, games done and rules version)
+    configurations : indices of ``doc["configurations"]`` to draw (default: all)
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    configs = list(doc.get("configurations") or [])
+    if configurations is not None:
+        configs = [configs[i] for i in configurations]
+    if not configs:
+        raise ReportError("the statistics document has no configurations to plot")
+    rows = len(configs)
+    fig = Figure(figsize=(4 * PANEL_SIZE[0], rows * PANEL_SIZE[1] + 0.6), dpi=DPI,
+                 layout="constrained")
+    FigureCanvasAgg(fig)
+    fig.suptitle(document_title(doc, title), fontsize=12, fontweight="bold")
+    palette = [f"C{i}" for i in range(10)]
+    subfigs = fig.subfigures(rows, 1, squeeze=False)[:, 0]
+    for sub, cfg in zip(subfigs, configs, strict=True):
+        sub.suptitle(_configuration_title(cfg), fontsize=10)
+        _draw_configuration(sub.subplots(1, 4), cfg, palette)
+    return fig
+
+
+def _png_bytes(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI)
+    return buf.getvalue()
+
+
+# --- HTML -------------------------------------------------------------------------------------
+
+
+def _pct(rate: float | None, ci: Sequence[float] | None) -> str:
+    if rate is None:
+        return "–"
+    text = f"{100 * rate:.1f}%"
+    return text + (f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else "")
+
+
+def _mean(stat: Mapping[str, Any] | None) -> str:
+    if not stat or stat.get("mean") is None:
+        return "–"
+    ci = stat.get("ci95")
+    return f"{stat['mean']:.2f}" + (f" ± {(ci[1] - ci[0]) / 2:.2f}" if ci else "")
+
+
+def html_page(doc: Mapping[str, Any], title: str | None = None) -> str:
+    """A self-contained HTML report: key figures as tables and one embedded PNG per
+    configuration (``data:image/png;base64``; no external files or scripts)."""
+    head = html.escape(document_title(doc, title))
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{head}</title>",
+        "<style>body{font-family:sans-serif;margin:1.5em;max-width:1800px}"
+        "table{border-collapse:collapse;margin:.5em 0 1em}"
+        "td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}"
+        "td:first-child,th:first-child{text-align:left}img{max-width:100%}</style>",
+        f"</head><body><h1>{head}</h1>",
+    ]
+    for k, cfg in enumerate(doc.get("configurations") or []):
+        png = _png_bytes(figure(doc, title=_configuration_title(cfg), configurations=[k]))
+        parts.append(f"<h2>{html.escape(_configuration_title(cfg))}</h2>")
+        parts.append(
+            "<p>rounds " + _mean(cfg.get("rounds")) + " · turns " + _mean(cfg.get("turns"))
+            + " · score " + _mean(cfg.get("score")) + " · margin of victory "
+            + _mean(cfg.get("margin")) + "</p>"
+        )
+        rows = ["<table><tr><th>bot</th><th>player-games</th><th>score (mean ± 95%)</th>"
+                "<th>wins</th><th>win rate [95% Wilson]</th></tr>"]
+        for name, g in (cfg.get("bots") or {}).items():
+            rows.append(
+                f"<tr><td>{html.escape(name)}</td><td>{g.get('player_games', 0):,}</td>"
+                f"<td>{_mean(g.get('score'))}</td><td>{g.get('wins', 0):,}</td>"
+                f"<td>{_pct(g.get('win_rate'), g.get('win_rate_ci95'))}</td></tr>"
+            )
+        for i, g in enumerate(cfg.get("seats") or []):
+            rows.append(
+                f"<tr><td>seat {i}</td><td>{g.get('player_games', 0):,}</td>"
+                f"<td>{_mean(g.get('score'))}</td><td>{g.get('wins', 0):,}</td>"
+                f"<td>{_pct(g.get('win_rate'), g.get('win_rate_ci95'))}</td></tr>"
+            )
+        rows.append("</table>")
+        parts.extend(rows)
+        b64 = base64.b64encode(png).decode("ascii")
+        alt = html.escape(f"plots of configuration {cfg.get('index', k)}")
+        parts.append(f'<img alt="{alt}" src="data:image/png;base64,{b64}">')
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+
+def write_report(doc: Mapping[str, Any], path: str | Path, title: str | None = None) -> Path:
+    """Draw `doc` to `path`; the extension picks the format (`FORMATS`). Returns the path."""
+    path = Path(path)
+    ext = path.suffix.lower()
+    if ext not in FORMATS:
+        raise ReportError(
+            f"output must end in {', '.join(FORMATS)} (the extension picks the format); "
+            f"got {path.name!r}"
+        )
+    doc = unwrap(doc)
+    if not doc.get("configurations"):
+        raise ReportError("the statistics document has no configurations to plot")
+    try:
+        if ext == ".html":
+            path.write_text(html_page(doc, title), encoding="utf-8")
+        else:
+            figure(doc, title).savefig(path, format=ext[1:], dpi=DPI)
+    except OSError as exc:
+        raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
