@@ -359,3 +359,75 @@ def write_report(doc: Mapping[str, Any], path: str | Path, title: str | None = N
     except OSError as exc:
         raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
+
+
+# --- command line: ``azulsim report`` (registered in service/cli.py's SUBCOMMANDS) ---------------
+
+
+def add_report(subparsers) -> None:
+    p = subparsers.add_parser(
+        "report",
+        help="plot a job's statistics to an image or an HTML page",
+        description=(
+            "Plot score distributions per bot, win rates with 95%% Wilson intervals per bot and "
+            "per seat, and the game-length histogram, for each configuration. JOB is fetched "
+            "from the API server; --from reads a saved statistics document instead "
+            "(`azulsim simulate --json > stats.json`). The extension of -o picks the format: "
+            ".png, .svg, .pdf or .html (self-contained, images embedded)."
+        ),
+    )
+    p.add_argument("job_id", nargs="?", metavar="JOB", help="job id on the API server")
+    p.add_argument("--from", dest="source", metavar="FILE",
+                   help="a saved statistics document (JSON) instead of JOB; - for stdin")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="where to write: report.png, report.svg, report.pdf or report.html")
+    p.add_argument("--title", help="heading (default: seed, games and rules version)")
+    g = p.add_argument_group("server (with JOB)")
+    g.add_argument("--server", help="API address host:port (default $AZULSIM_SERVER or "
+                                    "127.0.0.1:50051)")
+    g.add_argument("--token", help="bearer token (default $AZULSIM_TOKEN)")
+    g.add_argument("--tls-ca", metavar="FILE",
+                   help="CA certificate (PEM): use TLS (default $AZULSIM_TLS_CA)")
+    g.add_argument("--timeout", type=float, default=30.0, help="deadline of the call, s")
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args) -> int:
+    import sys
+
+    from .cli import CommandError, UsageError
+
+    if (args.job_id is None) == (args.source is None):
+        raise UsageError("give either JOB or --from FILE")
+    if Path(args.output).suffix.lower() not in FORMATS:
+        raise UsageError(f"-o must end in {', '.join(FORMATS)}; got {args.output!r}")
+    try:
+        if args.source == "-":
+            doc = unwrap(json.load(sys.stdin))
+        elif args.source is not None:
+            doc = load_statistics(args.source)
+        else:
+            doc = _fetch_for_cli(args)
+        path = write_report(doc, args.output, title=args.title)
+    except (ReportError, json.JSONDecodeError) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(str(exc)) from None
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def _fetch_for_cli(args) -> dict[str, Any]:
+    import grpc
+
+    from .cli import CommandError, UsageError
+
+    try:
+        return fetch_statistics(args.job_id, address=args.server, token=args.token,
+                                tls_ca=args.tls_ca, timeout=args.timeout)
+    except grpc.RpcError as exc:
+        code, details = exc.code(), exc.details() or ""
+        if code == grpc.StatusCode.UNAVAILABLE:
+            details = f"cannot reach {args.server or 'the server'} ({details})"
+        cls = UsageError if code == grpc.StatusCode.INVALID_ARGUMENT else CommandError
+        raise cls(f"{code.name}: {details}") from None
