@@ -1,0 +1,293 @@
+"""The gRPC server against a real Redis, with no worker: status codes, messages, limits, auth,
+health, reflection, deadlines, TLS and graceful shutdown."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+
+from service.api import azulsim_pb2 as pb
+from service.client import Client
+from service.config import ServerConfig
+from service.server import make_backend
+from service.testing import ServerThread
+
+pytest.importorskip("workers.store")
+from workers.settings import load_settings  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+C = grpc.StatusCode
+
+
+def _spec(players=2, bots=("greedy", "random"), games=100, seed=1, max_rounds=0, **extra):
+    return pb.JobSpec(
+        configurations=[pb.Configuration(players=players, bots=list(bots), **extra)],
+        games=games,
+        seed=seed,
+        max_rounds=max_rounds,
+    )
+
+
+@pytest.fixture
+def start(azulsim_env):
+    servers = []
+
+    def start(env_extra=None, **config) -> Client:
+        settings = load_settings({**azulsim_env, **(env_extra or {})})
+        cfg = ServerConfig(**config)
+        server = ServerThread(make_backend(cfg, settings), cfg).start()
+        servers.append(server)
+        return Client(server.address, token=config.pop("token", ""), timeout=10)
+
+    yield start
+    for s in servers:
+        s.stop()
+
+
+@pytest.fixture
+def client(start):
+    return start()
+
+
+def _code(call, *args, **kwargs) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.RpcError) as info:
+        call(*args, **kwargs)
+    return info.value.code(), info.value.details()
+
+
+BAD_SPECS = [
+    (_spec(players=5), "spec.configurations[0].players must be 2, 3 or 4; got 5"),
+    (_spec(bots=("greedy", "nope")), "spec.configurations[0].bots[1]: unknown bot 'nope'"),
+    (_spec(bots=("greedy",)), "spec.configurations[0].bots must name one bot per seat (2)"),
+    (_spec(bots=("heuristic:floor=99", "random")), "parameter 'floor' must be"),
+    (_spec(games=0), "spec.games must be an integer of at least 1; got 0"),
+    (_spec(seed=2**63), "spec.seed must be an integer between 0 and 2**63-1"),
+    (pb.JobSpec(games=10, seed=1), "spec.configurations must hold at least one configuration"),
+    (_spec(seating=9), "spec.configurations[0].seating must be ROTATE, FIXED or SHUFFLE; got 9"),
+    (_spec(wall=7), "spec.configurations[0].wall must be COLOURED or GRAY; got 7"),
+    (_spec(bots=("x" * 201, "random")), "spec.configurations[0].bots[0] must be at most 200"),
+]
+
+
+@pytest.mark.parametrize("spec, message", BAD_SPECS, ids=[m[:40] for _, m in BAD_SPECS])
+def test_submit_rejects_bad_specs_naming_the_field(client, spec, message):
+    code, details = _code(client.stub.SubmitJob, pb.SubmitJobRequest(spec=spec), timeout=10)
+    assert code == C.INVALID_ARGUMENT
+    assert message in details
+
+
+def test_bad_fields_of_other_calls(client):
+    s = client.stub
+    cases = [
+        (s.SubmitJob, pb.SubmitJobRequest(), "spec is required"),
+        (s.SubmitJob, pb.SubmitJobRequest(spec=_spec(max_rounds=5000)), "spec.max_rounds must be"),
+        (s.SubmitJob, pb.SubmitJobRequest(spec=_spec(), request_id="bad id!"), "request_id must be"),
+        (s.GetJob, pb.GetJobRequest(), "job_id is required"),
+        (s.GetJob, pb.GetJobRequest(job_id="../../etc"), "job_id is not a job id"),
+        (s.ListJobs, pb.ListJobsRequest(page_size=5000), "page_size must be in 0..1000; got 5000"),
+        (s.ListJobs, pb.ListJobsRequest(page_token="xyz"), "page_token"),
+        (s.CancelJob, pb.CancelJobRequest(), "job_id is required"),
+        (s.GetStatistics, pb.GetStatisticsRequest(), "job_id is required"),
+        (s.ReplayGame, pb.ReplayGameRequest(job_id="abc", game=-1), "game must be at least 0"),
+    ]
+    for call, request, message in cases:
+        code, details = _code(call, request, timeout=10)
+        assert code == C.INVALID_ARGUMENT, (request, code, details)
+        assert message in details, (request, details)
+    code, details = _code(
+        lambda: list(s.WatchJob(pb.WatchJobRequest(job_id="abc", interval_ms=5), timeout=10))
+    )
+    assert code == C.INVALID_ARGUMENT and "interval_ms" in details
+
+
+def test_not_found(client):
+    for call in (client.get, client.cancel, client.statistics, lambda j: client.replay(j, 0)):
+        code, details = _code(call, "0123456789abcdef")
+        assert code == C.NOT_FOUND and "0123456789abcdef" in details
+    code, _ = _code(lambda: list(client.watch("0123456789abcdef")))
+    assert code == C.NOT_FOUND
+
+
+def test_submit_is_idempotent_by_request_id(client):
+    job, created = client.submit(_spec(), request_id="run-1")
+    assert created and job.state == pb.QUEUED and job.games_total == 100
+    again, created_again = client.submit(_spec(), request_id="run-1")
+    assert not created_again and again.job_id == job.job_id
+    code, details = _code(client.submit, _spec(seed=2), request_id="run-1")
+    assert code == C.ALREADY_EXISTS and "run-1" in details
+    other, created = client.submit(_spec())  # no request_id: a new job every time
+    assert created and other.job_id != job.job_id
+    assert client.get(job.job_id).spec == job.spec
+    # Specs are echoed canonically.
+    assert list(job.spec.configurations[0].bots) == ["greedy", "random"]
+    assert job.spec.max_rounds == 100 and job.created_at.seconds > 0
+
+
+def test_list_jobs_pages_newest_first(client):
+    ids = [client.submit(_spec(seed=i))[0].job_id for i in range(5)]
+    seen, token = [], ""
+    while True:
+        page, token = client.list(page_size=2, page_token=token)
+        assert len(page) <= 2
+        seen += [j.job_id for j in page]
+        if not token:
+            break
+    assert seen == ids[::-1]
+
+
+def test_cancel_and_cancel_again(client):
+    job, _ = client.submit(_spec())
+    cancelled = client.cancel(job.job_id)
+    assert cancelled.state == pb.CANCELLED and cancelled.finished_at.seconds > 0
+    assert client.cancel(job.job_id).state == pb.CANCELLED  # idempotent
+    # A watch on an ended job sends it once and closes.
+    updates = list(client.watch(job.job_id))
+    assert len(updates) == 1 and updates[0].state == pb.CANCELLED
+    stats = client.statistics(job.job_id)
+    assert stats.partial and stats.games_done == 0
+
+
+def test_list_bots_with_parameters(client):
+    bots = {b.name: b for b in client.bots()}
+    assert {"random", "greedy", "heuristic", "rollout"} <= set(bots)
+    floor = {p.name: p for p in bots["heuristic"].parameters}["floor"]
+    assert floor.type == "float" and floor.HasField("min") and floor.doc
+
+
+def test_replay_rejects_games_outside_the_job(client):
+    job, _ = client.submit(_spec(games=10))
+    code, details = _code(client.replay, job.job_id, 10)
+    assert code == C.INVALID_ARGUMENT and "game must be in 0..9; got 10" in details
+    code, details = _code(client.replay, job.job_id, 0, configuration=1)
+    assert code == C.INVALID_ARGUMENT and "configuration must be in 0..0; got 1" in details
+
+
+def test_limits(start):
+    client = start(max_games_per_job=1000, max_queued_jobs=2, max_message_bytes=4096)
+    code, details = _code(client.submit, _spec(games=1001))
+    assert code == C.RESOURCE_EXHAUSTED and "1,001 games" in details and "1,000" in details
+    client.submit(_spec())
+    client.submit(_spec())
+    code, details = _code(client.submit, _spec())
+    assert code == C.RESOURCE_EXHAUSTED and "queued" in details
+    big = pb.JobSpec(
+        configurations=[pb.Configuration(players=4, bots=["r" * 190] * 4)] * 10, games=1, seed=1
+    )
+    code, _ = _code(client.submit, big)
+    assert code == C.RESOURCE_EXHAUSTED  # the request is larger than max_message_bytes
+
+
+def test_deadline_is_honoured(client):
+    job, _ = client.submit(_spec())  # no worker: it stays QUEUED
+    began = time.monotonic()
+    code, _ = _code(lambda: list(client.watch(job.job_id, timeout=0.5)))
+    assert code == C.DEADLINE_EXCEEDED and time.monotonic() - began < 5
+    assert client.get(job.job_id).state == pb.QUEUED  # the server is fine
+
+
+def test_unavailable_when_redis_is_down(start):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    client = start({"AZULSIM_REDIS_URL": f"redis://127.0.0.1:{port}/0"})
+    for call in (lambda: client.get("abc"), lambda: client.submit(_spec()), lambda: client.list()):
+        code, details = _code(call)
+        assert code == C.UNAVAILABLE and "Redis" in details
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    health = health_pb2_grpc.HealthStub(client.channel)
+    reply = health.Check(health_pb2.HealthCheckRequest(service="azulsim.v1.AzulSim"), timeout=5)
+    assert reply.status == health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+def test_health_and_reflection(client):
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    health = health_pb2_grpc.HealthStub(client.channel)
+    for service in ("", "azulsim.v1.AzulSim"):
+        reply = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+    stub = reflection_pb2_grpc.ServerReflectionStub(client.channel)
+    replies = stub.ServerReflectionInfo(
+        iter([
+            reflection_pb2.ServerReflectionRequest(list_services=""),
+            reflection_pb2.ServerReflectionRequest(file_containing_symbol="azulsim.v1.AzulSim"),
+        ]),
+        timeout=5,
+    )
+    listed, files = replies
+    names = {s.name for s in listed.list_services_response.service}
+    assert {"azulsim.v1.AzulSim", "grpc.health.v1.Health"} <= names
+    assert files.file_descriptor_response.file_descriptor_proto
+
+
+def test_bearer_token_auth(start):
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    client = start(auth_tokens=("s3cret", "other"))
+    code, details = _code(client.bots)
+    assert code == C.UNAUTHENTICATED and "Bearer" in details
+    code, _ = _code(lambda: list(client.watch("abc")))
+    assert code == C.UNAUTHENTICATED
+    wrong = Client(client.address, token="nope")
+    assert _code(wrong.bots)[0] == C.UNAUTHENTICATED
+    right = Client(client.address, token="s3cret")
+    assert right.bots()
+    job, _ = right.submit(_spec())
+    assert right.get(job.job_id).job_id == job.job_id
+    health = health_pb2_grpc.HealthStub(client.channel)  # no token needed
+    assert health.Check(health_pb2.HealthCheckRequest(), timeout=5).status == 1
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+def test_tls(start, tmp_path):
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )
+    plain = start(tls_cert=str(cert), tls_key=str(key))
+    assert _code(plain.bots, timeout=3)[0] == C.UNAVAILABLE  # plaintext is refused
+    secure = Client(plain.address, tls_ca=str(cert), token="")
+    assert secure.bots()
+
+
+def test_serve_shuts_down_gracefully_on_sigterm(azulsim_env, tmp_path):
+    port_file = tmp_path / "port"
+    env = {**os.environ, **azulsim_env, "PYTHONPATH": str(REPO), "AZULSIM_GRACE_S": "2"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "service", "serve", "--listen", "127.0.0.1:0", "--port-file",
+         str(port_file)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not port_file.exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        client = Client(f"127.0.0.1:{port_file.read_text()}", token="")
+        job, _ = client.submit(_spec())
+        watch = client.watch(job.job_id)
+        assert next(watch).state == pb.QUEUED  # an open stream during shutdown
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+        with pytest.raises(grpc.RpcError):
+            list(watch)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    out = proc.stdout.read().decode()
+    assert "listening on 127.0.0.1:" in out and "shutting down" in out
