@@ -21,14 +21,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .play import DEFAULT_BATCH
 from .spec import JobSpec
 from .stats import Counters, count, derive, merge
 
 PlayGames = Callable[..., Any]
 Progress = Callable[[int], None]
 
-MAX_CHUNK = 2000  # games per chunk by default: big enough for the vectorised engine, small enough
-# that progress moves and that work spreads over the pool.
+# Games per chunk by default: several times the engine's batch width, so that filling and draining
+# the batch costs little (chunks of a few thousand games run at half speed), yet small enough that
+# progress moves every few seconds and the work spreads over the pool.
+MIN_CHUNK = 2 * DEFAULT_BATCH
+MAX_CHUNK = 8 * DEFAULT_BATCH
 
 
 @dataclass
@@ -58,8 +62,8 @@ class LocalResult:
 
 
 def default_chunk_size(games: int, workers: int) -> int:
-    """About four chunks per worker per configuration, at most `MAX_CHUNK` games."""
-    return max(1, min(MAX_CHUNK, math.ceil(games / (4 * max(1, workers)))))
+    """About four chunks per worker per configuration, within [`MIN_CHUNK`, `MAX_CHUNK`] games."""
+    return max(1, min(games, max(MIN_CHUNK, min(MAX_CHUNK, math.ceil(games / (4 * max(1, workers)))))))
 
 
 def chunks(spec: JobSpec, chunk_size: int) -> Iterator[tuple[int, int, int]]:
