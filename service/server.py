@@ -37,6 +37,7 @@ from .api import SERVICE_NAME
 from .api import azulsim_pb2 as pb
 from .api import azulsim_pb2_grpc as pb_grpc
 from .config import ServerConfig
+from .metrics import MetricsInterceptor, start_api_metrics
 
 log = logging.getLogger("azulsim.server")
 
@@ -405,6 +406,7 @@ async def start_server(
     backend = backend_factory if isinstance(backend_factory, Backend) else backend_factory()
     pool = ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="azulsim-rpc")
     interceptors = [BearerTokenInterceptor(config.auth_tokens)] if config.auth_tokens else []
+    interceptors.insert(0, MetricsInterceptor())  # first: it also counts the refused calls
     server = grpc.aio.server(
         interceptors=interceptors,
         options=server_options(config),
@@ -479,6 +481,7 @@ async def serve(
     """Run the server until SIGTERM or SIGINT, then shut down gracefully."""
     config = config or ServerConfig.from_env()
     running = await start_server(backend or partial(make_backend, config), config, listen)
+    start_api_metrics()  # http://$AZULSIM_METRICS_ADDR:$AZULSIM_METRICS_PORT/metrics when set
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import logging
 import os
 import shutil
 import signal
@@ -50,11 +49,13 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from workers.logging import configure_logging
+
     from .config import ServerConfig
     from .server import serve
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
+        configure_logging()  # AZULSIM_LOG_FORMAT (text or json), AZULSIM_LOG_LEVEL
         config = ServerConfig.from_env()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
