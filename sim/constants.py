@@ -39,7 +39,7 @@ def wall_colour(row, col):
 
 
 def _runs() -> np.ndarray:
-    # RUN[mask, j]: length of the block of 1s in the 5-bit `mask` that contains bit j (0 if bit j is 0).
+    # RUN[mask, j]: length of the run of 1s of the 5-bit `mask` holding bit j (0 if j is unset).
     run = np.zeros((32, 5), dtype=np.int8)
     for mask in range(32):
         for j in range(5):

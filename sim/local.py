@@ -63,7 +63,8 @@ class LocalResult:
 
 def default_chunk_size(games: int, workers: int) -> int:
     """About four chunks per worker per configuration, within [`MIN_CHUNK`, `MAX_CHUNK`] games."""
-    return max(1, min(games, max(MIN_CHUNK, min(MAX_CHUNK, math.ceil(games / (4 * max(1, workers)))))))
+    even = math.ceil(games / (4 * max(1, workers)))
+    return max(1, min(games, max(MIN_CHUNK, min(MAX_CHUNK, even))))
 
 
 def chunks(spec: JobSpec, chunk_size: int) -> Iterator[tuple[int, int, int]]:

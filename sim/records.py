@@ -51,5 +51,8 @@ class GameRecords:
     @staticmethod
     def concat(parts: list[GameRecords]) -> GameRecords:
         return GameRecords(
-            **{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(GameRecords)}
+            **{
+                f.name: np.concatenate([getattr(p, f.name) for p in parts])
+                for f in fields(GameRecords)
+            }
         )

@@ -220,7 +220,7 @@ class ReferenceGame:
         for src in self.factories + [self.centre]:
             out = [a + b for a, b in zip(out, src, strict=True)]
         for p in range(self.players):
-            for r, (c, k) in enumerate(self.lines[p]):
+            for c, k in self.lines[p]:
                 if c >= 0:
                     out[c] += k
             for row in self.wall[p]:

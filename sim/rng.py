@@ -7,8 +7,8 @@ finaliser, applied three times) of its coordinates; its top 32 bits are the unif
 Streams and their counters (documented here, used everywhere):
 
 - ``DEAL`` (tile draws, start player, seat shuffles): draw ``slot`` of round ``r`` (1-based) uses
-  counter ``r * 64 + slot`` (at most 36 draws a round); the start player uses ``START_COUNTER`` and a
-  seat shuffle ``SEATING_COUNTER + k``.
+  counter ``r * 64 + slot`` (at most 36 draws a round); the start player uses ``START_COUNTER``
+  and a seat shuffle ``SEATING_COUNTER + k``.
 - ``BOT``: decision ``k`` of a game (its turn number, 0-based) uses counter ``k * 8``; the gray-wall
   column choice at round ``r``, seat ``p``, row ``row`` uses
   ``COLUMN_COUNTER + (r * 4 + p) * 5 + row``. Bots that need several values per turn use

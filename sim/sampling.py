@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import rng
-from .engine import _NTH_DEST_FLAT, _NTH_SOURCE_FLAT, _POP5, _POP11
 from .state import BatchState
+from .tables import NTH_DEST_FLAT, NTH_SOURCE_FLAT, POP5, POP11
 
 
 def legal_counts(st: BatchState, slots: np.ndarray):
@@ -27,7 +27,7 @@ def legal_counts(st: BatchState, slots: np.ndarray):
     presence = np.stack([(packed >> (11 * c)) & 2047 for c in range(5)])
     acc = st.accept.reshape(-1).take(st.current[slots].astype(np.intp) * b_all + slots)
     lines5 = np.stack([(acc >> (5 * c)) & 31 for c in range(5)])
-    return presence, lines5, _POP11[presence], _POP5[lines5] + 1
+    return presence, lines5, POP11[presence], POP5[lines5] + 1
 
 
 def uniform_legal(st: BatchState, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -48,13 +48,13 @@ def uniform_legal(st: BatchState, slots: np.ndarray, u: np.ndarray) -> np.ndarra
     flat = colour * slots.shape[0] + cols
     before = np.where(colour > 0, cum.reshape(-1).take(flat - slots.shape[0]), 0)
     rank, di = np.divmod(j - before, n.reshape(-1).take(flat))
-    source = _NTH_SOURCE_FLAT[presence.reshape(-1).take(flat) * 10 + rank]
-    dest = _NTH_DEST_FLAT[lines5.reshape(-1).take(flat) * 6 + di]
+    source = NTH_SOURCE_FLAT[presence.reshape(-1).take(flat) * 10 + rank]
+    dest = NTH_DEST_FLAT[lines5.reshape(-1).take(flat) * 6 + di]
     return (source * 5 + colour) * 6 + dest
 
 
 def random_columns(bot_keys: np.ndarray, rounds, seat: int, row: int, legal: np.ndarray):
     """A uniformly random legal gray-wall column from the bot stream (counter in `sim.rng`)."""
     counter = rng.COLUMN_COUNTER + (np.asarray(rounds, np.int64) * 4 + seat) * 5 + row
-    k = rng.pick(rng.uniform32(bot_keys, counter.astype(np.uint64)), _POP5[legal])
-    return _NTH_DEST_FLAT[legal * 6 + k]
+    k = rng.pick(rng.uniform32(bot_keys, counter.astype(np.uint64)), POP5[legal])
+    return NTH_DEST_FLAT[legal * 6 + k]

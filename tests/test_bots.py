@@ -15,6 +15,7 @@ from sim.bots.search import RolloutBot
 from sim.play import play_batch, play_games
 from sim.rng import BOT, game_keys
 from sim.spec import Configuration, first_player
+from sim.tiling import tile_points
 
 BOTS = ["random", "greedy", "heuristic", "heuristic:floor=2.5,centre=0", "rollout:width=2"]
 COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
@@ -77,7 +78,7 @@ def test_gray_columns_are_legal_and_follow_adjacency(bot):
     if bot == "greedy":  # most adjacency points, ties leftmost
         cols_at = [np.full(slots.size, c) for c in range(5)]
         points = np.stack(
-            [engine._placement_points(wall | (1 << (5 + c)), 1, cols_at[c]) for c in range(5)]
+            [tile_points(wall | (1 << (5 + c)), 1, cols_at[c]) for c in range(5)]
         )
         points = np.where((legal[None] >> np.arange(5)[:, None]) & 1, points, -1)
         assert np.array_equal(cols, first_max(points))
@@ -139,7 +140,7 @@ def _position(factories, centre, lines, marker=True):
         st.line_colour[0, r, 0] = colour
         st.line_count[0, r, 0] = count
     st.current[0] = 0
-    engine._refresh_accept(st, np.array([0]))
+    engine.refresh_accept(st, np.array([0]))
     return st
 
 

@@ -50,7 +50,8 @@ def _columns_from(log: list):
         for mask in legal:
             key = next((i for i, (s, r, _c) in enumerate(log) if (s, r) == (seat, row)), None)
             # After a rejected choice the reference stopped asking: fill in the leftmost column.
-            out.append(log.pop(key)[2] if key is not None else (int(mask) & -int(mask)).bit_length() - 1)
+            leftmost = (int(mask) & -int(mask)).bit_length() - 1
+            out.append(log.pop(key)[2] if key is not None else leftmost)
         return np.array(out)
 
     return choose

@@ -13,8 +13,8 @@ from dataclasses import fields
 import numpy as np
 
 from ..constants import FLOOR_CUM, RUN
-from ..engine import _POP5
 from ..state import BatchState
+from ..tables import POP5
 
 CAP = np.arange(1, 6, dtype=np.int16)[:, None]  # (5, 1): capacity of pattern line r
 _R5 = np.arange(5)
@@ -137,14 +137,14 @@ def cell_values(wall: np.ndarray, points: float, bonus: float):
     cm = column_masks(wall)
     idx = (rm[:, None, :] * 32 + cm[None, :, :]) * 25 + _CELL
     pts = PTS.take(idx)
-    rows = (2 * _POP5[rm] + 1).astype(np.float32) * (2 * bonus / 25)
-    cols = (2 * _POP5[cm] + 1).astype(np.float32) * (7 * bonus / 25)
+    rows = (2 * POP5[rm] + 1).astype(np.float32) * (2 * bonus / 25)
+    cols = (2 * POP5[cm] + 1).astype(np.float32) * (7 * bonus / 25)
     return pts * np.float32(points) + rows[:, None, :] + cols[None, :, :]
 
 
 def colour_progress(row_colours: np.ndarray, bonus: float) -> np.ndarray:
     """(5 colours, n) float32: the colour-bonus share (worth 10) of one more tile of each colour."""
-    have = _POP5[column_masks(row_colours)]
+    have = POP5[column_masks(row_colours)]
     return (2 * have + 1).astype(np.float32) * np.float32(10 * bonus / 25)
 
 

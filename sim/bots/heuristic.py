@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine import _POP5
+from ..tables import POP5
 from .base import Bot
 from .features import (
     CAP,
@@ -78,7 +78,7 @@ def game_ending(st, slots: np.ndarray) -> np.ndarray:
     walls = st.wall[:, slots]
     out = np.zeros(slots.shape[0], bool)
     for r in range(5):
-        out |= (_POP5[(walls >> (5 * r)) & 31] >= 4).any(axis=0)
+        out |= (POP5[(walls >> (5 * r)) & 31] >= 4).any(axis=0)
     return out
 
 

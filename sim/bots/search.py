@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import engine
+from ..tables import POP5
 from .base import Bot
 from .features import (
     CAP,
@@ -135,7 +136,7 @@ class RolloutBot(Bot):
 
 
 def _POP(masks: np.ndarray) -> np.ndarray:
-    return engine._POP5[masks]
+    return POP5[masks]
 
 
 def make_rollout(params: dict) -> RolloutBot:

@@ -1,0 +1,61 @@
+"""Constant tables of the batch engine, built once at import (bit layouts in `sim.state`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .constants import FLOOR_CUM, RUN
+
+RUN_FLAT = RUN.ravel().astype(np.int16)
+# Bits 5*r + k for r in 0..4: with k a column, the cells of column k; with k a colour, that
+# colour's bits in `row_colours`.
+STRIDE5 = np.array([sum(1 << (5 * r + k) for r in range(5)) for k in range(5)], dtype=np.int32)
+# Bits of one wall row.
+ROW_BITS = np.array([31 << (5 * r) for r in range(5)], dtype=np.int32)
+# accept-mask bits of pattern line r for every colour (accept bit is 5*colour + r).
+LINE_BITS = np.array([sum(1 << (5 * c + r) for c in range(5)) for r in range(5)], dtype=np.int32)
+POP5 = np.array([bin(m).count("1") for m in range(32)], dtype=np.int16)
+# NTH_DEST[mask, j]: the j-th set bit of a 5-bit line mask, or 5 (the floor) for j == popcount.
+NTH_DEST = np.full((32, 6), 5, dtype=np.int16)
+for _m in range(32):
+    for _j, _bit in enumerate(b for b in range(5) if _m >> b & 1):
+        NTH_DEST[_m, _j] = _bit
+NTH_DEST_FLAT = NTH_DEST.ravel()
+# SPREAD[mask5]: the 5 colour bits of a mask moved to bits 5*colour (line 0's accept bits).
+SPREAD = np.array([sum(1 << (5 * c) for c in range(5) if m >> c & 1) for m in range(32)], np.int32)
+# Popcount and j-th set bit of an 11-bit group of the presence mask (S <= 10 sources).
+POP11 = np.array([bin(m).count("1") for m in range(2048)], dtype=np.int16)
+NTH_SOURCE = np.zeros((2048, 10), dtype=np.int16)
+for _m in range(2048):
+    for _j, _bit in enumerate(b for b in range(10) if _m >> b & 1):
+        NTH_SOURCE[_m, _j] = _bit
+NTH_SOURCE_FLAT = NTH_SOURCE.ravel()
+# Packed sources: colour c is the 6-bit field at 6c. FIELD_LOW has bit 6c set for every colour.
+FIELD6 = np.array([6 * c for c in range(5)], dtype=np.int32)
+FIELD_LOW = np.int32(sum(1 << (6 * c) for c in range(5)))
+FIELD_NONZERO_ADD = np.int32(31 * FIELD_LOW)  # field + 31 reaches bit 6c+5 iff field > 0
+GATHER_NONZERO = np.int64(sum(1 << (5 * j) for j in range(5)))  # bits 6c -> bit 20 + c
+# SPREAD11[mask5]: bit 11c for each colour bit c of a 5-bit mask (source 0, the centre).
+SPREAD11 = np.array(
+    [sum(1 << (11 * c) for c in range(5) if m >> c & 1) for m in range(32)], np.int64
+)
+ALL_COLOURS11 = np.int64(SPREAD11[31])
+
+
+def nonzero_colours(packed: np.ndarray) -> np.ndarray:
+    """5-bit mask of the colours whose 6-bit field in `packed` is non-zero."""
+    bits = ((packed + FIELD_NONZERO_ADD) >> 5) & FIELD_LOW  # bit 6c when field c > 0
+    return (bits.astype(np.int64) * GATHER_NONZERO >> 20) & 31
+
+
+def unpack_sources(packed: np.ndarray) -> np.ndarray:
+    """(..., ) packed sources -> (5, ...) tiles per colour."""
+    return np.stack([(packed >> (6 * c)) & 63 for c in range(5)])
+
+
+FLOOR_CUM32 = FLOOR_CUM.astype(np.int32)
+# COLOURED_COLUMN[row, colour + 1]: column of the colour on the coloured wall (-1 -> 0, unused).
+COLOURED_COLUMN = np.array([[0] + [(c + r) % 5 for c in range(5)] for r in range(5)], np.int32)
+COLUMN0 = np.int32(sum(1 << (5 * r) for r in range(5)))  # the cells of column 0
+GATHER_COLUMN = np.int64(sum(1 << (4 * j) for j in range(5)))
+ALL_ACCEPT = np.int32((1 << 25) - 1)  # every empty line accepts every colour
