@@ -36,7 +36,11 @@ SEATING = {
     pb.SEATING_FIXED: "fixed",
     pb.SEATING_SHUFFLE: "shuffle",
 }
-SEATING_TO_PB = {"rotate": pb.SEATING_ROTATE, "fixed": pb.SEATING_FIXED, "shuffle": pb.SEATING_SHUFFLE}
+SEATING_TO_PB = {
+    "rotate": pb.SEATING_ROTATE,
+    "fixed": pb.SEATING_FIXED,
+    "shuffle": pb.SEATING_SHUFFLE,
+}
 WALL = {pb.WALL_UNSPECIFIED: "coloured", pb.WALL_COLOURED: "coloured", pb.WALL_GRAY: "gray"}
 WALL_TO_PB = {"coloured": pb.WALL_COLOURED, "gray": pb.WALL_GRAY}
 STATES = ("QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED")
@@ -69,8 +73,12 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
         if c.wall not in WALL:
             raise ValueError(f"{where}.wall must be COLOURED or GRAY; got {c.wall}")
         configs.append(
-            {"players": c.players, "bots": list(c.bots), "seating": SEATING[c.seating],
-             "wall": WALL[c.wall]}
+            {
+                "players": c.players,
+                "bots": list(c.bots),
+                "seating": SEATING[c.seating],
+                "wall": WALL[c.wall],
+            }
         )
     data: dict[str, Any] = {"configurations": configs, "games": msg.games, "seed": msg.seed}
     if msg.max_rounds:
@@ -85,7 +93,9 @@ def spec_to_proto(spec: JobSpec) -> pb.JobSpec:
     return pb.JobSpec(
         configurations=[
             pb.Configuration(
-                players=c.players, bots=list(c.bots), seating=SEATING_TO_PB[c.seating],
+                players=c.players,
+                bots=list(c.bots),
+                seating=SEATING_TO_PB[c.seating],
                 wall=WALL_TO_PB[c.wall],
             )
             for c in spec.configurations
@@ -181,19 +191,21 @@ def statistics_to_proto(info: Any, doc: dict[str, Any]) -> pb.Statistics:
     """The `Statistics` reply: the document as JSON text plus its key figures typed."""
     doc = {k: v for k, v in doc.items() if k != "timing"}
     bots = []
-    for name, g in doc.get("bots", {}).items():
-        ci = g.get("win_rate_ci95") or [None, None]
-        bots.append(
-            pb.BotSummary(
-                bot=name,
-                player_games=int(g.get("player_games", 0)),
-                wins=int(g.get("wins", 0)),
-                win_rate=_nan(g.get("win_rate")),
-                win_rate_ci95_low=_nan(ci[0]),
-                win_rate_ci95_high=_nan(ci[1]),
-                score_mean=_nan(g.get("score", {}).get("mean")),
+    for cfg in doc.get("configurations", []):
+        for name, g in cfg.get("bots", {}).items():
+            ci = g.get("win_rate_ci95") or [None, None]
+            bots.append(
+                pb.BotSummary(
+                    configuration=int(cfg.get("index", 0)),
+                    bot=name,
+                    player_games=int(g.get("player_games", 0)),
+                    wins=int(g.get("wins", 0)),
+                    win_rate=_nan(g.get("win_rate")),
+                    win_rate_ci95_low=_nan(ci[0]),
+                    win_rate_ci95_high=_nan(ci[1]),
+                    score_mean=_nan(g.get("score", {}).get("mean")),
+                )
             )
-        )
     return pb.Statistics(
         job=job_to_proto(info),
         partial=info.state != "SUCCEEDED",
@@ -215,8 +227,11 @@ def bots_to_proto(infos: list[Any]) -> pb.ListBotsResponse:
         bot = out.bots.add(name=info.name, description=info.description)
         for p in info.params:
             param = bot.parameters.add(
-                name=p.name, type=p.type, default=_param_text(p, p.default),
-                choices=list(p.choices), doc=p.doc,
+                name=p.name,
+                type=p.type,
+                default=_param_text(p, p.default),
+                choices=list(p.choices),
+                doc=p.doc,
             )
             if p.min is not None:
                 param.min = float(p.min)

@@ -27,6 +27,7 @@ from .constants import (
 )
 from .deal import deal
 from .records import GameRecords
+from .scoring import winners
 from .state import BatchState, empty_state
 from .tables import unpack_sources
 from .tiling import tile_walls
@@ -343,21 +344,14 @@ def _completions(st: BatchState, slots: np.ndarray):
 # --- reading a batch ---------------------------------------------------------------------------
 
 
-def winners_of(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """RULES §8.3 over the seat axis 0: highest score, then most complete rows, then shared."""
-    best = scores == scores.max(axis=0)
-    rows_among = np.where(best, rows, -1)
-    return best & (rows_among == rows_among.max(axis=0))
-
-
 def records(st: BatchState, slots=None, seat_bot=None) -> GameRecords:
     """Records of the finished games in `slots` (default: every slot, all must be done)."""
     slots = np.arange(st.batch) if slots is None else np.asarray(slots)
     if not st.done[slots].all():
         raise ValueError("records() needs finished games")
     rows, cols, colours = _completions(st, slots)
-    scores = st.scores[:, slots]
-    provisional = winners_of(scores, rows)
+    scores = st.scores[:, slots].T
+    provisional = winners(scores, rows.T)  # (n, P)
     natural = st.end_reason[slots] == END_ROW_COMPLETED
     n = slots.shape[0]
     if seat_bot is None:
@@ -366,7 +360,7 @@ def records(st: BatchState, slots=None, seat_bot=None) -> GameRecords:
         game=st.game[slots].copy(),
         first_player=st.first_player[slots].copy(),
         seat_bot=np.asarray(seat_bot, np.int8),
-        scores=scores.T.astype(np.int32),
+        scores=scores.astype(np.int32),
         end_reason=st.end_reason[slots].copy(),
         rounds=st.round[slots].copy(),
         turns=st.turn[slots].copy(),
@@ -376,8 +370,8 @@ def records(st: BatchState, slots=None, seat_bot=None) -> GameRecords:
         bonus=st.bonus[:, slots].T.copy(),
         floor_penalty=st.floor_penalty[:, slots].T.copy(),
         marker_takes=st.marker_takes[:, slots].T.copy(),
-        winners=(provisional & natural).T,
-        provisional_winners=provisional.T,
+        winners=provisional & natural[:, None],
+        provisional_winners=provisional,
     )
 
 

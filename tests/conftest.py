@@ -15,8 +15,9 @@ Fixtures (reuse them from any test module; they need nothing but a ``redis-serve
     small chunks and short time limits. Pass it to `workers.settings.load_settings` and to
     ``celery_worker_process``; tests may change entries before starting a worker.
 ``celery_worker_process`` (function)
-    A factory ``start(env, concurrency=1, extra_env=None) -> WorkerProcess`` that runs a real
-    worker (``workers.app.run_worker``, prefork pool) in a subprocess with that environment, waits
+    A factory ``start(env, concurrency=1, extra_env=None, preamble="", ready=True) -> WorkerProcess``
+    that runs a real worker (``workers.app.run_worker``, prefork pool) in a subprocess with that
+    environment (``preamble``: Python statements run first, e.g. a patch for one test), waits
     until it logs ``ready``, and stops it (SIGTERM, then SIGKILL of its process group) at the end of
     the test. `WorkerProcess.log()` returns its log so far; `WorkerProcess.kill()` SIGKILLs it.
 """
@@ -207,13 +208,14 @@ class WorkerProcess:
 
 @pytest.fixture
 def celery_worker_process(tmp_path):
-    """Factory: ``start(env, concurrency=1, extra_env=None, ready=True) -> WorkerProcess``."""
+    """Factory: ``start(env, concurrency=1, extra_env=None, preamble="", ready=True)``."""
     started: list[WorkerProcess] = []
 
     def start(
         env: dict[str, str],
         concurrency: int = 1,
         extra_env: dict[str, str] | None = None,
+        preamble: str = "",
         ready: bool = True,
     ) -> WorkerProcess:
         logfile = tmp_path / f"worker-{len(started)}.log"
@@ -224,7 +226,7 @@ def celery_worker_process(tmp_path):
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             child_env.setdefault(var, "1")
         code = (
-            "import sys, workers.app as a; "
+            preamble + "\nimport workers.app as a; "
             f"a.run_worker(concurrency={int(concurrency)}, "
             f"argv=['--loglevel=INFO', '--hostname=test{len(started)}-{uuid.uuid4().hex[:6]}@%h', "
             f"'--logfile={logfile}'])"

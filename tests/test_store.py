@@ -176,9 +176,11 @@ def test_memory_per_job_is_bounded(store, chunk_counters):
         for c in (0, 3):  # same counters in both jobs: the sizes differ only by games/chunks
             store.merge_chunk(job.job_id, c, *parts[c])
         keys = store.job_keys(job.job_id)
-        sizes.append({name: store.redis.memory_usage(key) or 0 for name, key in keys.items()})
+        sizes.append({name: store.redis.memory_usage(key, samples=0) or 0 for name, key in keys.items()})
     small, big = sizes
-    assert small["counters"] == big["counters"] < 200_000
+    # (equal up to the hash table's incremental rehashing state)
+    assert abs(small["counters"] - big["counters"]) < 0.2 * small["counters"]
+    assert big["counters"] < 200_000
     assert big["meta"] < 2_000 and big["chunks"] == 0
     # 120M games at 50 per chunk is 4.8M chunks: still one bit each at most.
     assert big["done"] <= 4_800_000 // 8 + 1_000
@@ -221,7 +223,11 @@ def test_done_chunk_is_skipped_and_bookkeeping_cleared(store, chunk_counters):
 
 
 def test_unavailable_redis_raises_store_unavailable(azulsim_env):
-    client = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5)
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    client = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5,
+                         retry=Retry(NoBackoff(), 0))
     store = JobStore(client, load_settings(azulsim_env))
     with pytest.raises(StoreUnavailable):
         store.ping()

@@ -158,7 +158,8 @@ class GetStatisticsRequest(_message.Message):
     def __init__(self, job_id: _Optional[str] = ...) -> None: ...
 
 class BotSummary(_message.Message):
-    __slots__ = ("bot", "player_games", "wins", "win_rate", "win_rate_ci95_low", "win_rate_ci95_high", "score_mean")
+    __slots__ = ("configuration", "bot", "player_games", "wins", "win_rate", "win_rate_ci95_low", "win_rate_ci95_high", "score_mean")
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
     BOT_FIELD_NUMBER: _ClassVar[int]
     PLAYER_GAMES_FIELD_NUMBER: _ClassVar[int]
     WINS_FIELD_NUMBER: _ClassVar[int]
@@ -166,6 +167,7 @@ class BotSummary(_message.Message):
     WIN_RATE_CI95_LOW_FIELD_NUMBER: _ClassVar[int]
     WIN_RATE_CI95_HIGH_FIELD_NUMBER: _ClassVar[int]
     SCORE_MEAN_FIELD_NUMBER: _ClassVar[int]
+    configuration: int
     bot: str
     player_games: int
     wins: int
@@ -173,7 +175,7 @@ class BotSummary(_message.Message):
     win_rate_ci95_low: float
     win_rate_ci95_high: float
     score_mean: float
-    def __init__(self, bot: _Optional[str] = ..., player_games: _Optional[int] = ..., wins: _Optional[int] = ..., win_rate: _Optional[float] = ..., win_rate_ci95_low: _Optional[float] = ..., win_rate_ci95_high: _Optional[float] = ..., score_mean: _Optional[float] = ...) -> None: ...
+    def __init__(self, configuration: _Optional[int] = ..., bot: _Optional[str] = ..., player_games: _Optional[int] = ..., wins: _Optional[int] = ..., win_rate: _Optional[float] = ..., win_rate_ci95_low: _Optional[float] = ..., win_rate_ci95_high: _Optional[float] = ..., score_mean: _Optional[float] = ...) -> None: ...
 
 class Statistics(_message.Message):
     __slots__ = ("job", "partial", "statistics_json", "games_done", "games_finished", "games_truncated", "bots")
