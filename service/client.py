@@ -100,7 +100,9 @@ class Client:
 
     # -- calls -------------------------------------------------------------------------------
 
-    def submit(self, spec, request_id: str = "", timeout: float | None = None) -> tuple[pb.Job, bool]:
+    def submit(
+        self, spec, request_id: str = "", timeout: float | None = None
+    ) -> tuple[pb.Job, bool]:
         """Submit a `sim.spec.JobSpec` (or a `pb.JobSpec`); returns ``(job, created)``."""
         msg = spec if isinstance(spec, pb.JobSpec) else convert.spec_to_proto(spec)
         reply = self.stub.SubmitJob(
@@ -120,7 +122,9 @@ class Client:
         )
         return list(reply.jobs), reply.next_page_token
 
-    def watch(self, job_id: str, interval_ms: int = 0, timeout: float | None = None) -> Iterator[pb.Job]:
+    def watch(
+        self, job_id: str, interval_ms: int = 0, timeout: float | None = None
+    ) -> Iterator[pb.Job]:
         """The job now and after each change, until it ends (no deadline unless `timeout`)."""
         return self.stub.WatchJob(
             pb.WatchJobRequest(job_id=job_id, interval_ms=interval_ms),

@@ -3,17 +3,19 @@
 Redis, queue and chunk settings belong to the workers (`workers.settings`); this module holds only
 what the API server adds: where it listens, its limits, auth and TLS.
 
-| variable | default | meaning |
-| --- | --- | --- |
-| ``AZULSIM_LISTEN`` | ``127.0.0.1:50051`` | address the server binds (``0.0.0.0:50051`` for all interfaces; port 0: any free port) |
-| ``AZULSIM_MAX_GAMES_PER_JOB`` | 100000000 | games per job (all configurations); above: RESOURCE_EXHAUSTED |
-| ``AZULSIM_MAX_QUEUED_JOBS`` | 1000 | jobs queued or running at once; a submit beyond: RESOURCE_EXHAUSTED (0: no limit) |
-| ``AZULSIM_MAX_MESSAGE_BYTES`` | 4194304 | largest request or reply, bytes; larger: RESOURCE_EXHAUSTED |
-| ``AZULSIM_MAX_WATCHES`` | 256 | concurrent WatchJob streams; beyond: RESOURCE_EXHAUSTED |
-| ``AZULSIM_MAX_REPLAYS`` | 2 | concurrent ReplayGame computations; beyond: RESOURCE_EXHAUSTED |
-| ``AZULSIM_AUTH_TOKENS`` | unset | comma-separated bearer tokens; set: every call but health and reflection needs ``authorization: Bearer <token>`` |
-| ``AZULSIM_TLS_CERT`` / ``AZULSIM_TLS_KEY`` | unset | PEM files; both set: the server speaks TLS only |
-| ``AZULSIM_GRACE_S`` | 10 | seconds open calls get to finish on shutdown |
+- ``AZULSIM_LISTEN`` (``127.0.0.1:50051``): address to bind; ``0.0.0.0:50051`` for every
+  interface, port 0 for any free port.
+- ``AZULSIM_MAX_GAMES_PER_JOB`` (100000000): games per job, all configurations together; above:
+  RESOURCE_EXHAUSTED.
+- ``AZULSIM_MAX_QUEUED_JOBS`` (1000): jobs queued or running at once; a submit beyond it gets
+  RESOURCE_EXHAUSTED (0: no limit).
+- ``AZULSIM_MAX_MESSAGE_BYTES`` (4194304): largest request or reply; larger: RESOURCE_EXHAUSTED.
+- ``AZULSIM_MAX_WATCHES`` (256): concurrent WatchJob streams; beyond: RESOURCE_EXHAUSTED.
+- ``AZULSIM_MAX_REPLAYS`` (2): concurrent ReplayGame computations; beyond: RESOURCE_EXHAUSTED.
+- ``AZULSIM_AUTH_TOKENS`` (unset): comma-separated bearer tokens; when set, every call but health
+  and reflection needs metadata ``authorization: Bearer <token>`` (else UNAUTHENTICATED).
+- ``AZULSIM_TLS_CERT`` / ``AZULSIM_TLS_KEY`` (unset): PEM files; both set: TLS only.
+- ``AZULSIM_GRACE_S`` (10): seconds open calls get to finish on shutdown.
 """
 
 from __future__ import annotations
@@ -56,7 +58,9 @@ class ServerConfig:
                 raise ValueError(f"{name} must not be negative; got {text!r}")
             return value
 
-        tokens = tuple(t.strip() for t in env.get("AZULSIM_AUTH_TOKENS", "").split(",") if t.strip())
+        tokens = tuple(
+            t.strip() for t in env.get("AZULSIM_AUTH_TOKENS", "").split(",") if t.strip()
+        )
         values = dict(
             listen=env.get("AZULSIM_LISTEN", "").strip() or cls.listen,
             max_games_per_job=num("AZULSIM_MAX_GAMES_PER_JOB", cls.max_games_per_job),

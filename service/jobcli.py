@@ -22,10 +22,16 @@ from .cli import CommandError, ProgressBar, UsageError, _clock, _simulate_spec, 
 
 def _client_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("server")
-    g.add_argument("--server", help="API address host:port (default $AZULSIM_SERVER or 127.0.0.1:50051)")
+    g.add_argument(
+        "--server", help="API address host:port (default $AZULSIM_SERVER or 127.0.0.1:50051)"
+    )
     g.add_argument("--token", help="bearer token (default $AZULSIM_TOKEN)")
-    g.add_argument("--tls-ca", metavar="FILE", help="CA certificate (PEM): use TLS (default $AZULSIM_TLS_CA)")
-    g.add_argument("--timeout", type=float, default=30.0, help="deadline of each call, s (default 30)")
+    g.add_argument(
+        "--tls-ca", metavar="FILE", help="CA certificate (PEM): use TLS (default $AZULSIM_TLS_CA)"
+    )
+    g.add_argument(
+        "--timeout", type=float, default=30.0, help="deadline of each call, s (default 30)"
+    )
 
 
 def _client(args: argparse.Namespace):
@@ -76,9 +82,8 @@ def _job_dict(job) -> dict[str, Any]:
 
 
 def _job_line(job) -> str:
-    return (
-        f"job {job.job_id} {_state(job)}: {job.games_done:,}/{job.games_total:,} games"
-        + (f" — {job.error}" if job.error else "")
+    return f"job {job.job_id} {_state(job)}: {job.games_done:,}/{job.games_total:,} games" + (
+        f" — {job.error}" if job.error else ""
     )
 
 
@@ -101,7 +106,9 @@ def add_submit(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seating", help="rotate (default), fixed or shuffle")
     p.add_argument("--max-rounds", type=int, help="round cap (default 100)")
     p.add_argument("--spec", metavar="FILE", help="JSON job spec (as for simulate)")
-    p.add_argument("--request-id", default="", help="idempotency key: resubmitting returns the same job")
+    p.add_argument(
+        "--request-id", default="", help="idempotency key: resubmitting returns the same job"
+    )
     p.add_argument("--watch", action="store_true", help="follow the job, then print its statistics")
     p.add_argument("--json", action="store_true", help="print the job as JSON instead of its id")
     _client_args(p)
@@ -300,7 +307,9 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             more, token = client.list(args.page_size, token)
             jobs += more
     if args.json:
-        print(json.dumps({"jobs": [_job_dict(j) for j in jobs], "next_page_token": token}, indent=2))
+        print(
+            json.dumps({"jobs": [_job_dict(j) for j in jobs], "next_page_token": token}, indent=2)
+        )
         return 0
     rows = [
         [
@@ -362,7 +371,9 @@ def add_replay(subparsers: argparse._SubParsersAction) -> None:
         "each deal and wall tiling, every pick, the scores.",
     )
     p.add_argument("job_id")
-    p.add_argument("--game", type=int, default=0, help="game index in the configuration (default 0)")
+    p.add_argument(
+        "--game", type=int, default=0, help="game index in the configuration (default 0)"
+    )
     p.add_argument("--configuration", type=int, default=0, help="configuration index (default 0)")
     p.add_argument("--json", action="store_true", help="the Replay message as JSON")
     _client_args(p)

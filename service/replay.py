@@ -124,9 +124,7 @@ def _board_lines(state: dict[str, Any], seat: int) -> list[str]:
     for r in range(5):
         colour, count = state["lines"][seat][r]
         line = (COLOUR_LETTERS[colour] if colour >= 0 else ".") * count + "." * (r + 1 - count)
-        wall = "".join(
-            COLOUR_LETTERS[c] if c >= 0 else "." for c in state["wall"][seat][r]
-        )
+        wall = "".join(COLOUR_LETTERS[c] if c >= 0 else "." for c in state["wall"][seat][r])
         lines.append(f"{line.rjust(5)} | {wall}")
     return lines
 

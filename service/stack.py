@@ -43,7 +43,9 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
         description="Run the gRPC API server on the Redis of $AZULSIM_REDIS_URL until SIGTERM or "
         "Ctrl-C. Limits, auth and TLS come from AZULSIM_* variables (service/config.py).",
     )
-    p.add_argument("--listen", help="host:port to bind (default $AZULSIM_LISTEN or 127.0.0.1:50051)")
+    p.add_argument(
+        "--listen", help="host:port to bind (default $AZULSIM_LISTEN or 127.0.0.1:50051)"
+    )
     p.add_argument("--port-file", help="write the bound port to this file once serving")
     p.set_defaults(func=cmd_serve)
 
@@ -163,8 +165,12 @@ class Stack:
     def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen:
         with open(self.log(name), "ab") as out:
             proc = subprocess.Popen(
-                argv, env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True,
+                argv,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
             )
         self.procs[name] = proc
         return proc
@@ -185,12 +191,16 @@ class Stack:
             python = [sys.executable, "-m", "service"]
             self._spawn("worker", [*python, "worker", "--concurrency", str(self.workers)])
             port_file = self.workdir / "api.port"
-            self._spawn("api", [*python, "serve", "--listen", self.listen, "--port-file", str(port_file)])
+            self._spawn(
+                "api", [*python, "serve", "--listen", self.listen, "--port-file", str(port_file)]
+            )
             deadline = time.monotonic() + timeout
             while not port_file.exists():
                 self.check()
                 if time.monotonic() > deadline:
-                    raise CommandError(f"the API server did not start in {timeout:.0f} s:\n{self.tail('api')}")
+                    raise CommandError(
+                        f"the API server did not start in {timeout:.0f} s:\n{self.tail('api')}"
+                    )
                 time.sleep(0.05)
             self.port = int(port_file.read_text())
         except BaseException:
@@ -208,14 +218,29 @@ class Stack:
         port = free_port()
         self._spawn(
             "redis",
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(self.workdir), "--maxmemory-policy", "noeviction"],
+            [
+                binary,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.workdir),
+                "--maxmemory-policy",
+                "noeviction",
+            ],
         )
         deadline = time.monotonic() + 10
         while not _redis_ready(port):
             self.check()
             if time.monotonic() > deadline:
-                raise CommandError(f"redis-server did not answer on port {port}:\n{self.tail('redis')}")
+                raise CommandError(
+                    f"redis-server did not answer on port {port}:\n{self.tail('redis')}"
+                )
             time.sleep(0.05)
         self.redis_url = f"redis://127.0.0.1:{port}/0"
         self.env["AZULSIM_REDIS_URL"] = self.redis_url
@@ -278,7 +303,9 @@ def _sigterm_as_interrupt():
 
 def _stack_args(p: argparse.ArgumentParser, listen: str) -> None:
     p.add_argument(
-        "--workers", type=int, default=os.cpu_count() or 1,
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
         help=f"worker pool processes (default: one per core, {os.cpu_count() or 1})",
     )
     p.add_argument("--listen", default=listen, help=f"API address (default {listen})")
@@ -348,7 +375,9 @@ DEMO_SPEC = {
 
 
 def _demo_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--games", type=int, help=f"demo games per configuration (default {DEMO_SPEC['games']})")
+    p.add_argument(
+        "--games", type=int, help=f"demo games per configuration (default {DEMO_SPEC['games']})"
+    )
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
 
 
@@ -382,7 +411,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     stack = Stack(workers=args.workers, listen=args.listen)
     try:
         with _sigterm_as_interrupt():
-            print(f"starting Redis, {args.workers} worker processes and the API…", file=sys.stderr, flush=True)
+            print(
+                f"starting Redis, {args.workers} worker processes and the API…",
+                file=sys.stderr,
+                flush=True,
+            )
             stack.start()
             print(
                 f"API on {stack.address}, Redis at {stack.redis_url}; "
@@ -394,9 +427,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 client.wait_ready(30)
                 job, _ = client.submit(spec)
                 bots = "; ".join(", ".join(c.bots) for c in spec.configurations)
-                print(f"submitted job {job.job_id}: {job.games_total:,} games ({bots})", file=sys.stderr, flush=True)
+                print(
+                    f"submitted job {job.job_id}: {job.games_total:,} games ({bots})",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 status = _follow(client, job.job_id, sys.stderr)
-                _print_statistics(client.statistics(job.job_id), "json" if args.json else "table", sys.stdout)
+                _print_statistics(
+                    client.statistics(job.job_id), "json" if args.json else "table", sys.stdout
+                )
             print(f"demo done in {time.monotonic() - began:.1f} s", file=sys.stderr)
             return status
     except (KeyboardInterrupt, _Stop):

@@ -39,8 +39,14 @@ def _descriptor_with_comments():
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "set.pb"
         status = protoc.main(
-            ["protoc", f"-I{generate.PROTO_ROOT}", f"-I{include}", "--include_source_info",
-             f"--descriptor_set_out={out}", str(generate.PROTO_ROOT / generate.PROTO)]
+            [
+                "protoc",
+                f"-I{generate.PROTO_ROOT}",
+                f"-I{include}",
+                "--include_source_info",
+                f"--descriptor_set_out={out}",
+                str(generate.PROTO_ROOT / generate.PROTO),
+            ]
         )
         assert status == 0
         fds = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes())
@@ -49,7 +55,9 @@ def _descriptor_with_comments():
 
 def test_every_message_field_enum_value_and_method_is_documented():
     f = _descriptor_with_comments()
-    comments = {tuple(loc.path): loc.leading_comments.strip() for loc in f.source_code_info.location}
+    comments = {
+        tuple(loc.path): loc.leading_comments.strip() for loc in f.source_code_info.location
+    }
     missing = []
 
     def check_message(msg, path, name):

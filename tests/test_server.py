@@ -89,7 +89,11 @@ def test_bad_fields_of_other_calls(client):
     cases = [
         (s.SubmitJob, pb.SubmitJobRequest(), "spec is required"),
         (s.SubmitJob, pb.SubmitJobRequest(spec=_spec(max_rounds=5000)), "spec.max_rounds must be"),
-        (s.SubmitJob, pb.SubmitJobRequest(spec=_spec(), request_id="bad id!"), "request_id must be"),
+        (
+            s.SubmitJob,
+            pb.SubmitJobRequest(spec=_spec(), request_id="bad id!"),
+            "request_id must be",
+        ),
         (s.GetJob, pb.GetJobRequest(), "job_id is required"),
         (s.GetJob, pb.GetJobRequest(job_id="../../etc"), "job_id is not a job id"),
         (s.ListJobs, pb.ListJobsRequest(page_size=5000), "page_size must be in 0..1000; got 5000"),
@@ -220,10 +224,12 @@ def test_health_and_reflection(client):
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
     stub = reflection_pb2_grpc.ServerReflectionStub(client.channel)
     replies = stub.ServerReflectionInfo(
-        iter([
-            reflection_pb2.ServerReflectionRequest(list_services=""),
-            reflection_pb2.ServerReflectionRequest(file_containing_symbol="azulsim.v1.AzulSim"),
-        ]),
+        iter(
+            [
+                reflection_pb2.ServerReflectionRequest(list_services=""),
+                reflection_pb2.ServerReflectionRequest(file_containing_symbol="azulsim.v1.AzulSim"),
+            ]
+        ),
         timeout=5,
     )
     listed, files = replies
@@ -254,10 +260,26 @@ def test_bearer_token_auth(start):
 def test_tls(start, tmp_path):
     key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
-         "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-        check=True, capture_output=True,
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
     )
     plain = start(tls_cert=str(cert), tls_key=str(key))
     assert _code(plain.bots, timeout=3)[0] == C.UNAVAILABLE  # plaintext is refused
@@ -269,9 +291,19 @@ def test_serve_shuts_down_gracefully_on_sigterm(azulsim_env, tmp_path):
     port_file = tmp_path / "port"
     env = {**os.environ, **azulsim_env, "PYTHONPATH": str(REPO), "AZULSIM_GRACE_S": "2"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve", "--listen", "127.0.0.1:0", "--port-file",
-         str(port_file)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "service",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--port-file",
+            str(port_file),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 30

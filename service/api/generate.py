@@ -58,7 +58,9 @@ def generate(out_dir: Path) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the committed files are stale")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 if the committed files are stale"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         fresh = generate(Path(tmp))
