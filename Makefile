@@ -1,13 +1,31 @@
-# The few commands everyone runs. PYTHON is the project venv when there is one.
-PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
+# The few commands everyone runs. `make demo` and `make test` create the project venv (.venv, from
+# python3.11 or python3) and install the package into it on first use; PYTHON is that venv.
+VENV := .venv
+PYTHON ?= $(VENV)/bin/python
+BOOTSTRAP_PYTHON ?= $(shell command -v python3.11 || command -v python3 || command -v python)
 SOURCES := $(wildcard sim service workers tests bench)
 
-.PHONY: install test test-all lint format bench
+.PHONY: install test test-all lint format bench demo venv
+
+# The package with its runtime dependencies (enough for the demo), then with the test extras.
+$(VENV)/.installed: pyproject.toml
+	@[ -x $(VENV)/bin/python ] || $(BOOTSTRAP_PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e .
+	@touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $@
+
+venv: $(VENV)/.installed-test  ## create .venv with the package and its test extras
+
+demo: $(VENV)/.installed  ## the README's first command: a demo batch through gRPC, Celery and Redis
+	$(VENV)/bin/azulsim demo
 
 install:  ## editable install with test and lint tools
 	$(PYTHON) -m pip install -e '.[dev]'
 
-test:  ## the README's test command: everything but the slow checks
+test: $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(VENV)/.installed-test)  ## the README's test command: everything but the slow checks
 	$(PYTHON) -m pytest -q -m "not slow"
 
 test-all:  ## every test, slow ones included

