@@ -1,0 +1,196 @@
+"""Jobs through real Celery workers on a real Redis: no eager mode, no fakes.
+
+Each test starts a worker subprocess (``celery_worker_process``, prefork pool) on its own Redis
+database, prefix and queue; the job's counters must equal `sim.local.run_local`'s exactly.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+
+from sim.local import run_local
+from sim.spec import JobSpec
+from workers.app import celery_config, make_app
+from workers.dispatch import publish_chunks, submit
+from workers.reconciler import lost_chunks, queue_length, reconcile_once
+from workers.settings import load_settings
+from workers.store import JobStore
+
+SPEC = JobSpec.from_dict(
+    {
+        "configurations": [
+            {"players": 2, "bots": ["greedy", "random"]},
+            {"players": 4, "bots": ["random", "greedy", "random", "greedy"], "wall": "gray"},
+        ],
+        "games": 130,
+        "seed": 23,
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def expected():
+    return run_local(SPEC, workers=1).counters
+
+
+@pytest.fixture
+def env(azulsim_env):
+    return dict(azulsim_env)
+
+
+@pytest.fixture
+def stack(env):
+    settings = load_settings(env)
+    client = redis.Redis.from_url(settings.redis_url)
+    app = make_app(settings)
+    yield JobStore(client, settings), app
+    client.close()
+
+
+def wait_finished(store: JobStore, job_id: str, timeout: float = 90.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = store.get_job(job_id)
+        if job.finished:
+            return job
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} not finished in {timeout} s: {store.get_job(job_id)}")
+
+
+def test_config_is_at_least_once_and_json_only(env):
+    conf = celery_config(load_settings(env))
+    assert conf["task_acks_late"] and conf["task_reject_on_worker_lost"]
+    assert conf["worker_prefetch_multiplier"] == 1 and conf["task_ignore_result"]
+    assert conf["accept_content"] == ["json"] and conf["task_serializer"] == "json"
+    vt = conf["broker_transport_options"]["visibility_timeout"]
+    assert conf["visibility_timeout"] == vt
+    assert conf["task_soft_time_limit"] < conf["task_time_limit"] < vt
+    assert conf["result_backend"] is None
+
+
+def test_worker_runs_a_job_exactly(stack, env, expected, celery_worker_process):
+    store, app = stack
+    job, created = submit(store, app, SPEC, "w-1")
+    assert created and job.chunks_total == 6
+    again, created = submit(store, app, SPEC, "w-1")  # idempotent: nothing published twice
+    assert not created and again.job_id == job.job_id
+    assert queue_length(store, store.settings.queue) == 6
+    celery_worker_process(env, concurrency=2)
+    done = wait_finished(store, job.job_id)
+    assert done.state == "SUCCEEDED", done.error
+    assert (done.games_done, done.chunks_done) == (260, 6)
+    assert store.counters(job.job_id) == expected
+    assert store.statistics(job.job_id)["games_done"] == 260
+
+
+def test_chunk_published_twice_counts_once(stack, env, expected, celery_worker_process):
+    store, app = stack
+    job, _ = submit(store, app, SPEC, None)
+    publish_chunks(app, job.job_id, [0, 3, 3, 5])  # duplicates, as a redelivery would make
+    worker = celery_worker_process(env, concurrency=1)
+    done = wait_finished(store, job.job_id)
+    assert done.state == "SUCCEEDED" and done.chunks_done == 6
+    assert store.counters(job.job_id) == expected
+    deadline = time.monotonic() + 30
+    while queue_length(store, store.settings.queue) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    # the copies ran as no-ops: skipped at start (or refused by the merge script)
+    worker.wait_for_log("skipped")
+
+
+def test_reconciler_republishes_a_lost_chunk(stack, env, expected, celery_worker_process):
+    store, app = stack
+    job, _ = submit(store, app, SPEC, None)
+    queue = store.settings.queue
+    # Lose two messages (as a Redis restart without AOF or a dropped prefetch would).
+    raw = store.redis.lrange(queue, 0, -1)
+    assert len(raw) == 6
+    store.redis.lrem(queue, 1, raw[0])
+    store.redis.lrem(queue, 1, raw[3])
+    # While the other messages wait, nothing looks lost.
+    assert reconcile_once(store, app, grace_s=0.0) == {}
+    worker = celery_worker_process(env, concurrency=1)
+    deadline = time.monotonic() + 60
+    while store.get_job(job.job_id).chunks_done < 4 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    job_now = store.get_job(job.job_id)
+    assert job_now.state == "RUNNING" and job_now.chunks_done == 4, worker.log()
+    time.sleep(0.5)
+    assert queue_length(store, queue) == 0
+    state = store.chunk_state(job.job_id)
+    assert len(lost_chunks(state, time.time(), store.settings.stall_s, 0.0, True)) == 2
+    assert lost_chunks(state, time.time(), store.settings.stall_s, 60.0, True) == []
+    republished = reconcile_once(store, app, grace_s=0.0)
+    assert len(republished[job.job_id]) == 2
+    done = wait_finished(store, job.job_id)
+    assert done.state == "SUCCEEDED" and done.chunks_done == 6
+    assert store.counters(job.job_id) == expected
+    assert reconcile_once(store, app, grace_s=0.0) == {}
+
+
+def test_reconciler_restarts_a_chunk_whose_worker_died(stack, env, expected,
+                                                      celery_worker_process):
+    """A chunk whose attempt started and never came back is published again after stall_s."""
+    store, app = stack
+    job, _ = submit(store, app, SPEC, None)
+    store.redis.delete(store.settings.queue)  # all lost; pretend chunk 1 started and died
+    assert store.begin_chunk(job.job_id, 1) == ("run", "1")
+    now = time.time()
+    got = reconcile_once(store, app, now=now, grace_s=0.0)
+    assert sorted(got[job.job_id]) == [0, 2, 3, 4, 5]  # the never-started ones
+    assert reconcile_once(store, app, now=now + 1, grace_s=0.0) == {}  # chunk 1 "runs"
+    celery_worker_process(env, concurrency=2)
+    deadline = time.monotonic() + 60
+    while store.get_job(job.job_id).chunks_done < 5 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert store.get_job(job.job_id).state == "RUNNING"
+    # Its attempt never comes back: once it is older than stall_s, it is published again.
+    later = time.time() + store.settings.stall_s + 1
+    assert reconcile_once(store, app, now=later, grace_s=0.0) == {job.job_id: [1]}
+    done = wait_finished(store, job.job_id)
+    assert done.state == "SUCCEEDED"
+    assert store.counters(job.job_id) == expected
+
+
+def test_cancel_stops_a_running_job(stack, env, celery_worker_process):
+    store, app = stack
+    spec = JobSpec.from_dict({**SPEC.to_dict(), "games": 2000})
+    job, _ = submit(store, app, spec, None)
+    celery_worker_process(env, concurrency=1)
+    deadline = time.monotonic() + 60
+    while store.get_job(job.job_id).chunks_done < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    cancelled = store.cancel_job(job.job_id)
+    frozen = store.counters(job.job_id)
+    assert cancelled.state == "CANCELLED" and cancelled.chunks_done < cancelled.chunks_total
+    deadline = time.monotonic() + 60
+    while queue_length(store, store.settings.queue) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    assert store.counters(job.job_id) == frozen
+    assert store.get_job(job.job_id).state == "CANCELLED"
+
+
+BREAK_CHUNK_2 = """
+import sim.play
+_play = sim.play.play_games
+def _broken(config, seed, start, stop, max_rounds=100):
+    if config.players == 2 and start == 100:
+        raise RuntimeError("injected failure")
+    return _play(config, seed, start, stop, max_rounds)
+sim.play.play_games = _broken
+"""
+
+
+def test_failing_chunk_fails_the_job_after_max_attempts(stack, env, celery_worker_process):
+    store, app = stack
+    job, _ = submit(store, app, SPEC, None)
+    # Break chunk 2 for good: the worker's play function raises on its games.
+    celery_worker_process(env, concurrency=1, preamble=BREAK_CHUNK_2)
+    done = wait_finished(store, job.job_id)
+    assert done.state == "FAILED"
+    assert "chunk 2 (configuration 0, games 100..129) failed 3 attempts" in done.error
+    assert "injected failure" in done.error
