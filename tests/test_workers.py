@@ -194,3 +194,41 @@ def test_failing_chunk_fails_the_job_after_max_attempts(stack, env, celery_worke
     assert done.state == "FAILED"
     assert "chunk 2 (configuration 0, games 100..129) failed 3 attempts" in done.error
     assert "injected failure" in done.error
+
+
+SLOW_FIRST_ATTEMPT = """
+import os, time, sim.play
+_play = sim.play.play_games
+def _slow_once(config, seed, start, stop, max_rounds=100):
+    marker = os.environ["AZULSIM_TEST_MARKER"]
+    if config.players == 4 and start == 0 and not os.path.exists(marker):
+        with open(marker + ".tmp", "w") as f:
+            f.write(str(os.getpid()))
+        os.rename(marker + ".tmp", marker)
+        time.sleep(120)
+    return _play(config, seed, start, stop, max_rounds)
+sim.play.play_games = _slow_once
+"""
+
+
+def test_pool_child_killed_mid_chunk_is_redelivered(stack, env, expected, celery_worker_process,
+                                                    tmp_path):
+    """SIGKILL of the pool child running a chunk: the message is requeued at once
+    (task_reject_on_worker_lost), the chunk runs again and the job's counters are exact."""
+    import os
+    import signal
+
+    store, app = stack
+    marker = tmp_path / "child.pid"
+    job, _ = submit(store, app, SPEC, None)
+    worker = celery_worker_process(env, concurrency=1, preamble=SLOW_FIRST_ATTEMPT,
+                                   extra_env={"AZULSIM_TEST_MARKER": str(marker)})
+    deadline = time.monotonic() + 60
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), worker.log()
+    os.kill(int(marker.read_text()), signal.SIGKILL)
+    done = wait_finished(store, job.job_id)
+    assert done.state == "SUCCEEDED", done.error
+    assert store.counters(job.job_id) == expected
+    assert "WorkerLostError" in worker.log()

@@ -15,8 +15,10 @@ variable                           default                     meaning
 ``AZULSIM_QUEUE``                  ``azulsim.chunks``          Celery queue of the chunk tasks
 ``AZULSIM_JOB_TTL_S``              ``604800`` (7 days)         seconds a finished job's keys are kept; also
                                                                the idle expiry of a job nobody works on
-``AZULSIM_CHUNK_GAMES``            ``20000``                   games per chunk (a few seconds of greedy
-                                                               play); fixed per job when it is created
+``AZULSIM_CHUNK_GAMES``            ``50000``                   games per chunk, fixed per job when it is
+                                                               created: ~2-3 s of greedy play per core
+                                                               (bench/chunk_overhead.py); lower it for
+                                                               search bots (rollout: ~200-600 games/s)
 ``AZULSIM_MAX_ATTEMPTS``           ``5``                       attempts per chunk before the job FAILS
 ``AZULSIM_TASK_SOFT_LIMIT_S``      ``300``                     soft time limit of a chunk task (raises in
                                                                the task: counted as a failed attempt)
@@ -50,7 +52,7 @@ class Settings:
     prefix: str = "azulsim"
     queue: str = "azulsim.chunks"
     job_ttl_s: int = 7 * 24 * 3600
-    chunk_games: int = 20000
+    chunk_games: int = 50000
     max_attempts: int = 5
     task_soft_limit_s: float = 300.0
     task_hard_limit_s: float = 360.0
