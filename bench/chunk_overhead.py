@@ -35,8 +35,22 @@ def _redis():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     tmp = tempfile.mkdtemp()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", tmp], stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            tmp,
+        ],
+        stdout=subprocess.DEVNULL,
+    )
     time.sleep(0.5)
     return proc, f"redis://127.0.0.1:{port}/0"
 
@@ -59,8 +73,7 @@ def main() -> None:
         store = JobStore(client, Settings(redis_url=url, prefix="bench", chunk_games=args.games))
         results = []
         for cfg in CONFIGS:
-            spec = JobSpec.from_dict({"configurations": [cfg], "games": args.games * 4,
-                                      "seed": 1})
+            spec = JobSpec.from_dict({"configurations": [cfg], "games": args.games * 4, "seed": 1})
             config = spec.configurations[0]
             t0 = time.perf_counter()
             records = play_games(config, spec.seed, 0, args.games, spec.max_rounds)
@@ -71,19 +84,32 @@ def main() -> None:
             t3 = time.perf_counter()
             store.merge_chunk(job.job_id, 0, args.games, counters)
             t4 = time.perf_counter()
-            results.append({
-                "players": cfg["players"], "bots": cfg["bots"], "games": args.games,
-                "play_s": round(t1 - t0, 3), "count_s": round(t2 - t1, 4),
-                "merge_s": round(t4 - t3, 4), "counter_keys": len(counters),
-                "overhead_pct": round(100 * (t4 - t3 + t2 - t1) / (t1 - t0), 2),
-                "redis_bytes": sum(client.memory_usage(k, samples=0) or 0
-                                   for k in store.job_keys(job.job_id).values()),
-            })
+            results.append(
+                {
+                    "players": cfg["players"],
+                    "bots": cfg["bots"],
+                    "games": args.games,
+                    "play_s": round(t1 - t0, 3),
+                    "count_s": round(t2 - t1, 4),
+                    "merge_s": round(t4 - t3, 4),
+                    "counter_keys": len(counters),
+                    "overhead_pct": round(100 * (t4 - t3 + t2 - t1) / (t1 - t0), 2),
+                    "redis_bytes": sum(
+                        client.memory_usage(k, samples=0) or 0
+                        for k in store.job_keys(job.job_id).values()
+                    ),
+                }
+            )
             print(json.dumps(results[-1]))
         out = ROOT / "bench" / "results" / "chunk_overhead.json"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({"benchmark": "chunk_overhead", "cores": os.cpu_count(),
-                                   "results": results}, indent=1) + "\n")
+        out.write_text(
+            json.dumps(
+                {"benchmark": "chunk_overhead", "cores": os.cpu_count(), "results": results},
+                indent=1,
+            )
+            + "\n"
+        )
     finally:
         proc.terminate()
         proc.wait()
