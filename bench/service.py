@@ -53,7 +53,7 @@ def single_core_rate(spec: JobSpec, chunk: int, seconds: float) -> tuple[float, 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--games", type=int, default=2_000_000, help="games in the job (default 2,000,000)")
+    p.add_argument("--games", type=int, default=2_000_000, help="games in the job (default 2M)")
     p.add_argument("--workers", type=int, default=2, help="worker pool processes (default 2)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--baseline-s", type=float, default=10.0, help="seconds of single-core timing")
@@ -64,8 +64,11 @@ def main(argv: list[str] | None = None) -> int:
 
     chunk = load_settings().chunk_games
     spec = JobSpec.from_dict(
-        {"configurations": [{"players": 2, "bots": ["greedy", "greedy"]}], "games": args.games,
-         "seed": args.seed}
+        {
+            "configurations": [{"players": 2, "bots": ["greedy", "greedy"]}],
+            "games": args.games,
+            "seed": args.seed,
+        }
     )
     print(f"single-core baseline: play_games + count, chunks of {chunk:,} games…", flush=True)
     single, single_games = single_core_rate(spec, chunk, args.baseline_s)
@@ -79,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
             began = time.perf_counter()
             job, _ = client.submit(spec)
             last = None
-            for last in client.watch(job.job_id, interval_ms=200):
-                pass
+            for update in client.watch(job.job_id, interval_ms=200):
+                last = update
             seconds = time.perf_counter() - began
             stats = client.statistics(job.job_id)
     stack.cleanup()
@@ -105,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "machine": platform.machine(),
-        "command": "python bench/service.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": " ".join(
+            ["python bench/service.py", *(argv if argv is not None else sys.argv[1:])]
+        ),
     }
     print(
         f"{args.games:,} games in {seconds:.1f} s end to end: {rate:,.0f} games/s with "
