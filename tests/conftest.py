@@ -15,10 +15,10 @@ Fixtures (reuse them from any test module; they need nothing but a ``redis-serve
     small chunks and short time limits. Pass it to `workers.settings.load_settings` and to
     ``celery_worker_process``; tests may change entries before starting a worker.
 ``celery_worker_process`` (function)
-    A factory ``start(env, concurrency=1, extra_env=None, preamble="", ready=True) -> WorkerProcess``
-    that runs a real worker (``workers.app.run_worker``, prefork pool) in a subprocess with that
-    environment (``preamble``: Python statements run first, e.g. a patch for one test), waits
-    until it logs ``ready``, and stops it (SIGTERM, then SIGKILL of its process group) at the end of
+    A factory ``start(env, concurrency=1, extra_env=None, preamble="", ready=True)`` returning a
+    `WorkerProcess`; it runs a real worker (``workers.app.run_worker``, prefork pool) in a
+    subprocess with that environment (``preamble``: Python statements run first, e.g. a patch for
+    one test), waits until it logs ``ready``, and stops it (SIGTERM, then SIGKILL of its process group) at the end of
     the test. `WorkerProcess.log()` returns its log so far; `WorkerProcess.kill()` SIGKILLs it.
 """
 
@@ -88,9 +88,23 @@ def redis_server(tmp_path_factory):
     for _ in range(3):  # a free port can be taken between the probe and the bind: retry
         port = _free_port()
         proc = subprocess.Popen(
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-             "no", "--dir", str(workdir), "--maxmemory-policy", "noeviction",
-             "--logfile", str(workdir / f"redis-{port}.log")],
+            [
+                binary,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(workdir),
+                "--maxmemory-policy",
+                "noeviction",
+                "--logfile",
+                str(workdir / f"redis-{port}.log"),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

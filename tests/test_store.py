@@ -26,8 +26,12 @@ SPEC = JobSpec.from_dict(
     {
         "configurations": [
             {"players": 2, "bots": ["greedy", "random"]},
-            {"players": 3, "bots": ["random", "greedy", "random"], "wall": "gray",
-             "seating": "shuffle"},
+            {
+                "players": 3,
+                "bots": ["random", "greedy", "random"],
+                "wall": "gray",
+                "seating": "shuffle",
+            },
         ],
         "games": 120,
         "seed": 11,
@@ -53,8 +57,7 @@ def chunk_counters():
 def test_chunk_ranges_cover_every_game_once():
     assert chunks_total(SPEC, 50) == 6
     got = [chunk_games_range(SPEC, 50, c) for c in range(6)]
-    assert got == [(0, 0, 50), (0, 50, 100), (0, 100, 120), (1, 0, 50), (1, 50, 100),
-                   (1, 100, 120)]
+    assert got == [(0, 0, 50), (0, 50, 100), (0, 100, 120), (1, 0, 50), (1, 50, 100), (1, 100, 120)]
     with pytest.raises(ValueError):
         chunk_games_range(SPEC, 50, 6)
 
@@ -63,8 +66,9 @@ def test_settings_from_environment_and_order():
     s = load_settings({"AZULSIM_CHUNK_GAMES": "7", "AZULSIM_PREFIX": "x"})
     assert s.chunk_games == 7 and s.prefix == "x" and s.redis_url.startswith("redis://")
     assert load_settings({}) == Settings()
-    with pytest.raises(ValueError, match="AZULSIM_TASK_HARD_LIMIT_S .* less than "
-                                         "AZULSIM_VISIBILITY_TIMEOUT_S"):
+    with pytest.raises(
+        ValueError, match="AZULSIM_TASK_HARD_LIMIT_S .* less than AZULSIM_VISIBILITY_TIMEOUT_S"
+    ):
         load_settings({"AZULSIM_TASK_HARD_LIMIT_S": "700"})
     with pytest.raises(ValueError, match="AZULSIM_CHUNK_GAMES must be an integer"):
         load_settings({"AZULSIM_CHUNK_GAMES": "many"})
@@ -176,7 +180,9 @@ def test_memory_per_job_is_bounded(store, chunk_counters):
         for c in (0, 3):  # same counters in both jobs: the sizes differ only by games/chunks
             store.merge_chunk(job.job_id, c, *parts[c])
         keys = store.job_keys(job.job_id)
-        sizes.append({name: store.redis.memory_usage(key, samples=0) or 0 for name, key in keys.items()})
+        sizes.append(
+            {name: store.redis.memory_usage(key, samples=0) or 0 for name, key in keys.items()}
+        )
     small, big = sizes
     # (equal up to the hash table's incremental rehashing state)
     assert abs(small["counters"] - big["counters"]) < 0.2 * small["counters"]
@@ -226,8 +232,9 @@ def test_unavailable_redis_raises_store_unavailable(azulsim_env):
     from redis.backoff import NoBackoff
     from redis.retry import Retry
 
-    client = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5,
-                         retry=Retry(NoBackoff(), 0))
+    client = redis.Redis(
+        host="127.0.0.1", port=1, socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 0)
+    )
     store = JobStore(client, load_settings(azulsim_env))
     with pytest.raises(StoreUnavailable):
         store.ping()

@@ -131,8 +131,7 @@ def test_reconciler_republishes_a_lost_chunk(stack, env, expected, celery_worker
     assert reconcile_once(store, app, grace_s=0.0) == {}
 
 
-def test_reconciler_restarts_a_chunk_whose_worker_died(stack, env, expected,
-                                                      celery_worker_process):
+def test_reconciler_restarts_a_chunk_whose_worker_died(stack, env, expected, celery_worker_process):
     """A chunk whose attempt started and never came back is published again after stall_s."""
     store, app = stack
     job, _ = submit(store, app, SPEC, None)
@@ -211,8 +210,9 @@ sim.play.play_games = _slow_once
 """
 
 
-def test_pool_child_killed_mid_chunk_is_redelivered(stack, env, expected, celery_worker_process,
-                                                    tmp_path):
+def test_pool_child_killed_mid_chunk_is_redelivered(
+    stack, env, expected, celery_worker_process, tmp_path
+):
     """SIGKILL of the pool child running a chunk: the message is requeued at once
     (task_reject_on_worker_lost), the chunk runs again and the job's counters are exact."""
     import os
@@ -221,8 +221,12 @@ def test_pool_child_killed_mid_chunk_is_redelivered(stack, env, expected, celery
     store, app = stack
     marker = tmp_path / "child.pid"
     job, _ = submit(store, app, SPEC, None)
-    worker = celery_worker_process(env, concurrency=1, preamble=SLOW_FIRST_ATTEMPT,
-                                   extra_env={"AZULSIM_TEST_MARKER": str(marker)})
+    worker = celery_worker_process(
+        env,
+        concurrency=1,
+        preamble=SLOW_FIRST_ATTEMPT,
+        extra_env={"AZULSIM_TEST_MARKER": str(marker)},
+    )
     deadline = time.monotonic() + 60
     while not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -63,7 +63,7 @@ def celery_config(settings: Settings) -> dict:
         "task_default_queue": settings.queue,  # chunks go to their own queue
         "task_routes": {TASK_NAME: {"queue": settings.queue}},
         "task_create_missing_queues": True,
-        "worker_send_task_events": False,  # events cost a pub/sub message each; Flower turns them on
+        "worker_send_task_events": False,  # a pub/sub message per event; Flower turns them on
         "worker_hijack_root_logger": False,  # keep the process's own logging set-up
         "worker_redirect_stdouts": False,  # numpy warnings stay on stderr, not in the task log
         "broker_pool_limit": 10,  # publisher connections per process

@@ -23,8 +23,7 @@ def publish_chunks(app, job_id: str, chunks) -> int:
     try:
         with app.producer_or_acquire() as producer:
             for chunk in chunks:
-                app.send_task(TASK_NAME, args=[job_id, int(chunk)], queue=queue,
-                              producer=producer)
+                app.send_task(TASK_NAME, args=[job_id, int(chunk)], queue=queue, producer=producer)
                 n += 1
     except (OperationalError, OSError, redis.ConnectionError, redis.TimeoutError) as exc:
         raise StoreUnavailable(f"could not publish chunks of job {job_id}: {exc}") from exc

@@ -54,8 +54,9 @@ def _is_done(bitmap: bytes, chunk: int) -> bool:
     return byte < len(bitmap) and bool(bitmap[byte] & (0x80 >> (chunk & 7)))
 
 
-def lost_chunks(state: dict, now: float, stall_s: float, grace_s: float,
-                queue_empty: bool) -> list[int]:
+def lost_chunks(
+    state: dict, now: float, stall_s: float, grace_s: float, queue_empty: bool
+) -> list[int]:
     """The chunks of one job to publish again (rules in the module docstring).
 
     `state` is `JobStore.chunk_state`'s dict.
@@ -74,15 +75,14 @@ def lost_chunks(state: dict, now: float, stall_s: float, grace_s: float,
         if starts >= published:
             if now - float(info.get(f"t:{chunk}", 0.0)) > stall_s:
                 out.append(chunk)
-        elif now - last_pub > grace_s and (
-            queue_empty or (stalled and now - last_pub > stall_s)
-        ):
+        elif now - last_pub > grace_s and (queue_empty or (stalled and now - last_pub > stall_s)):
             out.append(chunk)
     return out
 
 
-def reconcile_once(store: JobStore, app, now: float | None = None,
-                   grace_s: float = DEFAULT_GRACE_S) -> dict[str, list[int]]:
+def reconcile_once(
+    store: JobStore, app, now: float | None = None, grace_s: float = DEFAULT_GRACE_S
+) -> dict[str, list[int]]:
     """One sweep over the active jobs; returns ``{job_id: chunks published again}``."""
     from .dispatch import publish_chunks
 
@@ -102,8 +102,12 @@ def reconcile_once(store: JobStore, app, now: float | None = None,
         if wanted:
             publish_chunks(app, job_id, wanted)
             out[job_id] = wanted
-            log.warning("reconciler: job %s: published %d chunk(s) again: %s", job_id,
-                        len(wanted), wanted[:20])
+            log.warning(
+                "reconciler: job %s: published %d chunk(s) again: %s",
+                job_id,
+                len(wanted),
+                wanted[:20],
+            )
     return out
 
 
@@ -128,8 +132,12 @@ def reconcile_tick(app, interval: float | None = None) -> None:
         log.exception("reconciler sweep failed")
 
 
-def run_reconciler(interval: float | None = None, settings: Settings | None = None,
-                   app=None, iterations: int | None = None) -> None:
+def run_reconciler(
+    interval: float | None = None,
+    settings: Settings | None = None,
+    app=None,
+    iterations: int | None = None,
+) -> None:
     """Sweep every `interval` seconds (default ``settings.reconcile_interval_s``, else 30) until
     stopped, or `iterations` times; shares the workers' lock, so it can run beside them."""
     from .app import make_app

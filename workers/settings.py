@@ -6,33 +6,33 @@ from one place. `load_settings` validates them and their order::
 
     soft limit < hard limit < visibility timeout < stall threshold < job TTL
 
-=================================  ==========================  =============================================
-variable                           default                     meaning
-=================================  ==========================  =============================================
-``AZULSIM_REDIS_URL``              ``redis://127.0.0.1:6379/0``  Redis for both the Celery broker and the
-                                                               job store
-``AZULSIM_PREFIX``                 ``azulsim``                 prefix of every job-store key
-``AZULSIM_QUEUE``                  ``azulsim.chunks``          Celery queue of the chunk tasks
-``AZULSIM_JOB_TTL_S``              ``604800`` (7 days)         seconds a finished job's keys are kept; also
-                                                               the idle expiry of a job nobody works on
-``AZULSIM_CHUNK_GAMES``            ``50000``                   games per chunk, fixed per job when it is
-                                                               created: ~2-3 s of greedy play per core
-                                                               (bench/chunk_overhead.py); lower it for
-                                                               search bots (rollout: ~200-600 games/s)
-``AZULSIM_MAX_ATTEMPTS``           ``5``                       attempts per chunk before the job FAILS
-``AZULSIM_TASK_SOFT_LIMIT_S``      ``300``                     soft time limit of a chunk task (raises in
-                                                               the task: counted as a failed attempt)
-``AZULSIM_TASK_HARD_LIMIT_S``      ``360``                     hard time limit (the pool child is killed)
-``AZULSIM_VISIBILITY_TIMEOUT_S``   ``600``                     kombu visibility timeout: an unacked message
-                                                               is redelivered after this long
-``AZULSIM_STALL_S``                ``900``                     the reconciler republishes a started chunk
-                                                               with no result after this long
-``AZULSIM_RECONCILE_INTERVAL_S``   ``30``                      seconds between reconciler sweeps inside each
-                                                               worker's main process; 0 turns them off
-``AZULSIM_MAX_TASKS_PER_CHILD``    ``200``                     a pool child is replaced after this many
-                                                               chunks (bounds memory growth); 0 = never
-``AZULSIM_CONCURRENCY``            CPU count                   pool processes of ``azulsim worker``
-=================================  ==========================  =============================================
+================================  ==============  ================================================
+variable                          default         meaning
+================================  ==============  ================================================
+``AZULSIM_REDIS_URL``             local, db 0     ``redis://127.0.0.1:6379/0``: Redis for both the
+                                                  Celery broker and the job store
+``AZULSIM_PREFIX``                ``azulsim``     prefix of every job-store key
+``AZULSIM_QUEUE``                 azulsim.chunks  Celery queue of the chunk tasks
+``AZULSIM_JOB_TTL_S``             604800 (7 d)    seconds a finished job's keys are kept; also the
+                                                  idle expiry of a job nobody works on
+``AZULSIM_CHUNK_GAMES``           50000           games per chunk, fixed per job when created:
+                                                  ~2-3 s of greedy play on one core
+                                                  (bench/chunk_overhead.py); lower it for search
+                                                  bots (rollout plays ~200-600 games/s)
+``AZULSIM_MAX_ATTEMPTS``          5               attempts per chunk before the job FAILS
+``AZULSIM_TASK_SOFT_LIMIT_S``     300             soft time limit of a chunk task (raises in the
+                                                  task: a failed attempt)
+``AZULSIM_TASK_HARD_LIMIT_S``     360             hard time limit (the pool child is killed)
+``AZULSIM_VISIBILITY_TIMEOUT_S``  600             kombu visibility timeout: an unacked message is
+                                                  redelivered after this long
+``AZULSIM_STALL_S``               900             the reconciler republishes a started chunk with
+                                                  no result after this long
+``AZULSIM_RECONCILE_INTERVAL_S``  30              seconds between reconciler sweeps in each
+                                                  worker's main process; 0 turns them off
+``AZULSIM_MAX_TASKS_PER_CHILD``   200             a pool child is replaced after this many chunks
+                                                  (bounds memory growth); 0 = never
+``AZULSIM_CONCURRENCY``           CPU count       pool processes of ``azulsim worker``
+================================  ==============  ================================================
 """
 
 from __future__ import annotations
@@ -64,17 +64,20 @@ class Settings:
 
     def __post_init__(self) -> None:
         if not self.prefix or any(c in self.prefix for c in " {}"):
-            raise ValueError(f"AZULSIM_PREFIX must be non-empty without spaces or braces; got "
-                             f"{self.prefix!r}")
+            raise ValueError(
+                f"AZULSIM_PREFIX must be non-empty without spaces or braces; got {self.prefix!r}"
+            )
         if not self.queue:
             raise ValueError("AZULSIM_QUEUE must not be empty")
         for name, low in (("chunk_games", 1), ("max_attempts", 1), ("job_ttl_s", 1)):
             if getattr(self, name) < low:
-                raise ValueError(f"AZULSIM_{name.upper()} must be at least {low}; got "
-                                 f"{getattr(self, name)}")
+                raise ValueError(
+                    f"AZULSIM_{name.upper()} must be at least {low}; got {getattr(self, name)}"
+                )
         if self.reconcile_interval_s < 0 or self.max_tasks_per_child < 0:
-            raise ValueError("AZULSIM_RECONCILE_INTERVAL_S and AZULSIM_MAX_TASKS_PER_CHILD must "
-                             "not be negative")
+            raise ValueError(
+                "AZULSIM_RECONCILE_INTERVAL_S and AZULSIM_MAX_TASKS_PER_CHILD must not be negative"
+            )
         if self.concurrency is not None and self.concurrency < 1:
             raise ValueError(f"AZULSIM_CONCURRENCY must be at least 1; got {self.concurrency}")
         order = [
@@ -120,6 +123,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         try:
             kwargs[name] = kind(raw)
         except ValueError:
-            raise ValueError(f"{var} must be {'an integer' if kind is int else 'a number'}; "
-                             f"got {raw!r}") from None
+            raise ValueError(
+                f"{var} must be {'an integer' if kind is int else 'a number'}; got {raw!r}"
+            ) from None
     return Settings(**kwargs)

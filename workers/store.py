@@ -139,7 +139,9 @@ def chunk_games_range(spec: JobSpec, chunk_games: int, chunk: int) -> tuple[int,
     per = -(-spec.games // chunk_games)
     config, k = divmod(chunk, per)
     if not 0 <= config < len(spec.configurations):
-        raise ValueError(f"chunk {chunk} out of range (the job has {per * len(spec.configurations)})")
+        raise ValueError(
+            f"chunk {chunk} out of range (the job has {per * len(spec.configurations)})"
+        )
     start = k * chunk_games
     return config, start, min(start + chunk_games, spec.games)
 
@@ -166,8 +168,14 @@ class JobStore:
         common = (LUA_DIR / "common.lua").read_text()
         self._scripts = {
             name: redis.register_script(common + "\n" + (LUA_DIR / f"{name}.lua").read_text())
-            for name in ("create_job", "begin_chunk", "merge_chunk", "fail_chunk", "cancel_job",
-                         "republish")
+            for name in (
+                "create_job",
+                "begin_chunk",
+                "merge_chunk",
+                "fail_chunk",
+                "cancel_job",
+                "republish",
+            )
         }
 
     # -- key names --------------------------------------------------------------------------
@@ -177,8 +185,12 @@ class JobStore:
 
     def job_keys(self, job_id: str) -> dict[str, str]:
         meta = self.meta_key(job_id)
-        return {"meta": meta, "counters": meta + ":counters", "done": meta + ":done",
-                "chunks": meta + ":chunks"}
+        return {
+            "meta": meta,
+            "counters": meta + ":counters",
+            "done": meta + ":done",
+            "chunks": meta + ":chunks",
+        }
 
     def request_key(self, request_id: str | None) -> str | None:
         if not request_id:
@@ -230,8 +242,7 @@ class JobStore:
             "updated_at": now,
             "rules_version": RULES_VERSION,
         }
-        args: list[Any] = [job_id, spec.to_json(), self.settings.job_ttl_s,
-                           f"{self.prefix}:job:{{"]
+        args: list[Any] = [job_id, spec.to_json(), self.settings.job_ttl_s, f"{self.prefix}:job:{{"]
         for key, value in fields.items():
             args += [key, value]
         status, got = self._scripts["create_job"](
@@ -310,7 +321,9 @@ class JobStore:
             try:
                 upper = int(page_token)
             except ValueError:
-                raise ValueError(f"page_token is not a token from list_jobs: {page_token!r}")
+                raise ValueError(
+                    f"page_token is not a token from list_jobs: {page_token!r}"
+                ) from None
             upper_arg: str = f"({upper}"
         else:
             upper_arg = "+inf"
@@ -417,8 +430,10 @@ class JobStore:
 
     def _fail_message(self, job: dict, chunk: int, spec: JobSpec) -> str:
         config, start, stop = chunk_games_range(spec, int(job["chunk_games"]), chunk)
-        return (f"chunk {chunk} (configuration {config}, games {start}..{stop - 1}) failed "
-                f"{self.settings.max_attempts} attempts")
+        return (
+            f"chunk {chunk} (configuration {config}, games {start}..{stop - 1}) failed "
+            f"{self.settings.max_attempts} attempts"
+        )
 
     def _chunk_context(self, job_id: str) -> tuple[dict, JobSpec]:
         raw = self.redis.hmget(self.meta_key(job_id), "spec", "chunk_games", "request_id")
@@ -438,8 +453,14 @@ class JobStore:
             return "state", ""
         status, detail = self._scripts["begin_chunk"](
             keys=self._script_keys(job_id, job["request_id"]),
-            args=[job_id, chunk, repr(time.time()), self.settings.job_ttl_s,
-                  self.settings.max_attempts, self._fail_message(job, chunk, spec)],
+            args=[
+                job_id,
+                chunk,
+                repr(time.time()),
+                self.settings.job_ttl_s,
+                self.settings.max_attempts,
+                self._fail_message(job, chunk, spec),
+            ],
         )
         return _text(status), _text(detail)
 
@@ -453,14 +474,27 @@ class JobStore:
             return "state", ""
         status, detail = self._scripts["fail_chunk"](
             keys=self._script_keys(job_id, job["request_id"]),
-            args=[job_id, chunk, repr(time.time()), self.settings.job_ttl_s,
-                  self.settings.max_attempts, error[:2000], self._fail_message(job, chunk, spec)],
+            args=[
+                job_id,
+                chunk,
+                repr(time.time()),
+                self.settings.job_ttl_s,
+                self.settings.max_attempts,
+                error[:2000],
+                self._fail_message(job, chunk, spec),
+            ],
         )
         return _text(status), _text(detail)
 
     @_unavailable
-    def merge_chunk(self, job_id: str, chunk: int, games: int, counters: dict[str, int],
-                    request_id: str | None = None) -> tuple[int, str]:
+    def merge_chunk(
+        self,
+        job_id: str,
+        chunk: int,
+        games: int,
+        counters: dict[str, int],
+        request_id: str | None = None,
+    ) -> tuple[int, str]:
         """Merge one chunk's counters with one Lua script: ``(code, state)``.
 
         code 1 merged; 2 merged and the job SUCCEEDED with it; 0 duplicate (the chunk's done bit
@@ -477,8 +511,16 @@ class JobStore:
             request_id = _text(raw) if raw else None
         code, state = self._scripts["merge_chunk"](
             keys=self._script_keys(job_id, request_id),
-            args=[job_id, chunk, games, repr(time.time()), self.settings.job_ttl_s,
-                  len(additive) // 2, *additive, *extrema],
+            args=[
+                job_id,
+                chunk,
+                games,
+                repr(time.time()),
+                self.settings.job_ttl_s,
+                len(additive) // 2,
+                *additive,
+                *extrema,
+            ],
         )
         return int(code), _text(state)
 

@@ -42,7 +42,9 @@ def store_for(settings: Settings) -> JobStore:
     store = _stores.get(key)
     if store is None:
         client = redis.Redis.from_url(
-            settings.redis_url, socket_connect_timeout=5, socket_timeout=30,
+            settings.redis_url,
+            socket_connect_timeout=5,
+            socket_timeout=30,
             health_check_interval=25,
         )
         store = _stores[key] = JobStore(client, settings)
@@ -88,8 +90,14 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
         timings["merge"] = time.perf_counter() - t0
     except Exception as exc:  # SoftTimeLimitExceeded included: a failed attempt
         error = f"{type(exc).__name__}: {exc}"
-        log.error("chunk %s/%d attempt %d failed: %s\n%s", job_id, chunk, attempt, error,
-                  traceback.format_exc())
+        log.error(
+            "chunk %s/%d attempt %d failed: %s\n%s",
+            job_id,
+            chunk,
+            attempt,
+            error,
+            traceback.format_exc(),
+        )
         try:
             outcome, info = store.fail_chunk(job_id, chunk, error)
         except Exception:  # Redis down: the reconciler or the visibility timeout will retry
@@ -103,8 +111,15 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
     result = {"merge": {2: "finished", 1: "merged", 0: "duplicate", -1: "refused"}[code]}
     log.info(
         "chunk %s/%d attempt %d: %d games, %s (job %s); play %.3f s, count %.3f s, merge %.3f s",
-        job_id, chunk, attempt, games, result["merge"], state, timings["play"],
-        timings["count"], timings["merge"],
+        job_id,
+        chunk,
+        attempt,
+        games,
+        result["merge"],
+        state,
+        timings["play"],
+        timings["count"],
+        timings["merge"],
     )
     return {"status": "ok", "games": games, "state": state, "timings": timings, **result}
 
