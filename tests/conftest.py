@@ -18,8 +18,9 @@ Fixtures (reuse them from any test module; they need nothing but a ``redis-serve
     A factory ``start(env, concurrency=1, extra_env=None, preamble="", ready=True)`` returning a
     `WorkerProcess`; it runs a real worker (``workers.app.run_worker``, prefork pool) in a
     subprocess with that environment (``preamble``: Python statements run first, e.g. a patch for
-    one test), waits until it logs ``ready``, and stops it (SIGTERM, then SIGKILL of its process group) at the end of
-    the test. `WorkerProcess.log()` returns its log so far; `WorkerProcess.kill()` SIGKILLs it.
+    one test), waits until it logs ``ready``, and stops it (SIGTERM, then SIGKILL of its process
+    group) at the end of the test. `WorkerProcess.log()` returns its log so far;
+    `WorkerProcess.kill()` SIGKILLs it; ``start.started`` lists the workers started so far.
 """
 
 from __future__ import annotations
@@ -259,6 +260,7 @@ def celery_worker_process(tmp_path):
             worker.wait_ready()
         return worker
 
+    start.started = started  # the WorkerProcess objects so far (for logs in failure messages)
     yield start
     for worker in started:
         worker.stop()

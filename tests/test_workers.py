@@ -50,14 +50,18 @@ def stack(env):
     client.close()
 
 
-def wait_finished(store: JobStore, job_id: str, timeout: float = 90.0):
+def wait_finished(store: JobStore, job_id: str, workers=None, timeout: float = 90.0):
+    """Wait for the job to finish; on a timeout, fail with the workers' logs."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job = store.get_job(job_id)
         if job.finished:
             return job
         time.sleep(0.1)
-    raise AssertionError(f"job {job_id} not finished in {timeout} s: {store.get_job(job_id)}")
+    logs = "\n".join(w.log() for w in getattr(workers, "started", []))
+    raise AssertionError(
+        f"job {job_id} not finished in {timeout} s: {store.get_job(job_id)}\n{logs}"
+    )
 
 
 def test_config_is_at_least_once_and_json_only(env):
@@ -79,7 +83,7 @@ def test_worker_runs_a_job_exactly(stack, env, expected, celery_worker_process):
     assert not created and again.job_id == job.job_id
     assert queue_length(store, store.settings.queue) == 6
     celery_worker_process(env, concurrency=2)
-    done = wait_finished(store, job.job_id)
+    done = wait_finished(store, job.job_id, celery_worker_process)
     assert done.state == "SUCCEEDED", done.error
     assert (done.games_done, done.chunks_done) == (260, 6)
     assert store.counters(job.job_id) == expected
@@ -91,7 +95,7 @@ def test_chunk_published_twice_counts_once(stack, env, expected, celery_worker_p
     job, _ = submit(store, app, SPEC, None)
     publish_chunks(app, job.job_id, [0, 3, 3, 5])  # duplicates, as a redelivery would make
     worker = celery_worker_process(env, concurrency=1)
-    done = wait_finished(store, job.job_id)
+    done = wait_finished(store, job.job_id, celery_worker_process)
     assert done.state == "SUCCEEDED" and done.chunks_done == 6
     assert store.counters(job.job_id) == expected
     deadline = time.monotonic() + 30
@@ -125,7 +129,7 @@ def test_reconciler_republishes_a_lost_chunk(stack, env, expected, celery_worker
     assert lost_chunks(state, time.time(), store.settings.stall_s, 60.0, True) == []
     republished = reconcile_once(store, app, grace_s=0.0)
     assert len(republished[job.job_id]) == 2
-    done = wait_finished(store, job.job_id)
+    done = wait_finished(store, job.job_id, celery_worker_process)
     assert done.state == "SUCCEEDED" and done.chunks_done == 6
     assert store.counters(job.job_id) == expected
     assert reconcile_once(store, app, grace_s=0.0) == {}
@@ -149,7 +153,7 @@ def test_reconciler_restarts_a_chunk_whose_worker_died(stack, env, expected, cel
     # Its attempt never comes back: once it is older than stall_s, it is published again.
     later = time.time() + store.settings.stall_s + 1
     assert reconcile_once(store, app, now=later, grace_s=0.0) == {job.job_id: [1]}
-    done = wait_finished(store, job.job_id)
+    done = wait_finished(store, job.job_id, celery_worker_process)
     assert done.state == "SUCCEEDED"
     assert store.counters(job.job_id) == expected
 
@@ -189,7 +193,7 @@ def test_failing_chunk_fails_the_job_after_max_attempts(stack, env, celery_worke
     job, _ = submit(store, app, SPEC, None)
     # Break chunk 2 for good: the worker's play function raises on its games.
     celery_worker_process(env, concurrency=1, preamble=BREAK_CHUNK_2)
-    done = wait_finished(store, job.job_id)
+    done = wait_finished(store, job.job_id, celery_worker_process)
     assert done.state == "FAILED"
     assert "chunk 2 (configuration 0, games 100..129) failed 3 attempts" in done.error
     assert "injected failure" in done.error
@@ -232,7 +236,7 @@ def test_pool_child_killed_mid_chunk_is_redelivered(
         time.sleep(0.05)
     assert marker.exists(), worker.log()
     os.kill(int(marker.read_text()), signal.SIGKILL)
-    done = wait_finished(store, job.job_id)
+    done = wait_finished(store, job.job_id, celery_worker_process)
     assert done.state == "SUCCEEDED", done.error
     assert store.counters(job.job_id) == expected
     assert "WorkerLostError" in worker.log()

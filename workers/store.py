@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -222,8 +223,6 @@ class JobStore:
         is remembered as long as its job (until the job's keys expire). Publishing the chunks is
         `workers.dispatch.submit`'s job, not this method's.
         """
-        import uuid
-
         job_id = uuid.uuid4().hex
         chunk_games = min(self.settings.chunk_games, spec.games)
         now = repr(time.time())
@@ -550,6 +549,6 @@ class JobStore:
         keys = self.job_keys(job_id)
         got = self._scripts["republish"](
             keys=[keys["meta"], keys["done"], keys["chunks"]],
-            args=[repr(time.time()), *chunk_ids],
+            args=[repr(time.time()), self.settings.job_ttl_s, *chunk_ids],
         )
         return [int(_text(c)) for c in got]

@@ -14,6 +14,7 @@ if not state or not ACTIVE[state] then return {'state', state or ''} end
 if redis.call('GETBIT', done, c) == 1 then return {'done', state} end
 local attempt = redis.call('HINCRBY', chunks, 's:' .. c, 1)
 redis.call('HSET', chunks, 't:' .. c, now)
+redis.call('EXPIRE', chunks, ttl)  -- bookkeeping expires with an abandoned job
 if attempt > max_attempts then
   local last = redis.call('HGET', chunks, 'e:' .. c)
   local err = ARGV[6]
