@@ -240,3 +240,18 @@ def test_pool_child_killed_mid_chunk_is_redelivered(
     assert done.state == "SUCCEEDED", done.error
     assert store.counters(job.job_id) == expected
     assert "WorkerLostError" in worker.log()
+
+
+def test_worker_timer_reconciles_without_help(stack, env, expected, celery_worker_process):
+    """The sweep on the worker's own timer finds lost chunks and publishes them again."""
+    store, app = stack
+    job, _ = submit(store, app, SPEC, None)
+    raw = store.redis.lrange(store.settings.queue, 0, -1)
+    store.redis.lrem(store.settings.queue, 1, raw[2])  # lost before any worker saw it
+    worker = celery_worker_process(
+        env, concurrency=1, extra_env={"AZULSIM_RECONCILE_INTERVAL_S": "1"}
+    )
+    done = wait_finished(store, job.job_id, celery_worker_process, timeout=60)
+    assert done.state == "SUCCEEDED"
+    assert store.counters(job.job_id) == expected
+    assert "published 1 chunk(s) again" in worker.log()

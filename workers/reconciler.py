@@ -14,7 +14,7 @@ again (``p``) and when (``q``; the job's ``published_at`` for the first publish)
 * every published message has started (``s >= 1 + p``) and the last start is older than
   ``stall_s``: the attempt died with its worker (``stall_s`` > hard time limit, so it cannot be
   running still); or
-* a message should still be waiting (``s < 1 + p``), was published more than ``grace_s`` ago, and
+* a message should still be waiting (``s < 1 + p``), was published more than ``grace_s`` (two sweep intervals) ago, and
   either the chunk queue is empty (so it is not there: lost), or the job has made no progress
   for ``stall_s`` and the message is older than ``stall_s`` (a long backlog: republished at
   most once per ``stall_s``).
@@ -81,13 +81,21 @@ def lost_chunks(
 
 
 def reconcile_once(
-    store: JobStore, app, now: float | None = None, grace_s: float = DEFAULT_GRACE_S
+    store: JobStore, app, now: float | None = None, grace_s: float | None = None
 ) -> dict[str, list[int]]:
-    """One sweep over the active jobs; returns ``{job_id: chunks published again}``."""
+    """One sweep over the active jobs; returns ``{job_id: chunks published again}``.
+
+    `grace_s` defaults to two sweep intervals (``2 * reconcile_interval_s``, or `DEFAULT_GRACE_S`
+    when sweeps are off): a never-started chunk counts as lost only once it is that old.
+    """
     from .dispatch import publish_chunks
 
     settings: Settings = store.settings
     now = time.time() if now is None else now
+    if grace_s is None:
+        grace_s = 2 * settings.reconcile_interval_s or DEFAULT_GRACE_S
+    if grace_s is None:
+        grace_s = 2 * settings.reconcile_interval_s or DEFAULT_GRACE_S
     queue_empty = queue_length(store, settings.queue) == 0
     out: dict[str, list[int]] = {}
     for job_id in store.active_jobs():
