@@ -15,9 +15,9 @@ again (``p``) and when (``q``; the job's ``published_at`` for the first publish)
   ``stall_s``: the attempt died with its worker (``stall_s`` > hard time limit, so it cannot be
   running still); or
 * a message should still be waiting (``s < 1 + p``), was published more than ``grace_s`` (two
-  sweep intervals) ago, and either the chunk queue is empty (so it is not there: lost), or the job has made no progress
-  for ``stall_s`` and the message is older than ``stall_s`` (a long backlog: republished at
-  most once per ``stall_s``).
+  sweep intervals) ago, and either the chunk queue is empty (so it is not there: lost), or the
+  job has made no progress for ``stall_s`` and the message is older than ``stall_s`` (a long
+  backlog: republished at most once per ``stall_s``).
 
 Republishes start attempts like any other, so the attempt cap still ends a poison chunk.
 
