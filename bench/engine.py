@@ -82,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4], choices=[2, 3, 4])
     parser.add_argument("--wall", nargs="+", default=["coloured"], choices=["coloured", "gray"])
-    parser.add_argument("--seconds", type=float, default=10.0, help="measuring time per configuration")
+    parser.add_argument(
+        "--seconds", type=float, default=10.0, help="measuring time per configuration"
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "engine.json")
     args = parser.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
@@ -98,7 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps(
             {
                 "benchmark": "engine",
-                "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()},
+                "machine": {
+                    "cpu": platform.processor() or platform.machine(),
+                    "cores": os.cpu_count(),
+                },
                 "numpy": np.__version__,
                 "results": rows,
             },
