@@ -66,7 +66,7 @@ def head_to_head(bots: list[str], games: int, wall: str = "coloured") -> dict:
         "per_bot": {},
     }
     shared = rec.winners.sum(axis=1) > 1
-    for k, label in enumerate(dict.fromkeys(config.bots)):
+    for label in dict.fromkeys(config.bots):
         idx = [i for i, b in enumerate(config.bots) if b == label]
         mine = np.isin(rec.seat_bot, idx)
         won = (rec.winners & mine).any(axis=1) & natural
