@@ -156,7 +156,10 @@ def run_lockstep(players: int, wall: str, seed: int, n_games: int, max_rounds: i
             except (AttributeError, ValueError, IndexError, TypeError):
                 fast = False
             if not fast:
-                warnings.warn("BatchState layout changed; test_lockstep uses engine.snapshot only", stacklevel=2)
+                warnings.warn(
+                    "BatchState layout changed; test_lockstep uses engine.snapshot only",
+                    stacklevel=2,
+                )
                 moved = np.arange(n_games)
         if not fast:
             for b in moved:
