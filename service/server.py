@@ -87,7 +87,9 @@ class Backend:
                 f"most {limit:,} per job"
             )
         queued_limit = self.config.max_queued_jobs
-        if queued_limit and self.store.count_queued() >= queued_limit:
+        # A resubmit of a known request is answered from its job, whatever the queue holds.
+        known = request_id and self.store.job_for_request(request_id)
+        if queued_limit and not known and self.store.count_queued() >= queued_limit:
             raise LimitExceeded(
                 f"{queued_limit:,} jobs are already queued or running (the server's limit); "
                 "retry later"

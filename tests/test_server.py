@@ -178,10 +178,12 @@ def test_limits(start):
     client = start(max_games_per_job=1000, max_queued_jobs=2, max_message_bytes=4096)
     code, details = _code(client.submit, _spec(games=1001))
     assert code == C.RESOURCE_EXHAUSTED and "1,001 games" in details and "1,000" in details
-    client.submit(_spec())
+    first, _ = client.submit(_spec(), request_id="study-1")
     client.submit(_spec())
     code, details = _code(client.submit, _spec())
     assert code == C.RESOURCE_EXHAUSTED and "queued" in details
+    again, created = client.submit(_spec(), request_id="study-1")  # idempotency wins over limits
+    assert again.job_id == first.job_id and not created
     big = pb.JobSpec(
         configurations=[pb.Configuration(players=4, bots=["r" * 190] * 4)] * 10, games=1, seed=1
     )

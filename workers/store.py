@@ -253,6 +253,12 @@ class JobStore:
         return self.get_job(got), status == "created"
 
     @_unavailable
+    def job_for_request(self, request_id: str | None) -> str | None:
+        """The id of the live job created for `request_id`, if any (idempotent resubmits)."""
+        key = self.request_key(request_id)
+        return _text(self.redis.get(key)) if key else None
+
+    @_unavailable
     def get_job(self, job_id: str) -> JobInfo:
         """The job's record; raises `JobNotFound`."""
         raw = self.redis.hgetall(self.meta_key(job_id)) if job_id else {}
