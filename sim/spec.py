@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from . import rng
-from .bots.registry import BotSpec, parse_bot_spec
+from .bots.registry import BotSpec, get_bot_info, parse_bot_spec
 from .constants import DEFAULT_MAX_ROUNDS, WALLS
 
 PLAYERS = (2, 3, 4)
@@ -184,6 +184,15 @@ class JobSpec:
     def total_games(self) -> int:
         """Games in the whole job: ``games * len(configurations)``."""
         return self.games * len(self.configurations)
+
+    @property
+    def cost(self) -> float:
+        """Time per game of the slowest configuration relative to `greedy` self-play (the
+        registry's bot costs, summed over the seats, over the seat count)."""
+        return max(
+            sum(get_bot_info(b.name).cost_of(b.params) for b in c.bot_specs) / c.players
+            for c in self.configurations
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -9,7 +9,7 @@ import pytest
 import redis
 
 from sim.local import run_local
-from sim.spec import JobSpec
+from sim.spec import Configuration, JobSpec
 from workers.settings import Settings, load_settings
 from workers.store import (
     JobFinished,
@@ -242,3 +242,19 @@ def test_unavailable_redis_raises_store_unavailable(azulsim_env):
         store.get_job("x")
     with pytest.raises(StoreUnavailable):
         store.create_job(SPEC, None)
+
+
+def test_chunks_of_slow_bots_are_smaller():
+    from workers.store import MIN_CHUNK_GAMES, chunk_games_for
+
+    def spec(*bots, games=10**6):
+        return JobSpec(
+            configurations=[Configuration(players=len(bots), bots=list(bots))], games=games, seed=1
+        )
+
+    assert chunk_games_for(spec("greedy", "greedy"), 50_000) == 50_000
+    assert chunk_games_for(spec("random", "random"), 50_000) == 50_000  # never above the setting
+    assert chunk_games_for(spec("rollout", "rollout"), 50_000) == 1_000  # 50x greedy's cost
+    assert chunk_games_for(spec("rollout", "rollout"), 5_000) == MIN_CHUNK_GAMES
+    assert chunk_games_for(spec("greedy", "greedy", games=300), 50_000) == 300
+    assert chunk_games_for(spec("rollout", "rollout"), 50) == 50  # a tiny setting is kept

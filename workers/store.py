@@ -47,6 +47,7 @@ from .settings import Settings
 STATES = ("QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED")
 ACTIVE_STATES = ("QUEUED", "RUNNING")
 LUA_DIR = Path(__file__).with_name("lua")
+MIN_CHUNK_GAMES = 200  # however slow the bots: below this a chunk costs more in overhead than play
 
 
 class StoreError(Exception):
@@ -147,6 +148,14 @@ def chunk_games_range(spec: JobSpec, chunk_games: int, chunk: int) -> tuple[int,
     return config, start, min(start + chunk_games, spec.games)
 
 
+def chunk_games_for(spec: JobSpec, chunk_games: int) -> int:
+    """Games per chunk of a job: `chunk_games` greedy-equivalent games (AZULSIM_CHUNK_GAMES), scaled
+    down by the job's bot cost (`JobSpec.cost`) so that a chunk of slow bots still takes seconds,
+    and at most the configuration's games."""
+    scaled = max(MIN_CHUNK_GAMES, int(chunk_games / max(1.0, spec.cost)))
+    return max(1, min(spec.games, chunk_games, scaled))
+
+
 def chunks_total(spec: JobSpec, chunk_games: int) -> int:
     """Number of chunks of a job: ``ceil(games / chunk_games)`` per configuration."""
     return -(-spec.games // chunk_games) * len(spec.configurations)
@@ -224,7 +233,7 @@ class JobStore:
         `workers.dispatch.submit`'s job, not this method's.
         """
         job_id = uuid.uuid4().hex
-        chunk_games = min(self.settings.chunk_games, spec.games)
+        chunk_games = chunk_games_for(spec, self.settings.chunk_games)
         now = repr(time.time())
         meta = self.meta_key(job_id)
         req = self.request_key(request_id) or meta

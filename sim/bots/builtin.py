@@ -15,6 +15,7 @@ register_bot(
     "Uniform over the legal action ids; gray-wall columns uniform over the legal ones.",
     lambda params: RandomBot(),
     source="builtin",
+    cost=0.6,
 )
 
 register_bot(
@@ -32,6 +33,7 @@ register_bot(
     make_heuristic,
     HEURISTIC_PARAMS,
     source="builtin",
+    cost=2.5,
 )
 
 register_bot(
@@ -41,4 +43,6 @@ register_bot(
     make_rollout,
     ROLLOUT_PARAMS,
     source="builtin",
+    # Measured (bench/ladder.py): about 50x greedy's time per game at the default width of 4.
+    cost=lambda params: 12.5 * params["width"],
 )

@@ -180,6 +180,12 @@ class BotInfo:
     factory: Callable[[dict[str, Any]], Any]
     params: tuple[Param, ...] = ()
     source: str = "registered"  # "builtin", "entry point <value>" or "registered"
+    # Time per game relative to `greedy` (a number, or a function of the parameter dict): jobs with
+    # costly bots get smaller chunks, so a chunk still takes seconds (`JobSpec.cost`).
+    cost: float | Callable[[dict[str, Any]], float] = 1.0
+
+    def cost_of(self, params: Mapping[str, Any]) -> float:
+        return float(self.cost(dict(params)) if callable(self.cost) else self.cost)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -229,6 +235,7 @@ def register_bot(
     *,
     replace: bool = False,
     source: str = "registered",
+    cost: float | Callable[[dict[str, Any]], float] = 1.0,
 ) -> BotInfo:
     """Add a bot to the registry and return its entry.
 
@@ -242,7 +249,7 @@ def register_bot(
         raise ValueError(f"bot {name!r}: duplicate parameter names in {names}")
     if not callable(factory):
         raise ValueError(f"bot {name!r}: factory is not callable")
-    info = BotInfo(name, " ".join(description.split()), factory, tuple(params), source)
+    info = BotInfo(name, " ".join(description.split()), factory, tuple(params), source, cost)
     with _lock:
         if name in _registry and not replace:
             raise ValueError(f"bot {name!r} is already registered")
