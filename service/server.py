@@ -368,6 +368,79 @@ class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
         )
 
 
+# --- malformed requests -----------------------------------------------------------------------
+
+
+class _Malformed:
+    """What the tolerant deserializer returns for bytes that are not the method's message."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException):
+        self.error = error
+
+
+def _tolerant(deserializer: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    def parse(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception as exc:  # noqa: BLE001 - DecodeError (corrupt wire data, bad UTF-8)
+            return _Malformed(exc)
+
+    return parse
+
+
+class MalformedRequestInterceptor(grpc.aio.ServerInterceptor):
+    """INVALID_ARGUMENT for request bytes that do not parse as the method's message.
+
+    Without it grpc answers UNKNOWN ("Unexpected <class DecodeError>") and logs a traceback at
+    ERROR for every such request. Only ``azulsim.v1.AzulSim`` methods are wrapped.
+    """
+
+    async def intercept_service(self, continuation, handler_call_details):
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method or ""
+        if (
+            handler is None
+            or handler.request_deserializer is None
+            or not method.startswith(f"/{SERVICE_NAME}/")
+        ):
+            return handler
+        kind = method.rpartition("/")[2]
+
+        async def reject(request, context):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"request: not a valid {kind} request message: "
+                + " ".join(str(request.error).split()),
+            )
+
+        kwargs = dict(
+            request_deserializer=_tolerant(handler.request_deserializer),
+            response_serializer=handler.response_serializer,
+        )
+        if handler.unary_unary:
+            inner = handler.unary_unary
+
+            async def unary(request, context):
+                if isinstance(request, _Malformed):
+                    await reject(request, context)
+                return await inner(request, context)
+
+            return grpc.unary_unary_rpc_method_handler(unary, **kwargs)
+        if handler.unary_stream:
+            inner_stream = handler.unary_stream
+
+            async def stream(request, context):
+                if isinstance(request, _Malformed):
+                    await reject(request, context)
+                async for reply in inner_stream(request, context):
+                    yield reply
+
+            return grpc.unary_stream_rpc_method_handler(stream, **kwargs)
+        return handler  # no streaming requests in this service
+
+
 # --- building and running ---------------------------------------------------------------------
 
 
@@ -409,6 +482,7 @@ async def start_server(
     pool = ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="azulsim-rpc")
     interceptors = [BearerTokenInterceptor(config.auth_tokens)] if config.auth_tokens else []
     interceptors.insert(0, MetricsInterceptor())  # first: it also counts the refused calls
+    interceptors.append(MalformedRequestInterceptor())  # last: it wraps the method's handler
     server = grpc.aio.server(
         interceptors=interceptors,
         options=server_options(config),
