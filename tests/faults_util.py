@@ -1,0 +1,223 @@
+"""Helpers of tests/test_faults.py: a restartable redis-server with AOF, a fault-injecting worker
+preamble, and event-driven waits (poll a condition until a deadline; never sleep-and-hope).
+
+The preamble (`FAULT_PREAMBLE`) runs in a worker's main process before the pool forks, so every
+pool child inherits it. It is driven by environment variables of that worker:
+
+``AZULSIM_FAULT_DIR``    a directory for the files below (required)
+``AZULSIM_FAULT_DELAY``  seconds added to every chunk's play (half before, half after), so that
+                         a test can act while a chunk is surely mid-way
+``AZULSIM_FAULT_KILL``   ``phase:chunk`` items, comma-separated: the pool child SIGKILLs itself
+                         on the first attempt of that chunk at that phase:
+                         ``play`` (half-way through the play), ``merge`` (played, counted, before
+                         the Lua merge) or ``acked`` (after the Lua merge returned, before the
+                         task returns and its message is acked)
+``AZULSIM_FAULT_HOLD``   ``chunk``: after the first merge of that chunk, write ``held-<chunk>``
+                         and wait (up to 120 s) for the test to create ``release`` — the test
+                         kills Redis in between, so the merge is applied but the ack is not
+``AZULSIM_FAULT_RACE``   ``1``: the task's own "is the job still running?" check before merging
+                         always says yes, as if a cancel landed just after it; only the Lua
+                         merge's atomic check is left to refuse
+
+Files written in the directory: ``busy-<pid>`` (the chunk a pool child is playing, while it plays),
+``killed-<phase>-<chunk>`` (time of a self-kill), ``held-<chunk>``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+FAULT_PREAMBLE = r"""
+import os, signal, time, pathlib
+import workers.tasks as _ft, workers.store as _fs
+_fdir = pathlib.Path(os.environ["AZULSIM_FAULT_DIR"])
+_fdelay = float(os.environ.get("AZULSIM_FAULT_DELAY") or 0)
+_fkill = set()
+for _item in filter(None, (os.environ.get("AZULSIM_FAULT_KILL") or "").split(",")):
+    _phase, _, _c = _item.partition(":")
+    _fkill.add((_phase, int(_c)))
+_fhold = int(os.environ.get("AZULSIM_FAULT_HOLD") or -1)
+
+def _fwrite(name, text):
+    tmp = _fdir / (name + ".tmp%d" % os.getpid())
+    tmp.write_text(text)
+    os.replace(tmp, _fdir / name)
+
+def _fonce(tag):
+    try:
+        os.close(os.open(_fdir / ("once-" + tag), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        return False
+
+def _fdie(phase, chunk):
+    if (phase, chunk) in _fkill and _fonce("%s-%d" % (phase, chunk)):
+        _fwrite("killed-%s-%d" % (phase, chunk), repr(time.time()))
+        os.kill(os.getpid(), signal.SIGKILL)
+
+_fplay = _ft.play_chunk
+def _play_chunk(spec, chunk_games, chunk):
+    busy = "busy-%d" % os.getpid()
+    _fwrite(busy, str(chunk))
+    try:
+        time.sleep(_fdelay / 2)
+        _fdie("play", chunk)
+        out = _fplay(spec, chunk_games, chunk)
+        time.sleep(_fdelay / 2)
+        return out
+    finally:
+        (_fdir / busy).unlink(missing_ok=True)
+_ft.play_chunk = _play_chunk
+
+_fmerge = _fs.JobStore.merge_chunk
+def _merge_chunk(self, job_id, chunk, *args, **kwargs):
+    _fdie("merge", chunk)
+    out = _fmerge(self, job_id, chunk, *args, **kwargs)
+    _fdie("acked", chunk)
+    if chunk == _fhold and _fonce("hold-%d" % chunk):
+        _fwrite("held-%d" % chunk, repr(out))
+        deadline = time.monotonic() + 120
+        while not (_fdir / "release").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return out
+_fs.JobStore.merge_chunk = _merge_chunk
+
+if os.environ.get("AZULSIM_FAULT_RACE") == "1":
+    _fs.JobStore.job_state = lambda self, job_id: "RUNNING"
+"""
+
+
+def wait_until(
+    predicate: Callable[[], T],
+    timeout: float,
+    what: str,
+    interval: float = 0.05,
+    details: Callable[[], str] | None = None,
+) -> T:
+    """Poll `predicate` until it returns something truthy (returned) or `timeout` passes
+    (AssertionError naming `what`, with `details()` appended)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = predicate()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            extra = details() if details else ""
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}\n{extra}")
+        time.sleep(interval)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is dead for our purposes
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def busy_children(fault_dir: Path) -> dict[int, int]:
+    """``{pid: chunk}`` of the live pool children playing a chunk right now."""
+    out = {}
+    for path in fault_dir.glob("busy-*"):
+        if ".tmp" in path.name:
+            continue
+        try:
+            pid, chunk = int(path.name[5:]), int(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if pid_alive(pid):
+            out[pid] = chunk
+    return out
+
+
+class RedisProcess:
+    """A test-owned ``redis-server`` on a fixed port and directory that can be killed and started
+    again on the same port and directory (so AOF is replayed on restart).
+
+    ``aof=True`` runs it with ``--appendonly yes --appendfsync always``: a write is on disk before
+    its reply is sent.
+    """
+
+    def __init__(self, binary: str, port: int, workdir: Path, aof: bool = True):
+        self.binary, self.port, self.workdir, self.aof = binary, port, workdir, aof
+        self.proc: subprocess.Popen | None = None
+        self.starts = 0
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def argv(self) -> list[str]:
+        persistence = (
+            ["--appendonly", "yes", "--appendfsync", "always"]
+            if self.aof
+            else ["--appendonly", "no"]
+        )
+        return [
+            self.binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            *persistence,
+            "--dir",
+            str(self.workdir),
+            "--maxmemory-policy",
+            "noeviction",
+            "--logfile",
+            str(self.workdir / "redis.log"),
+        ]
+
+    def start(self, timeout: float = 30.0) -> RedisProcess:
+        self.proc = subprocess.Popen(
+            self.argv(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        self.starts += 1
+        wait_until(self._ready, timeout, f"redis-server on port {self.port}", details=self.log)
+        return self
+
+    def _ready(self) -> bool:
+        if self.proc is not None and self.proc.poll() is not None:
+            raise RuntimeError(f"redis-server exited with {self.proc.returncode}:\n{self.log()}")
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                s.sendall(b"PING\r\n")
+                return s.recv(64).startswith(b"+PONG")  # not -LOADING: the AOF is replayed
+        except OSError:
+            return False
+
+    def kill(self) -> None:
+        """SIGKILL: a crash; only what the AOF holds survives."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def log(self) -> str:
+        path = self.workdir / "redis.log"
+        return path.read_text(errors="replace")[-3000:] if path.exists() else ""

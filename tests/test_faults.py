@@ -1,0 +1,412 @@
+"""Faults on real processes: a job's final counters must equal a clean run of the same spec and
+seed (`sim.local.run_local`), counter for counter, whatever is killed or restarted while it runs.
+
+Every test runs real ``redis-server``, Celery worker (prefork) and, where it matters, gRPC server
+processes; faults are real signals (SIGKILL of a pool child, of a whole worker node, of Redis, of
+the API server) or real duplicate broker messages. Chunks are slowed down by the worker preamble of
+`tests.faults_util` so that a fault lands while a chunk is surely mid-way. docs/reliability.md
+has the table of faults, what held and the figures; each test prints a ``FAULT`` line with its
+figures (run with ``-s`` to see them).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import redis
+
+from sim.local import run_local
+from sim.spec import JobSpec
+from tests.faults_util import (
+    FAULT_PREAMBLE,
+    RedisProcess,
+    busy_children,
+    wait_until,
+)
+from workers.app import make_app
+from workers.dispatch import submit
+from workers.reconciler import queue_length
+from workers.settings import load_settings
+from workers.store import JobStore
+
+REPO = Path(__file__).resolve().parent.parent
+
+SPEC = JobSpec.from_dict(
+    {
+        "configurations": [
+            {"players": 2, "bots": ["greedy", "random"]},
+            {"players": 4, "bots": ["random", "greedy", "random", "greedy"], "wall": "gray"},
+        ],
+        "games": 300,  # 6 chunks of 50 per configuration: 12 chunks
+        "seed": 2024,
+    }
+)
+CHUNKS = 12
+
+# Short limits so that redelivery after a lost node takes seconds, in the order the settings
+# demand (soft < hard < visibility < stall < TTL); an attempt takes ~0.1 s of play plus the
+# injected delay, far below the soft limit even on two busy cores.
+FAST_LIMITS = {
+    "AZULSIM_MAX_ATTEMPTS": "5",
+    "AZULSIM_TASK_SOFT_LIMIT_S": "6",
+    "AZULSIM_TASK_HARD_LIMIT_S": "8",
+    "AZULSIM_VISIBILITY_TIMEOUT_S": "10",
+    "AZULSIM_STALL_S": "12",
+    "AZULSIM_RECONCILE_INTERVAL_S": "0",
+}
+
+MERGED_RE = re.compile(r"chunk ([0-9a-f]+)/(\d+) attempt (\d+): \d+ games, (\w+)")
+SKIPPED_RE = re.compile(r"chunk ([0-9a-f]+)/(\d+) skipped: (\w+)")
+
+
+@pytest.fixture(scope="module")
+def expected():
+    return run_local(SPEC, workers=1).counters
+
+
+@pytest.fixture
+def fault_dir(tmp_path):
+    path = tmp_path / "faults"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def env(azulsim_env, fault_dir):
+    return {**azulsim_env, **FAST_LIMITS, "AZULSIM_FAULT_DIR": str(fault_dir)}
+
+
+def open_store(env):
+    settings = load_settings(env)
+    return JobStore(redis.Redis.from_url(settings.redis_url), settings), make_app(settings)
+
+
+@pytest.fixture
+def stack(env):
+    store, app = open_store(env)
+    yield store, app
+    store.redis.close()
+
+
+def logs_of(workers) -> str:
+    return "\n".join(w.log() for w in getattr(workers, "started", workers))
+
+
+def wait_job(store: JobStore, job_id: str, workers, timeout: float = 90.0):
+    """The job once it is SUCCEEDED, FAILED or CANCELLED; on a timeout, fail with the logs."""
+    return wait_until(
+        lambda: (job := store.get_job(job_id)).finished and job,
+        timeout,
+        f"job {job_id} to finish",
+        details=lambda: f"{store.get_job(job_id)}\n{logs_of(workers)[-6000:]}",
+    )
+
+
+def outcomes(text: str, job_id: str) -> dict[int, list[str]]:
+    """Per chunk, what each attempt of it logged: merged/finished/duplicate/refused/skip-<why>."""
+    out: dict[int, list[str]] = {}
+    for line in text.splitlines():
+        if (m := MERGED_RE.search(line)) and m.group(1) == job_id:
+            out.setdefault(int(m.group(2)), []).append(m.group(4))
+        elif (m := SKIPPED_RE.search(line)) and m.group(1) == job_id:
+            out.setdefault(int(m.group(2)), []).append("skip-" + m.group(3))
+    return out
+
+
+def assert_exact(store: JobStore, job_id: str, expected: dict, workers) -> None:
+    """SUCCEEDED with every game counted once: counters equal the clean run's, one for one."""
+    job = store.get_job(job_id)
+    assert job.state == "SUCCEEDED", f"{job}\n{logs_of(workers)[-6000:]}"
+    assert (job.games_done, job.chunks_done) == (SPEC.total_games, CHUNKS)
+    got = store.counters(job_id)
+    diff = {k: (got.get(k), expected.get(k)) for k in set(got) | set(expected)}
+    diff = {k: v for k, v in diff.items() if v[0] != v[1]}
+    assert not diff, f"counters differ from the clean run (got, expected): {diff}"
+
+
+def merged_times(store: JobStore, job_id: str, chunks, since: float, timeout: float = 90.0):
+    """Seconds from `since` (monotonic) until each chunk's done bit is set, polling."""
+    key = store.job_keys(job_id)["done"]
+    left, got = set(chunks), {}
+
+    def poll():
+        now = time.monotonic()
+        for c in list(left):
+            if store.redis.getbit(key, c):
+                got[c] = round(now - since, 2)
+                left.discard(c)
+        return not left
+
+    wait_until(poll, timeout, f"chunks {sorted(left)} of {job_id} to be merged", interval=0.02)
+    return got
+
+
+def requeued_or_restarted(store: JobStore, job_id: str) -> set[int]:
+    """Chunks with a message waiting in the queue, or whose attempt counter passed 1."""
+    waiting = {chunk_of(m) for m in store.redis.lrange(store.settings.queue, 0, -1)}
+    info = store.redis.hgetall(store.job_keys(job_id)["chunks"])
+    again = {int(k[2:]) for k, v in info.items() if k.startswith(b"s:") and int(v) > 1}
+    return waiting | again
+
+
+def broker_idle(store: JobStore) -> bool:
+    """No chunk message waiting and none delivered but unacked (kombu's ``unacked`` hash)."""
+    return queue_length(store, store.settings.queue) == 0 and store.redis.hlen("unacked") == 0
+
+
+def report(fault: str, **figures) -> None:
+    print(f"\nFAULT {fault}: {json.dumps(figures, sort_keys=True)}")
+
+
+def start_workers(celery_worker_process, env, n=1, concurrency=2, delay=0.0, **extra):
+    extra = {"AZULSIM_FAULT_DELAY": str(delay), **{k: str(v) for k, v in extra.items()}}
+    return [
+        celery_worker_process(env, concurrency=concurrency, preamble=FAULT_PREAMBLE, extra_env=extra)
+        for _ in range(n)
+    ]
+
+
+# --- 1. pool children SIGKILLed in the middle of chunks ---------------------------------------
+
+
+def test_pool_children_sigkilled_mid_chunk(
+    stack, env, expected, celery_worker_process, fault_dir
+):
+    """Three pool children are SIGKILLed from outside (found with psutil) while they play a chunk:
+    each message is requeued at once (task_reject_on_worker_lost), played again, counted once."""
+    store, app = stack
+    (worker,) = start_workers(celery_worker_process, env, concurrency=2, delay=0.8)
+    job, _ = submit(store, app, SPEC, None)
+    main = psutil.Process(worker.pid)
+    killed: dict[int, float] = {}
+    requeue_s: dict[int, float] = {}
+
+    def victim():
+        children = {p.pid for p in main.children()}
+        for pid, chunk in busy_children(fault_dir).items():
+            if pid in children and chunk not in killed:
+                return pid, chunk
+        return None
+
+    began = time.monotonic()
+    while len(killed) < 3:
+        pid, chunk = wait_until(victim, 60, "a pool child playing a chunk", details=worker.log)
+        os.kill(pid, signal.SIGKILL)
+        killed[chunk] = time.monotonic()
+        # Requeued at once by the main process (to the back of the queue: kombu LPUSHes a
+        # rejected message and consumes with BRPOP), or already taken again by the other child.
+        wait_until(
+            lambda chunk=chunk: chunk in requeued_or_restarted(store, job.job_id),
+            10,
+            f"chunk {chunk} requeued",
+            interval=0.01,
+        )
+        requeue_s[chunk] = round(time.monotonic() - killed[chunk], 3)
+    recover = merged_times(store, job.job_id, killed, min(killed.values()))
+    wait_job(store, job.job_id, [worker])
+    assert_exact(store, job.job_id, expected, [worker])
+    assert worker.log().count("WorkerLostError") >= 3
+    seen = outcomes(worker.log(), job.job_id)
+    assert all(seen[c].count("merged") + seen[c].count("finished") == 1 for c in range(CHUNKS))
+    per_chunk = {c: round(recover[c] - (killed[c] - min(killed.values())), 2) for c in killed}
+    report(
+        "pool-child-sigkill",
+        kills=len(killed),
+        requeue_s=requeue_s,
+        merged_after_s=per_chunk,
+        job_s=round(time.monotonic() - began, 1),
+    )
+
+
+def test_pool_child_sigkills_itself_at_each_phase(
+    stack, env, expected, celery_worker_process, fault_dir
+):
+    """Pool children die by SIGKILL at every point of a chunk, first attempt only: half-way
+    through the play (chunks 1, 7), after counting but before the Lua merge (3, 9), and after the
+    merge but before the task returned and its message was acked (5, 11). The last kind is
+    redelivered too and must be skipped as merged already."""
+    store, app = stack
+    kills = "play:1,play:7,merge:3,merge:9,acked:5,acked:11"
+    (worker,) = start_workers(
+        celery_worker_process, env, concurrency=2, delay=0.2, AZULSIM_FAULT_KILL=kills
+    )
+    began = time.monotonic()
+    job, _ = submit(store, app, SPEC, None)
+    wait_job(store, job.job_id, [worker])
+    job_s = time.monotonic() - began
+    assert_exact(store, job.job_id, expected, [worker])
+    assert len(list(fault_dir.glob("killed-*"))) == 6
+    assert worker.log().count("WorkerLostError") >= 6
+    # Every redelivered message has run (acked) before we read the log.
+    wait_until(lambda: broker_idle(store), 30, "the broker to drain", details=worker.log)
+    seen = outcomes(worker.log(), job.job_id)
+    for c in (1, 7, 3, 9):  # died before merging: the second attempt merged
+        assert seen[c].count("merged") + seen[c].count("finished") == 1, seen[c]
+    for c in (5, 11):  # died after merging: never logged a merge; the redelivery was skipped
+        assert "merged" not in seen.get(c, []) and "finished" not in seen.get(c, []), seen
+        assert seen[c] and all(o.startswith("skip-") for o in seen[c]), seen[c]
+    assert store.redis.getbit(store.job_keys(job.job_id)["done"], 5)
+    report("pool-child-self-sigkill", kills=6, job_s=round(job_s, 1))
+
+
+# --- 2. a whole worker node SIGKILLed ---------------------------------------------------------
+
+
+def _kill_node_mid_job(store, app, celery_worker_process, env, fault_dir):
+    """Start node A, let it merge a chunk, SIGKILL its whole process group while both pool
+    children play: returns (job, chunks in flight, time of the kill)."""
+    (node_a,) = start_workers(celery_worker_process, env, concurrency=2, delay=1.5)
+    job, _ = submit(store, app, SPEC, None)
+    wait_until(
+        lambda: store.get_job(job.job_id).chunks_done >= 1 and len(busy_children(fault_dir)) == 2,
+        60,
+        "one chunk merged and two in play",
+        details=node_a.log,
+    )
+    in_flight = sorted(busy_children(fault_dir).values())
+    node_a.kill()
+    killed_at = time.monotonic()
+    wait_until(lambda: not busy_children(fault_dir), 10, "node A's pool children to die")
+    # Its two messages are stranded: delivered (kombu's unacked hash), never acked.
+    assert store.redis.hlen("unacked") >= 2
+    assert all(not store.redis.getbit(store.job_keys(job.job_id)["done"], c) for c in in_flight)
+    return job, in_flight, killed_at
+
+
+def test_worker_node_killed_replaced_after_visibility_timeout(
+    stack, env, expected, celery_worker_process, fault_dir
+):
+    """Node A (main process and pool) is SIGKILLed mid-chunk; node B starts once A's messages
+    are past the visibility timeout, and restores them from kombu's unacked hash when it starts
+    consuming. Reconciler off: the broker's redelivery alone recovers the job."""
+    store, app = stack
+    job, in_flight, killed_at = _kill_node_mid_job(store, app, celery_worker_process, env, fault_dir)
+    vt = store.settings.visibility_timeout_s
+    wait_until(
+        lambda: all(
+            time.time() - score > vt
+            for _, score in store.redis.zrange("unacked_index", 0, -1, withscores=True)
+        ),
+        vt + 10,
+        "node A's messages to pass the visibility timeout",
+    )
+    (node_b,) = start_workers(celery_worker_process, env, concurrency=2)
+    recover = merged_times(store, job.job_id, in_flight, killed_at, timeout=60)
+    wait_job(store, job.job_id, celery_worker_process)
+    assert_exact(store, job.job_id, expected, celery_worker_process)
+    assert "published" not in node_b.log()  # the reconciler was off
+    report(
+        "node-sigkill/visibility-timeout",
+        in_flight=in_flight,
+        visibility_timeout_s=vt,
+        recover_s=recover,
+        job_s=round(time.monotonic() - killed_at, 1),
+    )
+
+
+def test_worker_node_killed_replaced_at_once_reconciler(
+    stack, env, expected, celery_worker_process, fault_dir
+):
+    """Node A is SIGKILLed mid-chunk and node B starts at once, with the reconciler sweeping
+    every second: A's started chunks are published again once their attempt is older than
+    AZULSIM_STALL_S, without waiting for the broker."""
+    store, app = stack
+    env["AZULSIM_RECONCILE_INTERVAL_S"] = "1"
+    job, in_flight, killed_at = _kill_node_mid_job(store, app, celery_worker_process, env, fault_dir)
+    (node_b,) = start_workers(celery_worker_process, env, concurrency=2)
+    recover = merged_times(store, job.job_id, in_flight, killed_at, timeout=60)
+    wait_job(store, job.job_id, celery_worker_process)
+    assert_exact(store, job.job_id, expected, celery_worker_process)
+    # Recovered by the reconciler's stall rule or by kombu's sweep, whichever came first.
+    assert "published" in node_b.log() or "Restoring" in node_b.log(), node_b.log()
+    report(
+        "node-sigkill/reconciler",
+        in_flight=in_flight,
+        stall_s=store.settings.stall_s,
+        recover_s=recover,
+        republished="published" in node_b.log(),
+        job_s=round(time.monotonic() - killed_at, 1),
+    )
+
+
+@pytest.mark.slow
+def test_worker_node_killed_replaced_at_once_broker_only(
+    stack, env, expected, celery_worker_process, fault_dir
+):
+    """Node A is SIGKILLed, node B starts at once, reconciler off: A's messages come back only
+    at one of B's periodic kombu sweeps (every unacked_restore_interval x throttle = 30 s) after
+    the visibility timeout."""
+    store, app = stack
+    job, in_flight, killed_at = _kill_node_mid_job(store, app, celery_worker_process, env, fault_dir)
+    start_workers(celery_worker_process, env, concurrency=2)
+    recover = merged_times(store, job.job_id, in_flight, killed_at, timeout=90)
+    wait_job(store, job.job_id, celery_worker_process)
+    assert_exact(store, job.job_id, expected, celery_worker_process)
+    report(
+        "node-sigkill/broker-sweep",
+        in_flight=in_flight,
+        recover_s=recover,
+        job_s=round(time.monotonic() - killed_at, 1),
+    )
+
+
+# --- 3. the same message delivered twice ------------------------------------------------------
+
+
+def test_duplicate_broker_messages_count_once(
+    stack, env, expected, celery_worker_process, fault_dir
+):
+    """Byte-for-byte copies of real chunk messages (same task id, same delivery tag): two copies
+    side by side in the queue (they run at the same time on two pool children), one pushed to the
+    front after its chunk was merged, one after the job SUCCEEDED. Each chunk counts once."""
+    store, app = stack
+    queue = store.settings.queue
+    job, _ = submit(store, app, SPEC, None)
+    raw = store.redis.lrange(queue, 0, -1)  # LPUSH order: the last element is consumed first
+    assert len(raw) == CHUNKS
+    by_chunk = {chunk_of(m): m for m in raw}
+    for c in (0, 6):  # adjacent copies: both delivered together to the two children
+        assert store.redis.linsert(queue, "BEFORE", by_chunk[c], by_chunk[c]) > 0
+    (worker,) = start_workers(celery_worker_process, env, concurrency=2, delay=0.3)
+    wait_until(
+        lambda: store.redis.getbit(store.job_keys(job.job_id)["done"], 1),
+        60,
+        "chunk 1 merged",
+        details=worker.log,
+    )
+    assert not store.get_job(job.job_id).finished
+    store.redis.rpush(queue, by_chunk[1])  # next to be consumed: a late copy of a merged chunk
+    wait_job(store, job.job_id, [worker])
+    store.redis.rpush(queue, by_chunk[3])  # a copy after the job finished
+    wait_until(lambda: broker_idle(store), 30, "the broker to drain", details=worker.log)
+    assert_exact(store, job.job_id, expected, [worker])
+    seen = outcomes(worker.log(), job.job_id)
+    for c in range(CHUNKS):
+        assert seen[c].count("merged") + seen[c].count("finished") == 1, (c, seen[c])
+    for c in (0, 6):  # the twin was skipped at start or refused by the merge's done bit
+        assert len(seen[c]) == 2 and set(seen[c]) & {"duplicate", "skip-done"}, seen[c]
+    assert seen[1][1:] == ["skip-done"], seen[1]
+    assert seen[3][1:] == ["skip-state"], seen[3]
+    report(
+        "duplicate-message",
+        copies=4,
+        twin_outcomes={c: seen[c] for c in (0, 6)},
+        late=seen[1],
+        after_end=seen[3],
+    )
+
+
+def chunk_of(message: bytes) -> int:
+    """The chunk index of a raw kombu message on Redis (Celery protocol 2: a base64 JSON body
+    ``[args, kwargs, embed]`` with ``args = [job_id, chunk]``)."""
+    return int(json.loads(base64.b64decode(json.loads(message)["body"]))[0][1])
