@@ -27,8 +27,8 @@ MAX_JOB_ID_CHARS = 64
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
 DEFAULT_WATCH_MS = 500
-REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
-JOB_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,64}$")
+REQUEST_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")  # fullmatch: "$" would let a final "\n" in
+JOB_ID = re.compile(r"[A-Za-z0-9._:\-]{1,64}")
 
 SEATING = {
     pb.SEATING_UNSPECIFIED: "rotate",
@@ -107,7 +107,7 @@ def spec_to_proto(spec: JobSpec) -> pb.JobSpec:
 
 
 def check_request_id(request_id: str) -> str:
-    if request_id and not REQUEST_ID.match(request_id):
+    if request_id and not REQUEST_ID.fullmatch(request_id):
         raise ValueError(
             "request_id must be 1 to 128 characters from A-Z a-z 0-9 . _ : -; "
             f"got {request_id[:140]!r}"
@@ -118,7 +118,7 @@ def check_request_id(request_id: str) -> str:
 def check_job_id(job_id: str) -> str:
     if not job_id:
         raise ValueError("job_id is required")
-    if not JOB_ID.match(job_id):
+    if not JOB_ID.fullmatch(job_id):
         raise ValueError(f"job_id is not a job id; got {job_id[:80]!r}")
     return job_id
 
