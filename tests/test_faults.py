@@ -171,7 +171,9 @@ def report(fault: str, **figures) -> None:
 def start_workers(celery_worker_process, env, n=1, concurrency=2, delay=0.0, **extra):
     extra = {"AZULSIM_FAULT_DELAY": str(delay), **{k: str(v) for k, v in extra.items()}}
     return [
-        celery_worker_process(env, concurrency=concurrency, preamble=FAULT_PREAMBLE, extra_env=extra)
+        celery_worker_process(
+            env, concurrency=concurrency, preamble=FAULT_PREAMBLE, extra_env=extra
+        )
         for _ in range(n)
     ]
 
@@ -179,9 +181,7 @@ def start_workers(celery_worker_process, env, n=1, concurrency=2, delay=0.0, **e
 # --- 1. pool children SIGKILLed in the middle of chunks ---------------------------------------
 
 
-def test_pool_children_sigkilled_mid_chunk(
-    stack, env, expected, celery_worker_process, fault_dir
-):
+def test_pool_children_sigkilled_mid_chunk(stack, env, expected, celery_worker_process, fault_dir):
     """Three pool children are SIGKILLed from outside (found with psutil) while they play a chunk:
     each message is requeued at once (task_reject_on_worker_lost), played again, counted once."""
     store, app = stack
@@ -290,7 +290,9 @@ def test_worker_node_killed_replaced_after_visibility_timeout(
     are past the visibility timeout, and restores them from kombu's unacked hash when it starts
     consuming. Reconciler off: the broker's redelivery alone recovers the job."""
     store, app = stack
-    job, in_flight, killed_at = _kill_node_mid_job(store, app, celery_worker_process, env, fault_dir)
+    job, in_flight, killed_at = _kill_node_mid_job(
+        store, app, celery_worker_process, env, fault_dir
+    )
     vt = store.settings.visibility_timeout_s
     wait_until(
         lambda: all(
@@ -322,7 +324,9 @@ def test_worker_node_killed_replaced_at_once_reconciler(
     AZULSIM_STALL_S, without waiting for the broker."""
     store, app = stack
     env["AZULSIM_RECONCILE_INTERVAL_S"] = "1"
-    job, in_flight, killed_at = _kill_node_mid_job(store, app, celery_worker_process, env, fault_dir)
+    job, in_flight, killed_at = _kill_node_mid_job(
+        store, app, celery_worker_process, env, fault_dir
+    )
     (node_b,) = start_workers(celery_worker_process, env, concurrency=2)
     recover = merged_times(store, job.job_id, in_flight, killed_at, timeout=60)
     wait_job(store, job.job_id, celery_worker_process)
@@ -347,7 +351,9 @@ def test_worker_node_killed_replaced_at_once_broker_only(
     at one of B's periodic kombu sweeps (every unacked_restore_interval x throttle = 30 s) after
     the visibility timeout."""
     store, app = stack
-    job, in_flight, killed_at = _kill_node_mid_job(store, app, celery_worker_process, env, fault_dir)
+    job, in_flight, killed_at = _kill_node_mid_job(
+        store, app, celery_worker_process, env, fault_dir
+    )
     start_workers(celery_worker_process, env, concurrency=2)
     recover = merged_times(store, job.job_id, in_flight, killed_at, timeout=90)
     wait_job(store, job.job_id, celery_worker_process)
@@ -410,3 +416,343 @@ def chunk_of(message: bytes) -> int:
     """The chunk index of a raw kombu message on Redis (Celery protocol 2: a base64 JSON body
     ``[args, kwargs, embed]`` with ``args = [job_id, chunk]``)."""
     return int(json.loads(base64.b64decode(json.loads(message)["body"]))[0][1])
+
+
+# --- 4. Redis restarted mid-job, AOF on ---------------------------------------------------------
+
+
+@pytest.fixture
+def aof_redis(tmp_path):
+    """A test-owned redis-server with ``--appendonly yes --appendfsync always`` on its own port and
+    directory, which a test may kill and start again there (the AOF is replayed on start)."""
+    from service.stack import free_port, redis_binary
+
+    binary = redis_binary()
+    if binary is None:
+        pytest.skip("no redis-server binary")
+    workdir = tmp_path / "redis-aof"
+    workdir.mkdir()
+    server = RedisProcess(binary, free_port(), workdir, aof=True).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def aof_env(env, aof_redis):
+    return {**env, "AZULSIM_REDIS_URL": aof_redis.url, "AZULSIM_RECONCILE_INTERVAL_S": "1"}
+
+
+OUTAGE_S = 1.0  # how long Redis stays down: the fault's duration, not a wait for something
+
+
+def _crash_redis(aof_redis: RedisProcess) -> float:
+    """SIGKILL Redis, leave it down `OUTAGE_S`, start it again on the same port and directory;
+    returns the seconds it was unreachable."""
+    began = time.monotonic()
+    aof_redis.kill()
+    time.sleep(OUTAGE_S)
+    aof_redis.start()
+    return round(time.monotonic() - began, 2)
+
+
+def test_redis_crash_restart_with_aof_mid_job(
+    aof_redis, aof_env, expected, celery_worker_process, fault_dir
+):
+    """Redis is SIGKILLed twice while chunks play and restarted on its AOF: the workers
+    reconnect, and the job ends SUCCEEDED with the exact counters (never SUCCEEDED with wrong
+    ones). What was lost with the connections comes back by kombu's visibility timeout or the
+    reconciler; anything merged twice would show in the counters."""
+    store, app = open_store(aof_env)
+    workers = start_workers(celery_worker_process, aof_env, n=2, concurrency=1, delay=0.6)
+    job, _ = submit(store, app, SPEC, None)
+    began = time.monotonic()
+    outages = []
+    for at in (2, 6):
+        wait_until(
+            lambda at=at: store.get_job(job.job_id).chunks_done >= at and busy_children(fault_dir),
+            60,
+            f"{at} chunks merged and one in play",
+            details=lambda: logs_of(workers)[-4000:],
+        )
+        outages.append(_crash_redis(aof_redis))
+    done = wait_job(store, job.job_id, workers, timeout=120)
+    total_s = round(time.monotonic() - began, 1)
+    assert done.state == "SUCCEEDED", f"{done}\n{logs_of(workers)[-6000:]}"
+    assert_exact(store, job.job_id, expected, workers)
+    text = logs_of(workers)
+    report(
+        "redis-crash-aof",
+        outages_s=outages,
+        job_s=total_s,
+        republished=text.count("published"),
+        restored="Restoring" in text,
+        worker_lost=text.count("WorkerLostError"),
+    )
+    store.redis.close()
+
+
+def test_redis_dies_between_merge_and_ack(
+    aof_redis, aof_env, expected, celery_worker_process, fault_dir
+):
+    """The worst moment: chunk 2's Lua merge has been applied (and fsynced), then Redis is
+    SIGKILLed before the task returns, so its message is never acked. After the restart the
+    message comes back; the done bit, restored from the AOF, makes the second run a no-op."""
+    store, app = open_store(aof_env)
+    workers = start_workers(
+        celery_worker_process, aof_env, n=1, concurrency=2, delay=0.3, AZULSIM_FAULT_HOLD=2
+    )
+    job, _ = submit(store, app, SPEC, None)
+    held = fault_dir / "held-2"
+    wait_until(held.exists, 60, "chunk 2 merged and held", details=lambda: logs_of(workers))
+    assert held.read_text().startswith("(1,")  # merged: code 1
+    outage = _crash_redis(aof_redis)
+    done_key = store.job_keys(job.job_id)["done"]
+    assert store.redis.getbit(done_key, 2) == 1  # the merge survived the crash
+    (fault_dir / "release").touch()
+    done = wait_job(store, job.job_id, workers, timeout=120)
+    assert done.state == "SUCCEEDED", f"{done}\n{logs_of(workers)[-6000:]}"
+    assert_exact(store, job.job_id, expected, workers)
+    seen = outcomes(logs_of(workers), job.job_id)
+    assert seen.get(2, []).count("merged") <= 1, seen.get(2)
+    report("redis-crash-between-merge-and-ack", outage_s=outage, chunk2=seen.get(2, []))
+    store.redis.close()
+
+
+# --- 5. the gRPC server restarted while jobs run ------------------------------------------------
+
+
+class ApiProcess:
+    """``azulsim serve`` (``python -m service serve``) as a child process on a fixed port."""
+
+    def __init__(self, env: dict[str, str], port: int, workdir: Path):
+        self.env = {**os.environ, **env, "PYTHONPATH": str(REPO)}
+        self.port, self.workdir = port, workdir
+        self.proc: subprocess.Popen | None = None
+        self.starts = 0
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> ApiProcess:
+        port_file = self.workdir / "api.port"
+        port_file.unlink(missing_ok=True)
+        log = open(self.workdir / f"api-{self.starts}.log", "wb")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "service", "serve", "--listen", self.address,
+             "--port-file", str(port_file)],
+            env=self.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        self.starts += 1
+        wait_until(
+            lambda: port_file.exists() or self.proc.poll() is not None,
+            60,
+            "the API server to listen",
+            details=self.log,
+        )
+        assert self.proc.poll() is None, self.log()
+        return self
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def log(self) -> str:
+        return "\n".join(p.read_text(errors="replace") for p in sorted(self.workdir.glob("api-*")))
+
+
+@pytest.fixture
+def api(env, tmp_path):
+    from service.stack import free_port
+
+    workdir = tmp_path / "api"
+    workdir.mkdir()
+    server = ApiProcess(env, free_port(), workdir)
+    yield server
+    server.stop(signal.SIGKILL)
+
+
+def _rpc_ok(fn):
+    """fn() once the server answers again (None while it is UNAVAILABLE)."""
+    import grpc
+
+    try:
+        return fn()
+    except grpc.RpcError as exc:
+        if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            return None
+        raise
+
+
+def test_api_server_restarted_while_jobs_run(stack, env, api, celery_worker_process, fault_dir):
+    """The API server is SIGKILLed while two jobs run (a watch open on one), and started again on
+    the same port: the jobs go on meanwhile, the same client reconnects, a resubmit of the same
+    request id returns the same job, the statistics equal a clean run, and GetJob/GetStatistics
+    read the same after another (graceful) restart."""
+    import grpc
+
+    from service.api import azulsim_pb2 as pb
+    from service.client import Client
+
+    store, _ = stack
+    workers = start_workers(celery_worker_process, env, n=2, concurrency=1, delay=1.0)
+    local = run_local(SPEC, workers=1).statistics()
+    local.pop("timing")
+    api.start()
+    with Client(api.address, token="", timeout=5) as client:
+        job_a, created = client.submit(SPEC, request_id="restart-a")
+        job_b, _ = client.submit(SPEC)
+        assert created
+        watch = client.watch(job_a.job_id, interval_ms=100)
+        first = next(watch)
+        assert first.state in (pb.QUEUED, pb.RUNNING)
+
+        api.stop(signal.SIGKILL)
+        down_at = time.monotonic()
+        with pytest.raises(grpc.RpcError) as info:
+            for _ in watch:
+                pass
+        assert info.value.code() == grpc.StatusCode.UNAVAILABLE
+        with pytest.raises(grpc.RpcError) as info:
+            client.get(job_a.job_id, timeout=2)
+        assert info.value.code() == grpc.StatusCode.UNAVAILABLE
+        # The jobs go on without the API server.
+        before = store.get_job(job_a.job_id).chunks_done + store.get_job(job_b.job_id).chunks_done
+        wait_until(
+            lambda: (
+                store.get_job(job_a.job_id).chunks_done + store.get_job(job_b.job_id).chunks_done
+                > before
+            ),
+            60,
+            "progress while the API server is down",
+            details=lambda: logs_of(workers),
+        )
+        progressed_down = True
+
+        api.start()
+        again = wait_until(
+            lambda: _rpc_ok(lambda: client.get(job_a.job_id, timeout=2)),
+            30,
+            "the same client to reach the restarted server",
+            interval=0.2,
+        )
+        reconnect_s = round(time.monotonic() - down_at, 2)
+        assert again.job_id == job_a.job_id and again.games_done >= first.games_done
+        resubmitted, created = client.submit(SPEC, request_id="restart-a")
+        assert not created and resubmitted.job_id == job_a.job_id
+
+        for job in (job_a, job_b):
+            updates = list(client.watch(job.job_id, interval_ms=100, timeout=120))
+            assert updates[-1].state == pb.SUCCEEDED, (updates[-1], logs_of(workers)[-4000:])
+            assert client.statistics_document(job.job_id) == local
+        snapshot = {
+            j.job_id: (
+                client.get(j.job_id).SerializeToString(deterministic=True),
+                client.statistics(j.job_id).SerializeToString(deterministic=True),
+            )
+            for j in (job_a, job_b)
+        }
+
+        api.stop(signal.SIGTERM)
+        api.start()
+        for job_id, (job_bytes, stats_bytes) in snapshot.items():
+            got = wait_until(
+                lambda job_id=job_id: _rpc_ok(lambda: client.get(job_id, timeout=2)),
+                30,
+                "the server after a graceful restart",
+                interval=0.2,
+            )
+            assert got.SerializeToString(deterministic=True) == job_bytes
+            stats = client.statistics(job_id).SerializeToString(deterministic=True)
+            assert stats == stats_bytes
+    report(
+        "api-server-restart",
+        jobs=2,
+        progressed_while_down=progressed_down,
+        client_back_after_s=reconnect_s,
+    )
+
+
+# --- 6. cancel while chunks run -----------------------------------------------------------------
+
+
+def _cancel_mid_chunks(store, cancel, celery_worker_process, env, fault_dir, **extra):
+    """Cancel once a chunk is merged and two are in play; returns (job, snapshot, workers)."""
+    workers = start_workers(celery_worker_process, env, concurrency=2, delay=1.0, **extra)
+    job, _ = submit(store, make_app(store.settings), SPEC, None)
+    wait_until(
+        lambda: store.get_job(job.job_id).chunks_done >= 1 and len(busy_children(fault_dir)) == 2,
+        60,
+        "one chunk merged and two in play",
+        details=lambda: logs_of(workers),
+    )
+    in_play = sorted(busy_children(fault_dir).values())
+    cancelled = cancel(job.job_id)
+    snapshot = (store.counters(job.job_id), store.get_job(job.job_id))
+    assert cancelled.state in ("CANCELLED", 5)  # the store's JobInfo or the API's enum
+    # Drain: the chunks in play end, every message left runs (and is skipped), all acked.
+    wait_until(
+        lambda: not busy_children(fault_dir) and broker_idle(store),
+        60,
+        "the workers to drain",
+        details=lambda: logs_of(workers),
+    )
+    return job, in_play, snapshot, workers
+
+
+def test_cancel_while_chunks_run_freezes_counters(stack, env, celery_worker_process, fault_dir):
+    """CancelJob over gRPC while two chunks play: after the workers drained, not one counter,
+    nor games_done/chunks_done, moved from the moment of the cancel."""
+    from service.api import azulsim_pb2 as pb
+    from service.client import Client
+    from service.config import ServerConfig
+    from service.server import make_backend
+    from service.testing import ServerThread
+
+    store, _ = stack
+    config = ServerConfig()
+    with ServerThread(make_backend(config, store.settings), config) as server:
+        with Client(server.address, token="", timeout=10) as client:
+            job, in_play, (frozen, info), workers = _cancel_mid_chunks(
+                store, client.cancel, celery_worker_process, env, fault_dir
+            )
+            after = client.get(job.job_id)
+            assert after.state == pb.CANCELLED
+            stats = client.statistics(job.job_id)
+    assert store.counters(job.job_id) == frozen
+    now = store.get_job(job.job_id)
+    assert (now.state, now.games_done, now.chunks_done) == (
+        "CANCELLED",
+        info.games_done,
+        info.chunks_done,
+    )
+    assert now.finished_at == info.finished_at and now.games_done < now.games_total
+    assert stats.partial and stats.games_done == info.games_done
+    seen = outcomes(logs_of(workers), job.job_id)
+    assert not any("merged" in seen.get(c, []) for c in in_play), seen
+    report("cancel-mid-chunk", in_play=in_play, chunks_done=info.chunks_done, moved=0)
+
+
+def test_cancel_between_check_and_merge_is_refused(stack, env, celery_worker_process, fault_dir):
+    """The same, with the task's own state check blinded (as if the cancel landed just after
+    it): the chunks in play reach the Lua merge, which refuses them atomically."""
+    store, _ = stack
+    job, in_play, (frozen, info), workers = _cancel_mid_chunks(
+        store, store.cancel_job, celery_worker_process, env, fault_dir, AZULSIM_FAULT_RACE=1
+    )
+    assert store.counters(job.job_id) == frozen
+    now = store.get_job(job.job_id)
+    assert (now.state, now.games_done, now.chunks_done) == (
+        "CANCELLED",
+        info.games_done,
+        info.chunks_done,
+    )
+    seen = outcomes(logs_of(workers), job.job_id)
+    assert all(seen[c] == ["refused"] for c in in_play), seen
+    report("cancel-race-merge-refused", in_play=in_play, refused=len(in_play), moved=0)
