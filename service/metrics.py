@@ -214,7 +214,9 @@ def register_queue_depth(settings=None, registry=REGISTRY) -> QueueDepthCollecto
             from workers.settings import load_settings
 
             settings = load_settings()
-        _queue_collector = QueueDepthCollector(settings.redis_url, [settings.queue])
+        _queue_collector = QueueDepthCollector(
+            settings.redis_url, [settings.queue], key_prefix=settings.broker_key_prefix
+        )
         registry.register(_queue_collector)
     return _queue_collector
 

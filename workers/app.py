@@ -37,6 +37,8 @@ def celery_config(settings: Settings) -> dict:
         "retry_on_timeout": True,  # one retry on a read timeout rather than an error
         "health_check_interval": 25,  # ping idle connections (kombu's default, kept explicit)
     }
+    if settings.broker_key_prefix:  # AZULSIM_PREFIX_BROKER_KEYS: kombu's keys under the prefix
+        transport["global_keyprefix"] = settings.broker_key_prefix
     return {
         "broker_url": settings.redis_url,  # Redis is the broker and the job store
         "broker_transport_options": transport,

@@ -92,10 +92,13 @@ class QueueDepthCollector:
     ``azulsim_redis_up 0`` and no queue sample, never a failed scrape.
     """
 
-    def __init__(self, redis_url: str, queues: list[str] | tuple[str, ...], client=None):
+    def __init__(
+        self, redis_url: str, queues: list[str] | tuple[str, ...], client=None, key_prefix=""
+    ):
         self.redis_url = redis_url
         self.queues = list(queues)
         self._client = client
+        self.key_prefix = key_prefix  # `Settings.broker_key_prefix`: kombu's key prefix
 
     def _redis(self):
         if self._client is None:
@@ -111,9 +114,10 @@ class QueueDepthCollector:
         client = self._redis()
         pipe = client.pipeline(transaction=False)
         for q in self.queues:
-            pipe.llen(q)
+            key = self.key_prefix + q
+            pipe.llen(key)
             for step in PRIORITY_STEPS:
-                pipe.llen(f"{q}{PRIORITY_SEP}{step}")
+                pipe.llen(f"{key}{PRIORITY_SEP}{step}")
         values = pipe.execute()
         per = 1 + len(PRIORITY_STEPS)
         return {q: int(sum(values[i * per:(i + 1) * per])) for i, q in enumerate(self.queues)}
@@ -252,7 +256,7 @@ def prepare_multiprocess_dir(env=None) -> str:
     return path
 
 
-def worker_registry(redis_url: str | None = None, queues=()):
+def worker_registry(redis_url: str | None = None, queues=(), key_prefix: str = ""):
     """A registry that sums the pool processes' files, plus the queue depth when `redis_url`."""
     from prometheus_client import CollectorRegistry
     from prometheus_client.multiprocess import MultiProcessCollector
@@ -260,7 +264,7 @@ def worker_registry(redis_url: str | None = None, queues=()):
     registry = CollectorRegistry()
     MultiProcessCollector(registry)
     if redis_url and queues:
-        registry.register(QueueDepthCollector(redis_url, list(queues)))
+        registry.register(QueueDepthCollector(redis_url, list(queues), key_prefix=key_prefix))
     return registry
 
 
@@ -297,7 +301,9 @@ def _on_worker_init(sender=None, **_):
     app = getattr(sender, "app", None)
     settings = getattr(app, "azulsim_settings", None)
     registry = worker_registry(
-        getattr(settings, "redis_url", None), [settings.queue] if settings else []
+        getattr(settings, "redis_url", None),
+        [settings.queue] if settings else [],
+        key_prefix=getattr(settings, "broker_key_prefix", ""),
     )
     try:
         start_metrics_server(port, registry, metrics_addr())

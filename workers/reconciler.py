@@ -43,8 +43,9 @@ PRIORITY_SEP = "\x06\x16"  # kombu's separator of priority sub-queues
 
 def queue_length(store: JobStore, queue: str) -> int:
     """Messages waiting in the Celery queue `queue` (its priority sub-queues included)."""
+    key = getattr(store.settings, "broker_key_prefix", "") + queue
     pipe = store.redis.pipeline(transaction=False)
-    for name in (queue, *(f"{queue}{PRIORITY_SEP}{p}" for p in range(1, 10))):
+    for name in (key, *(f"{key}{PRIORITY_SEP}{p}" for p in range(1, 10))):
         pipe.llen(name)
     return sum(pipe.execute())
 

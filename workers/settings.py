@@ -32,6 +32,11 @@ variable                          default         meaning
 ``AZULSIM_MAX_TASKS_PER_CHILD``   200             a pool child is replaced after this many chunks
                                                   (bounds memory growth); 0 = never
 ``AZULSIM_CONCURRENCY``           CPU count       pool processes of ``azulsim worker``
+``AZULSIM_PREFIX_BROKER_KEYS``    0               1: Celery's own Redis keys (the queue list,
+                                                  ``unacked``, ``_kombu.binding.*``) go under
+                                                  ``<prefix>:celery:`` too (kombu's
+                                                  ``global_keyprefix``), so every key of the
+                                                  service is under the one prefix
 ================================  ==============  ================================================
 """
 
@@ -61,6 +66,18 @@ class Settings:
     reconcile_interval_s: float = 30.0
     max_tasks_per_child: int = 200
     concurrency: int | None = None
+    prefix_broker_keys: bool = False
+
+    @property
+    def broker_key_prefix(self) -> str:
+        """What kombu puts before each of its Redis keys: ``<prefix>:celery:`` when
+        ``prefix_broker_keys``, else nothing (the queue list is then the bare queue name)."""
+        return f"{self.prefix}:celery:" if self.prefix_broker_keys else ""
+
+    @property
+    def queue_key(self) -> str:
+        """The Redis list holding the chunk queue's waiting messages."""
+        return self.broker_key_prefix + self.queue
 
     def __post_init__(self) -> None:
         if not self.prefix or any(c in self.prefix for c in " {}"):
@@ -108,7 +125,10 @@ _FIELDS = {
     "AZULSIM_RECONCILE_INTERVAL_S": ("reconcile_interval_s", float),
     "AZULSIM_MAX_TASKS_PER_CHILD": ("max_tasks_per_child", int),
     "AZULSIM_CONCURRENCY": ("concurrency", int),
+    "AZULSIM_PREFIX_BROKER_KEYS": ("prefix_broker_keys", bool),
 }
+_FLAGS = {"1": True, "true": True, "yes": True, "on": True,
+          "0": False, "false": False, "no": False, "off": False}  # fmt: skip
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
@@ -119,6 +139,11 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     for var, (name, kind) in _FIELDS.items():
         raw = env.get(var, "").strip()
         if not raw:
+            continue
+        if kind is bool:
+            if raw.lower() not in _FLAGS:
+                raise ValueError(f"{var} must be 0 or 1; got {raw!r}")
+            kwargs[name] = _FLAGS[raw.lower()]
             continue
         try:
             kwargs[name] = kind(raw)
