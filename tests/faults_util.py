@@ -221,3 +221,87 @@ class RedisProcess:
     def log(self) -> str:
         path = self.workdir / "redis.log"
         return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+
+
+class ReplyCuttingProxy:
+    """A TCP proxy in front of Redis that can lose a reply: after forwarding a request that
+    contains `pattern` (e.g. the SHA1 of a Lua script, sent with EVALSHA), it closes the client's
+    and the server's sockets when the reply arrives, instead of passing it on. The command has run
+    in Redis; the client sees only a dropped connection, as when Redis or the network dies after
+    the work and before the answer. It does so `cuts` times, then passes everything.
+    """
+
+    def __init__(self, upstream_port: int, pattern: bytes = b"", cuts: int = 0):
+        import threading
+
+        self.upstream_port = upstream_port
+        self.pattern, self.cuts_left, self.cut = pattern, cuts, 0
+        self.lock = threading.Lock()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def arm(self, pattern: bytes, cuts: int) -> None:
+        with self.lock:
+            self.pattern, self.cuts_left = pattern, cuts
+
+    def _accept(self) -> None:
+        import threading
+
+        while not self.closed:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(("127.0.0.1", self.upstream_port))
+            except OSError:
+                client.close()
+                continue
+            state = {"drop": False}
+            threading.Thread(target=self._up, args=(client, server, state), daemon=True).start()
+            threading.Thread(target=self._down, args=(server, client, state), daemon=True).start()
+
+    def _up(self, client: socket.socket, server: socket.socket, state: dict) -> None:
+        try:
+            while data := client.recv(65536):
+                with self.lock:
+                    if self.cuts_left > 0 and self.pattern and self.pattern in data:
+                        self.cuts_left -= 1
+                        state["drop"] = True
+                server.sendall(data)
+        except OSError:
+            pass
+        finally:
+            _close(client, server)
+
+    def _down(self, server: socket.socket, client: socket.socket, state: dict) -> None:
+        try:
+            while data := server.recv(65536):
+                if state["drop"]:  # the reply to the marked request: lose it, and the link
+                    with self.lock:
+                        self.cut += 1
+                    break
+                client.sendall(data)
+        except OSError:
+            pass
+        finally:
+            _close(client, server)
+
+    def close(self) -> None:
+        self.closed = True
+        self.listener.close()
+
+
+def _close(*socks: socket.socket) -> None:
+    for s in socks:
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        s.close()

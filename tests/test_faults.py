@@ -756,3 +756,58 @@ def test_cancel_between_check_and_merge_is_refused(stack, env, celery_worker_pro
     seen = outcomes(logs_of(workers), job.job_id)
     assert all(seen[c] == ["refused"] for c in in_play), seen
     report("cancel-race-merge-refused", in_play=in_play, refused=len(in_play), moved=0)
+
+
+# --- 4b. a reply lost on the wire (the command ran in Redis, the client saw a dropped link) -----
+
+
+def script_sha(name: str) -> bytes:
+    """SHA1 that redis-py's EVALSHA sends for ``workers/lua/<name>.lua`` (with common.lua)."""
+    import hashlib
+
+    from workers.store import LUA_DIR
+
+    text = (LUA_DIR / "common.lua").read_text() + "\n" + (LUA_DIR / f"{name}.lua").read_text()
+    return hashlib.sha1(text.encode()).hexdigest().encode()
+
+
+@pytest.fixture
+def proxy(aof_redis):
+    from tests.faults_util import ReplyCuttingProxy
+
+    p = ReplyCuttingProxy(aof_redis.port)
+    yield p
+    p.close()
+
+
+@pytest.mark.parametrize("script", ["merge_chunk", "begin_chunk"])
+def test_lost_script_reply(script, proxy, aof_env, expected, celery_worker_process, fault_dir):
+    """Workers reach Redis through a proxy that drops the connection instead of passing on the
+    reply of three ``merge_chunk`` (resp. ``begin_chunk``) scripts: the script ran, the worker
+    saw only a connection error. No chunk counts twice and none is lost."""
+    # Reconciler off: a chunk must come back by itself, not after AZULSIM_STALL_S.
+    env = {**aof_env, "AZULSIM_REDIS_URL": proxy.url, "AZULSIM_RECONCILE_INTERVAL_S": "0"}
+    store, app = open_store({**aof_env})
+    (worker,) = start_workers(celery_worker_process, env, concurrency=2, delay=0.1)
+    for name in ("create_job", "begin_chunk", "merge_chunk", "fail_chunk", "republish"):
+        assert store.redis.script_load(store._scripts[name].script).encode() == script_sha(name)
+    proxy.arm(script_sha(script), 3)  # scripts loaded: a cut EVALSHA has surely run
+    began = time.monotonic()
+    job, _ = submit(store, app, SPEC, None)
+    wait_job(store, job.job_id, [worker], timeout=30)
+    job_s = round(time.monotonic() - began, 1)
+    assert proxy.cut == 3
+    assert_exact(store, job.job_id, expected, [worker])
+    seen = outcomes(worker.log(), job.job_id)
+    assert all(seen[c].count("merged") + seen[c].count("finished") <= 1 for c in seen)
+    if script == "merge_chunk":  # merged, reply lost: fail_chunk finds the done bit, no retry
+        assert worker.log().count("'outcome': 'done'") == 3, worker.log()
+    else:  # attempt counted, reply lost: the message is requeued (was: acked and dropped)
+        assert worker.log().count("reject requeue=True") == 3, worker.log()
+    report(
+        f"lost-reply/{script}",
+        cuts=proxy.cut,
+        job_s=job_s,
+        republished=worker.log().count("published"),
+    )
+    store.redis.close()

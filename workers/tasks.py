@@ -25,9 +25,10 @@ import traceback
 from typing import Any
 
 import redis
+from celery.exceptions import Reject
 
 from .settings import Settings
-from .store import JobStore, chunk_games_range
+from .store import JobStore, StoreUnavailable, chunk_games_range
 
 log = logging.getLogger("azulsim.workers")
 
@@ -75,7 +76,13 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
     """The body of the chunk task (callable directly in tests); returns what happened."""
     settings: Settings = app.azulsim_settings
     store = store_for(settings)
-    status, detail = store.begin_chunk(job_id, chunk)
+    try:
+        status, detail = store.begin_chunk(job_id, chunk)
+    except StoreUnavailable as exc:
+        # The attempt may have been counted with its reply lost: requeue the message rather than
+        # let it be acked as a failure, which would leave the chunk to the reconciler's stall
+        # rule (AZULSIM_STALL_S, 15 min by default). tests/test_faults.py::test_lost_script_reply
+        raise Reject(exc, requeue=True) from exc
     if status != "run":
         log.info("chunk %s/%d skipped: %s %s", job_id, chunk, status, detail)
         return {"status": "skipped", "reason": status, "detail": detail}
@@ -100,9 +107,10 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
         )
         try:
             outcome, info = store.fail_chunk(job_id, chunk, error)
-        except Exception:  # Redis down: the reconciler or the visibility timeout will retry
+        except Exception:  # Redis down: requeue the message (the visibility timeout if the
+            # broker is down too); acked as a failure, it would wait for the reconciler's stall
             log.exception("chunk %s/%d: could not record the failure", job_id, chunk)
-            raise exc from None
+            raise Reject(exc, requeue=True) from None
         if outcome == "retry":
             app.send_task(TASK_NAME, args=[job_id, chunk], queue=settings.queue)
         elif outcome == "failed":
