@@ -9,9 +9,8 @@ Starts the local stack (`service.stack.Stack`: a private redis-server, one Celer
    ``WatchJob`` (time to the first message, then cancelled), pausing ``--think-ms`` between
    rounds. The phase runs once per think time given: by default 0 (back to back: the API's
    saturation on this machine), 500 and 1000 ms (clients polling about twice and once a
-   second). Every call has
-   a deadline. Reports p50/p99/max latency per method, calls per second and errors; then cancels
-   the job.
+   second). Every call has a deadline. Reports p50/p99/max latency per method, calls per second
+   and errors; then cancels the job.
 2. **Jobs.** Submits ``--jobs`` small jobs at once (all concurrently, each with its own
    request_id), waits until none is QUEUED or RUNNING, and checks that none is lost: every job
    SUCCEEDED with ``games_done == games_total`` and ``chunks_done == chunks_total``, and its
