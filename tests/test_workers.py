@@ -75,6 +75,17 @@ def test_config_is_at_least_once_and_json_only(env):
     assert conf["result_backend"] is None
 
 
+def test_submit_retried_after_a_lost_reply_publishes_the_chunks(stack):
+    store, app = stack
+    job, created = store.create_job(SPEC, "w-lost")  # created, then the reply was lost
+    assert created and queue_length(store, store.settings.queue) == 0
+    again, created = submit(store, app, SPEC, "w-lost")  # the client retries
+    assert not created and again.job_id == job.job_id
+    assert queue_length(store, store.settings.queue) == job.chunks_total
+    submit(store, app, SPEC, "w-lost")  # published once: a third call adds nothing
+    assert queue_length(store, store.settings.queue) == job.chunks_total
+
+
 def test_worker_runs_a_job_exactly(stack, env, expected, celery_worker_process):
     store, app = stack
     job, created = submit(store, app, SPEC, "w-1")

@@ -31,13 +31,16 @@ def publish_chunks(app, job_id: str, chunks) -> int:
 
 
 def submit(store: JobStore, app, spec: JobSpec, request_id: str | None) -> tuple[JobInfo, bool]:
-    """Create the job (idempotent by `request_id`, see `JobStore.create_job`) and, when it is
-    new, publish every chunk as one Celery task. Returns ``(job, created)``.
+    """Create the job (idempotent by `request_id`, see `JobStore.create_job`) and, unless that was
+    done before, publish every chunk as one Celery task. Returns ``(job, created)``.
 
     Raises `RequestConflict` (same request id, another spec) and `StoreUnavailable`.
     Blocking: call it from asyncio through ``asyncio.to_thread``.
     """
     job, created = store.create_job(spec, request_id)
-    if created:
+    # A retry after a lost reply (or a publish that stopped half-way) publishes again: duplicate
+    # chunk messages are harmless, each chunk merges once.
+    if created or (not job.finished and not store.is_published(job.job_id)):
         publish_chunks(app, job.job_id, range(job.chunks_total))
+        store.mark_published(job.job_id)
     return job, created

@@ -247,6 +247,7 @@ class JobStore:
             "chunk_games": chunk_games,
             "created_at": now,
             "published_at": now,
+            "published": 0,  # 1 once submit has published every chunk (see mark_published)
             "updated_at": now,
             "rules_version": RULES_VERSION,
         }
@@ -260,6 +261,15 @@ class JobStore:
         if status == "conflict":
             raise RequestConflict(request_id or "", got)
         return self.get_job(got), status == "created"
+
+    @_unavailable
+    def mark_published(self, job_id: str) -> None:
+        """Record that every chunk of the job was published once (a retried submit skips it)."""
+        self.redis.hset(self.meta_key(job_id), "published", 1)
+
+    @_unavailable
+    def is_published(self, job_id: str) -> bool:
+        return _text(self.redis.hget(self.meta_key(job_id), "published")) != "0"
 
     @_unavailable
     def job_for_request(self, request_id: str | None) -> str | None:
