@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,28 +28,14 @@ CONFIGS = [
 
 
 def _redis():
-    binary = os.environ.get("AZULSIM_REDIS_SERVER") or shutil.which("redis-server")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    tmp = tempfile.mkdtemp()
+    from service.stack import free_port, redis_argv, redis_binary, redis_ready
+
+    port = free_port()
     proc = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            tmp,
-        ],
-        stdout=subprocess.DEVNULL,
+        redis_argv(redis_binary(), port, Path(tempfile.mkdtemp())), stdout=subprocess.DEVNULL
     )
-    time.sleep(0.5)
+    while not redis_ready(port):
+        time.sleep(0.05)
     return proc, f"redis://127.0.0.1:{port}/0"
 
 

