@@ -200,8 +200,9 @@ def tables(result: dict) -> str:
             scores = " / ".join(f"{row['per_bot'][lb]['mean_score']:.1f}" for lb in labels)
             lower = ", ".join(labels[1:])
             if len(labels) > 2:
-                upper, lower = "all four", ", ".join(
-                    f"{lb} {_pct(row['per_bot'][lb])}" for lb in labels
+                upper, lower = (
+                    "all four",
+                    ", ".join(f"{lb} {_pct(row['per_bot'][lb])}" for lb in labels),
                 )
                 cell = "—"
             else:

@@ -46,17 +46,43 @@ from workers.metrics import QueueDepthCollector, metrics_addr, metrics_port, sta
 log = logging.getLogger("azulsim.rpc")
 
 # RPC latency buckets, seconds: Redis round trips (ms) up to long WatchJob streams (minutes).
-LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
-                   60, 300, 900, 3600)
+LATENCY_BUCKETS = (
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1,
+    2.5,
+    5,
+    10,
+    30,
+    60,
+    300,
+    900,
+    3600,
+)
 
 _LABELS = ["grpc_type", "grpc_service", "grpc_method"]
 STARTED = Counter("grpc_server_started", "RPCs started on the server", _LABELS)
-HANDLED = Counter("grpc_server_handled", "RPCs completed on the server, by status code",
-                  [*_LABELS, "grpc_code"])
-LATENCY = Histogram("grpc_server_handling_seconds", "Time to complete an RPC on the server",
-                    _LABELS, buckets=LATENCY_BUCKETS)
-ERRORS = Counter("azulsim_api_errors", "RPCs that ended with a status other than OK",
-                 ["grpc_service", "grpc_method", "grpc_code"])
+HANDLED = Counter(
+    "grpc_server_handled", "RPCs completed on the server, by status code", [*_LABELS, "grpc_code"]
+)
+LATENCY = Histogram(
+    "grpc_server_handling_seconds",
+    "Time to complete an RPC on the server",
+    _LABELS,
+    buckets=LATENCY_BUCKETS,
+)
+ERRORS = Counter(
+    "azulsim_api_errors",
+    "RPCs that ended with a status other than OK",
+    ["grpc_service", "grpc_method", "grpc_code"],
+)
 
 _CODE_NAMES = {c.value[0]: c.name for c in grpc.StatusCode}
 
@@ -116,9 +142,21 @@ class _Call:
         level = logging.DEBUG if code == "OK" else logging.INFO
         if log.isEnabledFor(level):
             peer = _safe(lambda: context.peer())
-            log.log(level, "%s/%s %s %.1f ms", service, method, code, 1000 * seconds,
-                    extra={"rpc_service": service, "rpc_method": method, "grpc_code": code,
-                           "peer": peer, "duration_ms": round(1000 * seconds, 3)})
+            log.log(
+                level,
+                "%s/%s %s %.1f ms",
+                service,
+                method,
+                code,
+                1000 * seconds,
+                extra={
+                    "rpc_service": service,
+                    "rpc_method": method,
+                    "grpc_code": code,
+                    "peer": peer,
+                    "duration_ms": round(1000 * seconds, 3),
+                },
+            )
 
 
 def _cancelled_errors() -> tuple[type[BaseException], ...]:
@@ -191,15 +229,19 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
         )
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
-                _wrap_unary(handler.unary_unary, rpc_type, service, method), **kwargs)
+                _wrap_unary(handler.unary_unary, rpc_type, service, method), **kwargs
+            )
         if handler.stream_unary:
             return grpc.stream_unary_rpc_method_handler(
-                _wrap_unary(handler.stream_unary, rpc_type, service, method), **kwargs)
+                _wrap_unary(handler.stream_unary, rpc_type, service, method), **kwargs
+            )
         if handler.unary_stream:
             return grpc.unary_stream_rpc_method_handler(
-                _wrap_stream(handler.unary_stream, rpc_type, service, method), **kwargs)
+                _wrap_stream(handler.unary_stream, rpc_type, service, method), **kwargs
+            )
         return grpc.stream_stream_rpc_method_handler(
-            _wrap_stream(handler.stream_stream, rpc_type, service, method), **kwargs)
+            _wrap_stream(handler.stream_stream, rpc_type, service, method), **kwargs
+        )
 
 
 _queue_collector: QueueDepthCollector | None = None

@@ -124,14 +124,33 @@ def _rate_bars(ax, labels: Sequence[str], groups: Sequence[Mapping[str, Any]], c
         lo, hi = ci if ci else (rate, rate)
         lows.append(max(0.0, 100 * (rate - lo)))  # rounding can put a bound a hair inside
         highs.append(max(0.0, 100 * (hi - rate)))
-    ax.bar(xs, rates, color=colours, alpha=0.8, yerr=[lows, highs], capsize=4,
-           error_kw={"elinewidth": 1.2, "ecolor": "black"})
+    ax.bar(
+        xs,
+        rates,
+        color=colours,
+        alpha=0.8,
+        yerr=[lows, highs],
+        capsize=4,
+        error_kw={"elinewidth": 1.2, "ecolor": "black"},
+    )
     for x, g, r, hi in zip(xs, groups, rates, highs, strict=True):
         text = "n/a" if g.get("win_rate") is None else f"{r:.1f}%"
-        ax.annotate(text, (x, r + hi), textcoords="offset points", xytext=(0, 3),
-                    ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(xs, labels, rotation=20 if max(map(len, labels), default=0) > 8 else 0,
-                  ha="right" if max(map(len, labels), default=0) > 8 else "center", fontsize=8)
+        ax.annotate(
+            text,
+            (x, r + hi),
+            textcoords="offset points",
+            xytext=(0, 3),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
+    ax.set_xticks(
+        xs,
+        labels,
+        rotation=20 if max(map(len, labels), default=0) > 8 else 0,
+        ha="right" if max(map(len, labels), default=0) > 8 else "center",
+        fontsize=8,
+    )
     top = max((r + h for r, h in zip(rates, highs, strict=True)), default=0.0)
     ax.set_ylim(0, min(112.0, max(10.0, top * 1.2 + 5)))  # room above 100 % for the labels
     ax.set_ylabel("win rate, % (95% Wilson CI)")
@@ -175,14 +194,20 @@ def _draw_configuration(axes, cfg: Mapping[str, Any], palette) -> None:
     seating = cfg.get("seating", "")
     labels = [f"seat {i}" for i in range(len(seats))]
     colours = [
-        colour.get(seat_bots[i], palette[-1]) if seating == "fixed" and i < len(seat_bots)
+        colour.get(seat_bots[i], palette[-1])
+        if seating == "fixed" and i < len(seat_bots)
         else "0.55"
         for i in range(len(seats))
     ]
     _rate_bars(ax, labels, seats, colours)
     if cfg.get("players"):
-        ax.axhline(100 / cfg["players"], color="0.3", linestyle="--", linewidth=1,
-                   label=f"1/{cfg['players']} (no seat advantage)")
+        ax.axhline(
+            100 / cfg["players"],
+            color="0.3",
+            linestyle="--",
+            linewidth=1,
+            label=f"1/{cfg['players']} (no seat advantage)",
+        )
         ax.legend(fontsize=8, frameon=False, loc="best")
     ax.set_title("Win rate by seat" + (f" ({seating} seating)" if seating else ""), fontsize=10)
 
@@ -192,15 +217,21 @@ def _draw_configuration(axes, cfg: Mapping[str, Any], palette) -> None:
     if counts:
         lo, hi = _used_bins([counts])
         xs = list(range(lo, hi))
-        ax.bar([i * width for i in xs], [counts[i] for i in xs], width=0.8 * width,
-               color="0.35")
+        ax.bar([i * width for i in xs], [counts[i] for i in xs], width=0.8 * width, color="0.35")
         last = len(counts) - 1
         if hi - 1 == last:  # the last bin is open: say so on its tick
-            ax.annotate("and up", (last * width, counts[last]), textcoords="offset points",
-                        xytext=(0, 3), ha="center", fontsize=7)
+            ax.annotate(
+                "and up",
+                (last * width, counts[last]),
+                textcoords="offset points",
+                xytext=(0, 3),
+                ha="center",
+                fontsize=7,
+            )
     mean = (cfg.get("rounds") or {}).get("mean")
-    ax.set_title("Game length" + (f" (mean {mean:.2f} rounds)" if mean is not None else ""),
-                 fontsize=10)
+    ax.set_title(
+        "Game length" + (f" (mean {mean:.2f} rounds)" if mean is not None else ""), fontsize=10
+    )
     ax.set_xlabel("rounds per finished game")
     if counts:
         if hi - lo <= 15:
@@ -256,8 +287,9 @@ def figure(doc: Mapping[str, Any], title: str | None = None, configurations=None
     if not configs:
         raise ReportError("the statistics document has no configurations to plot")
     rows = len(configs)
-    fig = Figure(figsize=(4 * PANEL_SIZE[0], rows * PANEL_SIZE[1] + 0.6), dpi=DPI,
-                 layout="constrained")
+    fig = Figure(
+        figsize=(4 * PANEL_SIZE[0], rows * PANEL_SIZE[1] + 0.6), dpi=DPI, layout="constrained"
+    )
     FigureCanvasAgg(fig)
     fig.suptitle(document_title(doc, title), fontsize=12, fontweight="bold")
     palette = [f"C{i}" for i in range(10)]
@@ -309,12 +341,20 @@ def html_page(doc: Mapping[str, Any], title: str | None = None) -> str:
         png = _png_bytes(figure(doc, title=_configuration_title(cfg), configurations=[k]))
         parts.append(f"<h2>{html.escape(_configuration_title(cfg))}</h2>")
         parts.append(
-            "<p>rounds " + _mean(cfg.get("rounds")) + " · turns " + _mean(cfg.get("turns"))
-            + " · score " + _mean(cfg.get("score")) + " · margin of victory "
-            + _mean(cfg.get("margin")) + "</p>"
+            "<p>rounds "
+            + _mean(cfg.get("rounds"))
+            + " · turns "
+            + _mean(cfg.get("turns"))
+            + " · score "
+            + _mean(cfg.get("score"))
+            + " · margin of victory "
+            + _mean(cfg.get("margin"))
+            + "</p>"
         )
-        rows = ["<table><tr><th>bot</th><th>player-games</th><th>score (mean ± 95%)</th>"
-                "<th>wins</th><th>win rate [95% Wilson]</th></tr>"]
+        rows = [
+            "<table><tr><th>bot</th><th>player-games</th><th>score (mean ± 95%)</th>"
+            "<th>wins</th><th>win rate [95% Wilson]</th></tr>"
+        ]
         for name, g in (cfg.get("bots") or {}).items():
             rows.append(
                 f"<tr><td>{html.escape(name)}</td><td>{g.get('player_games', 0):,}</td>"
@@ -377,17 +417,28 @@ def add_report(subparsers) -> None:
         ),
     )
     p.add_argument("job_id", nargs="?", metavar="JOB", help="job id on the API server")
-    p.add_argument("--from", dest="source", metavar="FILE",
-                   help="a saved statistics document (JSON) instead of JOB; - for stdin")
-    p.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="where to write: report.png, report.svg, report.pdf or report.html")
+    p.add_argument(
+        "--from",
+        dest="source",
+        metavar="FILE",
+        help="a saved statistics document (JSON) instead of JOB; - for stdin",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="where to write: report.png, report.svg, report.pdf or report.html",
+    )
     p.add_argument("--title", help="heading (default: seed, games and rules version)")
     g = p.add_argument_group("server (with JOB)")
-    g.add_argument("--server", help="API address host:port (default $AZULSIM_SERVER or "
-                                    "127.0.0.1:50051)")
+    g.add_argument(
+        "--server", help="API address host:port (default $AZULSIM_SERVER or 127.0.0.1:50051)"
+    )
     g.add_argument("--token", help="bearer token (default $AZULSIM_TOKEN)")
-    g.add_argument("--tls-ca", metavar="FILE",
-                   help="CA certificate (PEM): use TLS (default $AZULSIM_TLS_CA)")
+    g.add_argument(
+        "--tls-ca", metavar="FILE", help="CA certificate (PEM): use TLS (default $AZULSIM_TLS_CA)"
+    )
     g.add_argument("--timeout", type=float, default=30.0, help="deadline of the call, s")
     p.set_defaults(func=cmd_report)
 
@@ -423,8 +474,13 @@ def _fetch_for_cli(args) -> dict[str, Any]:
     from .cli import CommandError, UsageError
 
     try:
-        return fetch_statistics(args.job_id, address=args.server, token=args.token,
-                                tls_ca=args.tls_ca, timeout=args.timeout)
+        return fetch_statistics(
+            args.job_id,
+            address=args.server,
+            token=args.token,
+            tls_ca=args.tls_ca,
+            timeout=args.timeout,
+        )
     except grpc.RpcError as exc:
         code, details = exc.code(), exc.details() or ""
         if code == grpc.StatusCode.UNAVAILABLE:

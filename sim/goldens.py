@@ -119,8 +119,9 @@ def play_reference(
 
         legal = g.legal_actions()
         action = policy_action(key, g.turn, legal) if moves is None else moves[g.turn]
-        entry["moves"].append({"turn": g.turn, "seat": g.current, "action": action,
-                               "move": describe(action)})
+        entry["moves"].append(
+            {"turn": g.turn, "seat": g.current, "action": action, "move": describe(action)}
+        )
         g.step(action, choose_column=choose)
         s = g.snapshot()
         if s["done"] or s["round"] != r:
@@ -198,7 +199,11 @@ def play_batch(golden: dict) -> dict:
     players, wall, seed, game, first_player, max_rounds = _params(golden)
     moves, columns = moves_of(golden)
     st = engine.new_games(
-        players, wall, seed, games=np.array([game]), first_player=np.array([first_player]),
+        players,
+        wall,
+        seed,
+        games=np.array([game]),
+        first_player=np.array([first_player]),
         max_rounds=max_rounds,
     )
     rounds = []
@@ -221,8 +226,9 @@ def play_batch(golden: dict) -> dict:
             return np.array(cols, dtype=np.int64)
 
         action = moves[s["turn"]]
-        entry["moves"].append({"turn": s["turn"], "seat": s["current"], "action": action,
-                               "move": describe(action)})
+        entry["moves"].append(
+            {"turn": s["turn"], "seat": s["current"], "action": action, "move": describe(action)}
+        )
         engine.step(st, np.array([action]), choose_columns=choose)
         s = engine.snapshot(st, 0)
         if s["done"] or s["round"] != r:

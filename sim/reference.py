@@ -198,10 +198,14 @@ class ReferenceGame:
         g.centre = list(centre or [0] * 5)
         g.marker_in_centre = marker_in_centre
         g.marker_holder = marker_holder
-        g.lines = [[list(x) for x in seat] if seat else [[-1, 0] for _ in range(5)]
-                   for seat in (lines or [None] * n)]
-        g.wall = [[list(r) for r in seat] if seat else [[-1] * 5 for _ in range(5)]
-                  for seat in (walls or [None] * n)]
+        g.lines = [
+            [list(x) for x in seat] if seat else [[-1, 0] for _ in range(5)]
+            for seat in (lines or [None] * n)
+        ]
+        g.wall = [
+            [list(r) for r in seat] if seat else [[-1] * 5 for _ in range(5)]
+            for seat in (walls or [None] * n)
+        ]
         g.floor = [list(x) if x else [] for x in (floor or [None] * n)]
         g.scores = list(scores or [0] * n)
         g.lid = list(lid or [0] * 5)

@@ -77,9 +77,7 @@ def test_gray_columns_are_legal_and_follow_adjacency(bot):
     assert (((legal >> cols) & 1) == 1).all()
     if bot == "greedy":  # most adjacency points, ties leftmost
         cols_at = [np.full(slots.size, c) for c in range(5)]
-        points = np.stack(
-            [tile_points(wall | (1 << (5 + c)), 1, cols_at[c]) for c in range(5)]
-        )
+        points = np.stack([tile_points(wall | (1 << (5 + c)), 1, cols_at[c]) for c in range(5)])
         points = np.where((legal[None] >> np.arange(5)[:, None]) & 1, points, -1)
         assert np.array_equal(cols, first_max(points))
 

@@ -70,8 +70,12 @@ def manifests() -> dict[str, list[dict]]:
 
 
 def by_kind(manifests, kind: str) -> dict[str, dict]:
-    return {d["metadata"]["name"]: d for docs in manifests.values() for d in docs
-            if d.get("kind") == kind}
+    return {
+        d["metadata"]["name"]: d
+        for docs in manifests.values()
+        for d in docs
+        if d.get("kind") == kind
+    }
 
 
 def containers(manifests) -> dict[str, dict]:
@@ -161,8 +165,10 @@ def test_manifests_validate_against_the_kubernetes_schemas(manifests):
                 try:
                     kubernetes_validate.validate(doc, version, strict=True)
                 except kubernetes_validate.ValidationError as exc:
-                    pytest.fail(f"{name} {doc['kind']}/{doc['metadata']['name']} "
-                                f"(Kubernetes {version}): {exc}")
+                    pytest.fail(
+                        f"{name} {doc['kind']}/{doc['metadata']['name']} "
+                        f"(Kubernetes {version}): {exc}"
+                    )
             checked += 1
     assert checked >= 10
     bad = json.loads(json.dumps(by_kind(manifests, "Deployment")["worker"]))
@@ -270,9 +276,11 @@ def test_dockerfile_entry_point_is_the_azulsim_script_and_it_exists():
     assert cmd[0] in cli_subcommands()
     # what it copies exists, and the .dockerignore lets it through
     copied = [rest.split()[0] for word, rest in instructions if word == "COPY"]
-    allowed = {ln.strip().lstrip("!").rstrip("/") for ln in
-               (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
-               if ln.startswith("!")}
+    allowed = {
+        ln.strip().lstrip("!").rstrip("/")
+        for ln in (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
+        if ln.startswith("!")
+    }
     for src in copied:
         assert (REPO / src).exists(), src
         assert src in allowed, f"{src} is excluded from the build context"
@@ -292,10 +300,18 @@ def cli_subcommands() -> set[str]:
 
 def test_the_commands_the_deploy_files_run_exist(compose, manifests):
     commands = cli_subcommands()
-    run = {name: s["command"] for name, s in compose["services"].items()
-           if "entrypoint" not in s and "command" in s and name != "redis"}
-    run.update({k: c["args"] for k, c in containers(manifests).items()
-                if not k.startswith("redis/") and "command" not in c})
+    run = {
+        name: s["command"]
+        for name, s in compose["services"].items()
+        if "entrypoint" not in s and "command" in s and name != "redis"
+    }
+    run.update(
+        {
+            k: c["args"]
+            for k, c in containers(manifests).items()
+            if not k.startswith("redis/") and "command" not in c
+        }
+    )
     assert run
     for name, argv in run.items():
         argv = shlex.split(argv) if isinstance(argv, str) else argv
@@ -311,12 +327,16 @@ def test_the_wheel_ships_every_non_python_file_the_packages_need():
     for package in CODE_DIRS:
         root = REPO / package
         for path in root.rglob("*"):
-            if (path.is_file() and path.suffix not in (".py", ".pyc", ".pyi")
-                    and "__pycache__" not in path.parts):
+            if (
+                path.is_file()
+                and path.suffix not in (".py", ".pyc", ".pyi")
+                and "__pycache__" not in path.parts
+            ):
                 rel = path.relative_to(root).as_posix()
                 assert any(Path(rel).match(g) for g in package_data.get(package, [])), (
                     f"{package}/{rel} is not in [tool.setuptools.package-data]: "
-                    "`pip install .` (the image) would lack it")
+                    "`pip install .` (the image) would lack it"
+                )
 
 
 # --- environment variables --------------------------------------------------------------------
@@ -385,8 +405,10 @@ def test_deploy_values_parse_with_the_codes_own_loaders(compose, manifests):
     }
     defaults = re.compile(r"\$\{[A-Z_]+:-([^}]*)\}")  # Compose's ${NAME:-default}
     compose_env = {
-        role: {k: defaults.sub(r"\1", v)
-               for k, v in {**places["Dockerfile"], **places[f"compose:{role}"]}.items()}
+        role: {
+            k: defaults.sub(r"\1", v)
+            for k, v in {**places["Dockerfile"], **places[f"compose:{role}"]}.items()
+        }
         for role in ("api", "worker", "flower")
     }
     for where, env in [*k8s.items(), *compose_env.items()]:

@@ -34,14 +34,17 @@ def _logger(fmt: str) -> tuple[logging.Logger, io.StringIO]:
 def test_task_context_reads_the_chunk_tasks_own_signature(chunk_task):
     assert wlog.task_context(chunk_task, ["job-1", 7], {}) == {"job_id": "job-1", "chunk": 7}
     assert wlog.task_context(chunk_task, [], {"job_id": "j", "chunk": "3"}) == {
-        "job_id": "j", "chunk": 3}
+        "job_id": "j",
+        "chunk": 3,
+    }
     assert wlog.task_context(chunk_task, ["j"], {"chunk": 2}) == {"job_id": "j", "chunk": 2}
 
 
 def test_worker_record_is_json_with_job_id_and_chunk(chunk_task):
     logger, stream = _logger("json")
-    wlog._on_prerun(sender=chunk_task, task_id="t-1", task=chunk_task, args=["abc123", 4],
-                    kwargs={})
+    wlog._on_prerun(
+        sender=chunk_task, task_id="t-1", task=chunk_task, args=["abc123", 4], kwargs={}
+    )
     try:
         logger.info("chunk %s/%d done", "abc123", 4, extra={"games": 50})
         try:

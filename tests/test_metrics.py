@@ -66,16 +66,26 @@ def test_api_interceptor_counts_methods_codes_and_latency(azulsim_env):
     config = ServerConfig(auth_tokens=("s3cret",))
     labels = {"grpc_type": "unary", "grpc_service": SERVICE}
     before = {
-        ("GetJob", "NOT_FOUND"): value("grpc_server_handled_total", **labels,
-                                       grpc_method="GetJob", grpc_code="NOT_FOUND"),
-        ("ListBots", "OK"): value("grpc_server_handled_total", **labels,
-                                  grpc_method="ListBots", grpc_code="OK"),
-        ("ListBots", "UNAUTHENTICATED"): value("grpc_server_handled_total", **labels,
-                                               grpc_method="ListBots",
-                                               grpc_code="UNAUTHENTICATED"),
+        ("GetJob", "NOT_FOUND"): value(
+            "grpc_server_handled_total", **labels, grpc_method="GetJob", grpc_code="NOT_FOUND"
+        ),
+        ("ListBots", "OK"): value(
+            "grpc_server_handled_total", **labels, grpc_method="ListBots", grpc_code="OK"
+        ),
+        ("ListBots", "UNAUTHENTICATED"): value(
+            "grpc_server_handled_total",
+            **labels,
+            grpc_method="ListBots",
+            grpc_code="UNAUTHENTICATED",
+        ),
     }
-    watch_before = value("grpc_server_handled_total", grpc_type="server_stream",
-                         grpc_service=SERVICE, grpc_method="WatchJob", grpc_code="NOT_FOUND")
+    watch_before = value(
+        "grpc_server_handled_total",
+        grpc_type="server_stream",
+        grpc_service=SERVICE,
+        grpc_method="WatchJob",
+        grpc_code="NOT_FOUND",
+    )
     latency_before = value("grpc_server_handling_seconds_count", **labels, grpc_method="ListBots")
     with ServerThread(make_backend(config, settings), config) as server:
         with Client(server.address, token="s3cret", timeout=10) as client:
@@ -95,12 +105,31 @@ def test_api_interceptor_counts_methods_codes_and_latency(azulsim_env):
         for m, c in before
     }
     assert {k: after[k] - before[k] for k in before} == {k: 1.0 for k in before}
-    assert value("grpc_server_handled_total", grpc_type="server_stream", grpc_service=SERVICE,
-                 grpc_method="WatchJob", grpc_code="NOT_FOUND") - watch_before == 1.0
-    assert value("grpc_server_handling_seconds_count", **labels,
-                 grpc_method="ListBots") - latency_before == 2.0
-    assert value("azulsim_api_errors_total", grpc_service=SERVICE, grpc_method="GetJob",
-                 grpc_code="NOT_FOUND") >= 1.0
+    assert (
+        value(
+            "grpc_server_handled_total",
+            grpc_type="server_stream",
+            grpc_service=SERVICE,
+            grpc_method="WatchJob",
+            grpc_code="NOT_FOUND",
+        )
+        - watch_before
+        == 1.0
+    )
+    assert (
+        value("grpc_server_handling_seconds_count", **labels, grpc_method="ListBots")
+        - latency_before
+        == 2.0
+    )
+    assert (
+        value(
+            "azulsim_api_errors_total",
+            grpc_service=SERVICE,
+            grpc_method="GetJob",
+            grpc_code="NOT_FOUND",
+        )
+        >= 1.0
+    )
     assert value("grpc_server_started_total", **labels, grpc_method="ListBots") >= 2.0
 
 
@@ -179,12 +208,17 @@ MULTIPROCESS_SCRIPT = textwrap.dedent(
 
 
 def test_worker_metrics_sum_over_forked_pool_processes(tmp_path):
-    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "mp"),
-           "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "mp"), "PYTHONPATH": str(REPO)}
     (tmp_path / "mp").mkdir()
     (tmp_path / "mp" / "counter_999.db").write_bytes(b"stale")  # wiped at start
-    run = subprocess.run([sys.executable, "-c", MULTIPROCESS_SCRIPT], env=env, cwd=REPO,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", MULTIPROCESS_SCRIPT],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
     assert out["azulsim_games_played_total"] == 100
@@ -212,16 +246,21 @@ def test_real_worker_serves_metrics_and_logs_json(azulsim_env, celery_worker_pro
 
     port = free_port()
     worker = celery_worker_process(
-        azulsim_env, concurrency=2,
-        extra_env={"AZULSIM_METRICS_PORT": str(port), "AZULSIM_METRICS_ADDR": "127.0.0.1",
-                   "AZULSIM_LOG_FORMAT": "json",
-                   "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "prom")},
+        azulsim_env,
+        concurrency=2,
+        extra_env={
+            "AZULSIM_METRICS_PORT": str(port),
+            "AZULSIM_METRICS_ADDR": "127.0.0.1",
+            "AZULSIM_LOG_FORMAT": "json",
+            "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "prom"),
+        },
     )
     settings = load_settings(azulsim_env)
     client = redis.Redis.from_url(settings.redis_url)
     store, app = JobStore(client, settings), make_app(settings)
-    spec = JobSpec.from_dict({"configurations": [{"players": 2, "bots": ["greedy", "random"]}],
-                              "games": 200, "seed": 5})
+    spec = JobSpec.from_dict(
+        {"configurations": [{"players": 2, "bots": ["greedy", "random"]}], "games": 200, "seed": 5}
+    )
     job, _ = submit(store, app, spec, "metrics-1")
     assert job.chunks_total == 4
     deadline = time.monotonic() + 90

@@ -343,18 +343,30 @@ def test_penalty_after_placements_then_clamp():
     # §6.3.1 (F12): 0 + 5 - 4 = 1, not max(0, 0 - 4) + 5 = 5
     lines = [empty_lines(), empty_lines()]
     lines[0][2] = [wall_colour(2, 2), 3]
-    g = pos(lines=lines, walls=[coloured_wall([(2, 0), (2, 1), (2, 3)]), None],
-            centre=tiles(W=1), floor=[[K, K], []])
+    g = pos(
+        lines=lines,
+        walls=[coloured_wall([(2, 0), (2, 1), (2, 3)]), None],
+        centre=tiles(W=1),
+        floor=[[K, K], []],
+    )
     g.step(encode(CENTRE, W, FLOOR))  # marker + white: 4 objects, penalty 6
     occupied = [[c >= 0 for c in row] for row in coloured_wall([(2, 0), (2, 1), (2, 3)])]
     assert placement_points(occupied, 2, 2) == 4
     assert g.scores[0] == max(0, 0 + 4 - 6) == 0
-    g = pos(lines=lines, walls=[coloured_wall([(2, 0), (2, 1), (2, 3)]), None],
-            centre=tiles(W=1), floor=[[K], []])
+    g = pos(
+        lines=lines,
+        walls=[coloured_wall([(2, 0), (2, 1), (2, 3)]), None],
+        centre=tiles(W=1),
+        floor=[[K], []],
+    )
     g.step(encode(CENTRE, W, FLOOR))  # 3 objects, penalty 4: 0 + 4 - 4 = 0 ... and with 5 pts:
     assert g.scores[0] == 0
-    g = pos(lines=lines, walls=[coloured_wall([(2, 0), (2, 1), (2, 3), (1, 2)]), None],
-            centre=tiles(W=1), floor=[[K], []])
+    g = pos(
+        lines=lines,
+        walls=[coloured_wall([(2, 0), (2, 1), (2, 3), (1, 2)]), None],
+        centre=tiles(W=1),
+        floor=[[K], []],
+    )
     g.step(encode(CENTRE, W, FLOOR))  # placement 4 + 2 = 6, penalty 4
     assert g.scores[0] == 2
 
@@ -403,8 +415,9 @@ def _locked_up_position(**kw) -> ReferenceGame:
     """4 players, all 100 tiles on walls and pattern lines after one last pick (§10.5)."""
     walls, lines = [], []
     for p in range(4):  # row r lacks column (p + r) % 5, i.e. colour p: 20 tiles, no full row
-        walls.append([[E if c == (p + r) % 5 else wall_colour(r, c) for c in range(5)]
-                      for r in range(5)])
+        walls.append(
+            [[E if c == (p + r) % 5 else wall_colour(r, c) for c in range(5)] for r in range(5)]
+        )
         ls = empty_lines()
         if p < 4:
             ls[4] = [p, 4]  # colour p: 15 on walls of the others... plus 5 here
@@ -480,8 +493,13 @@ def test_game_ends_after_tiling_with_bonus_after_clamp():
     # §8.1, §8.2.1 (F19): 4-tile row completed (5 points), floor 7 (-14): clamp to 0, then +2.
     lines = [empty_lines(), empty_lines()]
     lines[0][0] = [wall_colour(0, 4), 1]
-    g = pos(lines=lines, walls=[_row_wall(0, 4), None], centre=tiles(R=1),
-            floor=[[K] * 6, []], scores=[3, 7])
+    g = pos(
+        lines=lines,
+        walls=[_row_wall(0, 4), None],
+        centre=tiles(R=1),
+        floor=[[K] * 6, []],
+        scores=[3, 7],
+    )
     bag = list(g.bag)
     g.step(encode(CENTRE, R, FLOOR))
     assert g.done and g.end_reason == "row_completed"
@@ -498,8 +516,12 @@ def test_game_ends_after_tiling_with_bonus_after_clamp():
 def test_complete_column_does_not_end_the_game():
     lines = [empty_lines(), empty_lines()]
     lines[0][4] = [wall_colour(4, 0), 5]
-    g = pos(lines=lines, walls=[coloured_wall([(r, 0) for r in range(4)]), None],
-            centre=tiles(R=1), current=1)
+    g = pos(
+        lines=lines,
+        walls=[coloured_wall([(r, 0) for r in range(4)]), None],
+        centre=tiles(R=1),
+        current=1,
+    )
     g.step(encode(CENTRE, R, FLOOR))
     assert not g.done and g.round == 2 and g.scores[0] == 5
     assert g.complete_cols() == [1, 0] and g.bonus == [7, 0]
@@ -511,8 +533,7 @@ def test_several_players_complete_rows_and_tie_break():
     lines[0][2] = [wall_colour(2, 4), 3]
     lines[1][2] = [wall_colour(2, 4), 3]
     w1 = _row_wall(2, 4, extra=[(0, c) for c in range(5)])
-    g = pos(lines=lines, walls=[_row_wall(2, 4), w1], centre=tiles(K=1), current=1,
-            scores=[10, 10])
+    g = pos(lines=lines, walls=[_row_wall(2, 4), w1], centre=tiles(K=1), current=1, scores=[10, 10])
     g.step(encode(CENTRE, K, FLOOR))  # seat 1 pays 2 for marker + black
     assert g.done and g.end_reason == "row_completed"
     assert g.scores == [10 + 5 + 2, 10 + 5 - 2 + 2 * 2]  # (2,4): H = 5, V = 1 for both
@@ -525,12 +546,26 @@ def test_tie_is_shared_when_rows_equal():
     lines = [empty_lines(), empty_lines()]
     for p in range(2):
         lines[p][2] = [wall_colour(2, 4), 3]
-    g = pos(lines=lines, walls=[_row_wall(2, 4), _row_wall(2, 4)], centre=tiles(K=1),
-            floor=[[], [MARKER]], marker_in_centre=False, marker_holder=1, scores=[6, 7])
+    g = pos(
+        lines=lines,
+        walls=[_row_wall(2, 4), _row_wall(2, 4)],
+        centre=tiles(K=1),
+        floor=[[], [MARKER]],
+        marker_in_centre=False,
+        marker_holder=1,
+        scores=[6, 7],
+    )
     g.step(encode(CENTRE, K, FLOOR))  # seat 0 pays 1 for the black, seat 1 pays 1 for the marker
     assert g.scores == [6 + 5 - 1 + 2, 7 + 5 - 1 + 2]
-    g = pos(lines=lines, walls=[_row_wall(2, 4), _row_wall(2, 4)], centre=tiles(K=1),
-            floor=[[], [MARKER]], marker_in_centre=False, marker_holder=1, scores=[6, 6])
+    g = pos(
+        lines=lines,
+        walls=[_row_wall(2, 4), _row_wall(2, 4)],
+        centre=tiles(K=1),
+        floor=[[], [MARKER]],
+        marker_in_centre=False,
+        marker_holder=1,
+        scores=[6, 6],
+    )
     g.step(encode(CENTRE, K, FLOOR))
     assert g.scores[0] == g.scores[1] and g.record()["winners"] == [0, 1]
 
@@ -544,8 +579,11 @@ def gray_wall(rows: list[str]) -> list[list[int]]:
 
 def test_gray_line_legality_uses_any_column():
     # §9.2: red anywhere in row 1 blocks line 1
-    g = pos(wall="gray", factories=[tiles(R=2)],
-            walls=[gray_wall([".....", "R....", ".....", ".....", "....."]), None])
+    g = pos(
+        wall="gray",
+        factories=[tiles(R=2)],
+        walls=[gray_wall([".....", "R....", ".....", ".....", "....."]), None],
+    )
     assert encode(1, R, 1) not in g.legal_actions()
     assert encode(1, R, 0) in g.legal_actions()
 
@@ -600,15 +638,21 @@ def test_gray_dead_end_sends_whole_line_to_floor():
     w = gray_wall(["...R.", "BYK..", "....R", ".....", "....."])
     lines = [empty_lines(), empty_lines()]
     lines[0][1] = [R, 2]
-    g = pos(wall="gray", walls=[w, None], lines=lines, centre=tiles(K=1), current=1,
-            scores=[10, 0])
+    g = pos(wall="gray", walls=[w, None], lines=lines, centre=tiles(K=1), current=1, scores=[10, 0])
     g.step(encode(CENTRE, K, FLOOR))
     assert g.lines[0][1] == [-1, 0] and g.wall[0] == w
     assert g.scores[0] == 10 - FLOOR_CUM[2] and g.floor_penalty[0] == 2
     assert g.lid == tiles(R=2, K=1)
 
-    g = pos(wall="gray", walls=[w, None], lines=lines, centre=tiles(K=1), current=1,
-            scores=[20, 0], floor=[[Y] * 6, []])
+    g = pos(
+        wall="gray",
+        walls=[w, None],
+        lines=lines,
+        centre=tiles(K=1),
+        current=1,
+        scores=[20, 0],
+        floor=[[Y] * 6, []],
+    )
     g.step(encode(CENTRE, K, FLOOR))
     assert g.scores[0] == 20 - 14 and g.floor_penalty[0] == 14
     assert g.lid == tiles(R=2, K=1, Y=6)  # 1 red found the last slot, 1 overflowed at once
@@ -631,9 +675,23 @@ def test_gray_dead_end_then_lower_row_still_tiles():
 def test_snapshot_is_plain_and_canonical():
     g = ReferenceGame(3, "gray", seed=2, game=2, first_player=1)
     s = g.snapshot()
-    assert list(s) == ["round", "turn", "current", "done", "end_reason", "factories", "centre",
-                       "marker_in_centre", "marker_holder", "bag", "lid", "lines", "wall",
-                       "floor", "scores"]
+    assert list(s) == [
+        "round",
+        "turn",
+        "current",
+        "done",
+        "end_reason",
+        "factories",
+        "centre",
+        "marker_in_centre",
+        "marker_holder",
+        "bag",
+        "lid",
+        "lines",
+        "wall",
+        "floor",
+        "scores",
+    ]
     assert len(s["lines"]) == 3 and all(len(x) == 5 and len(x[0]) == 2 for x in s["lines"])
     assert np.array(s["wall"]).shape == (3, 5, 5)
 

@@ -22,13 +22,18 @@ def stats_file(tmp_path_factory):
     """``azulsim simulate --json`` of a small two-configuration run, saved to a file."""
     path = tmp_path_factory.mktemp("report") / "stats.json"
     spec = path.with_name("spec.json")
-    spec.write_text(json.dumps({
-        "configurations": [
-            {"players": 2, "bots": ["greedy", "random"]},
-            {"players": 3, "bots": ["greedy", "random", "random"], "seating": "fixed"},
-        ],
-        "games": 120, "seed": 11,
-    }))
+    spec.write_text(
+        json.dumps(
+            {
+                "configurations": [
+                    {"players": 2, "bots": ["greedy", "random"]},
+                    {"players": 3, "bots": ["greedy", "random", "random"], "seating": "fixed"},
+                ],
+                "games": 120,
+                "seed": 11,
+            }
+        )
+    )
     out = io.StringIO()
     import contextlib
 
@@ -108,8 +113,9 @@ def test_report_of_a_job_through_the_api(azulsim_env, tmp_path):
     from workers.tasks import run_chunk
 
     settings = load_settings(azulsim_env)
-    spec = JobSpec.from_dict({"configurations": [{"players": 2, "bots": ["greedy", "random"]}],
-                              "games": 100, "seed": 3})
+    spec = JobSpec.from_dict(
+        {"configurations": [{"players": 2, "bots": ["greedy", "random"]}], "games": 100, "seed": 3}
+    )
     config = ServerConfig(auth_tokens=("tok",))
     with ServerThread(make_backend(config, settings), config) as server:
         with Client(server.address, token="tok") as client:
@@ -118,13 +124,27 @@ def test_report_of_a_job_through_the_api(azulsim_env, tmp_path):
         for chunk in range(job.chunks_total):
             assert run_chunk(app, job.job_id, chunk)["status"] == "ok"
         out = tmp_path / "job.png"
-        status = main(["report", job.job_id, "--server", server.address, "--token", "tok",
-                       "-o", str(out)])
+        status = main(
+            ["report", job.job_id, "--server", server.address, "--token", "tok", "-o", str(out)]
+        )
         assert status == 0
         check_image(str(out))
         fetched = report.fetch_statistics(job.job_id, address=server.address, token="tok")
-        assert main(["report", "0" * 32, "--server", server.address, "--token", "tok",
-                     "-o", str(tmp_path / "none.png")]) == 1
+        assert (
+            main(
+                [
+                    "report",
+                    "0" * 32,
+                    "--server",
+                    server.address,
+                    "--token",
+                    "tok",
+                    "-o",
+                    str(tmp_path / "none.png"),
+                ]
+            )
+            == 1
+        )
     local = run_local(spec, workers=1).statistics()
     local.pop("timing", None)
     assert fetched == json.loads(json.dumps(local))

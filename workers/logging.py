@@ -54,7 +54,10 @@ _context: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar
 
 # Attributes every LogRecord has: anything else on a record came from ``extra=``.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
-    "message", "asctime", "taskName", *CONTEXT_FIELDS,
+    "message",
+    "asctime",
+    "taskName",
+    *CONTEXT_FIELDS,
 }
 
 
@@ -72,8 +75,9 @@ def log_level(env: Mapping[str, str] | None = None, default: str = "INFO") -> in
     name = env.get(LEVEL_VAR, "").strip().upper() or default
     level = logging.getLevelName(name)
     if not isinstance(level, int):
-        raise ValueError(f"{LEVEL_VAR} must be DEBUG, INFO, WARNING, ERROR or CRITICAL; "
-                         f"got {name!r}")
+        raise ValueError(
+            f"{LEVEL_VAR} must be DEBUG, INFO, WARNING, ERROR or CRITICAL; got {name!r}"
+        )
     return level
 
 
@@ -114,7 +118,8 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+            "ts": datetime.fromtimestamp(record.created, UTC)
+            .isoformat(timespec="milliseconds")
             .replace("+00:00", "Z"),
             "level": record.levelname,
             "logger": record.name,
@@ -168,8 +173,9 @@ def apply_to_handlers(logger: logging.Logger, fmt: str | None = None) -> None:
             handler.setFormatter(ContextTextFormatter(current))
 
 
-def configure_logging(fmt: str | None = None, level: int | str | None = None,
-                      stream=None) -> logging.Handler:
+def configure_logging(
+    fmt: str | None = None, level: int | str | None = None, stream=None
+) -> logging.Handler:
     """Set the root logger up for a process that is not a Celery worker (``azulsim serve``):
     one stream handler (stderr), the format of `fmt` (default ``AZULSIM_LOG_FORMAT``) and the
     level of `level` (default ``AZULSIM_LOG_LEVEL``, INFO). Replaces the root's handlers."""
@@ -256,10 +262,12 @@ def install(app=None) -> None:
         return
     from celery import signals
 
-    signals.after_setup_logger.connect(_on_setup_logger, weak=False,
-                                       dispatch_uid="azulsim.logging.setup")
-    signals.after_setup_task_logger.connect(_on_setup_logger, weak=False,
-                                            dispatch_uid="azulsim.logging.setup_task")
+    signals.after_setup_logger.connect(
+        _on_setup_logger, weak=False, dispatch_uid="azulsim.logging.setup"
+    )
+    signals.after_setup_task_logger.connect(
+        _on_setup_logger, weak=False, dispatch_uid="azulsim.logging.setup_task"
+    )
     signals.task_prerun.connect(_on_prerun, weak=False, dispatch_uid="azulsim.logging.prerun")
     signals.task_postrun.connect(_on_postrun, weak=False, dispatch_uid="azulsim.logging.postrun")
     _installed = True

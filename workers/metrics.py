@@ -120,7 +120,7 @@ class QueueDepthCollector:
                 pipe.llen(f"{key}{PRIORITY_SEP}{step}")
         values = pipe.execute()
         per = 1 + len(PRIORITY_STEPS)
-        return {q: int(sum(values[i * per:(i + 1) * per])) for i, q in enumerate(self.queues)}
+        return {q: int(sum(values[i * per : (i + 1) * per])) for i, q in enumerate(self.queues)}
 
     def describe(self):
         return []  # no samples at registration time (that would call Redis)
@@ -139,7 +139,8 @@ class QueueDepthCollector:
         up.add_metric([], 1)
         yield up
         depth = GaugeMetricFamily(
-            "azulsim_queue_length", "Messages waiting in the Celery queue (Redis LLEN)",
+            "azulsim_queue_length",
+            "Messages waiting in the Celery queue (Redis LLEN)",
             labels=["queue"],
         )
         for q, n in lengths.items():
@@ -157,29 +158,45 @@ class WorkerMetrics:
         from prometheus_client import REGISTRY, Counter, Gauge, Histogram
 
         registry = REGISTRY if registry is None else registry
-        self.chunks = Counter("azulsim_chunks", "Chunk task runs by outcome", ["outcome"],
-                              registry=registry)
-        self.chunks_done = Counter("azulsim_chunks_done", "Chunks whose counters were merged",
-                                   registry=registry)
-        self.games = Counter("azulsim_games_played", "Games played and merged",
-                             registry=registry)
-        self.chunk_seconds = Histogram("azulsim_chunk_seconds", "Wall time of a chunk task",
-                                       buckets=CHUNK_BUCKETS, registry=registry)
-        self.phase_seconds = Counter("azulsim_chunk_phase_seconds",
-                                     "Seconds spent in each phase of the chunks (play, count, "
-                                     "merge)", ["phase"], registry=registry)
+        self.chunks = Counter(
+            "azulsim_chunks", "Chunk task runs by outcome", ["outcome"], registry=registry
+        )
+        self.chunks_done = Counter(
+            "azulsim_chunks_done", "Chunks whose counters were merged", registry=registry
+        )
+        self.games = Counter("azulsim_games_played", "Games played and merged", registry=registry)
+        self.chunk_seconds = Histogram(
+            "azulsim_chunk_seconds",
+            "Wall time of a chunk task",
+            buckets=CHUNK_BUCKETS,
+            registry=registry,
+        )
+        self.phase_seconds = Counter(
+            "azulsim_chunk_phase_seconds",
+            "Seconds spent in each phase of the chunks (play, count, merge)",
+            ["phase"],
+            registry=registry,
+        )
         self.games_per_second = Gauge(
             "azulsim_worker_games_per_second",
             "Games per second of each pool process's last chunk, summed over live processes",
-            multiprocess_mode="livesum", registry=registry,
+            multiprocess_mode="livesum",
+            registry=registry,
         )
-        self.retries = Counter("azulsim_chunk_retries", "Failed chunk attempts published again",
-                               registry=registry)
-        self.failures = Counter("azulsim_chunk_failures", "Failed chunk attempts by outcome",
-                                ["outcome"], registry=registry)
-        self.redelivered = Counter("azulsim_chunk_redelivered",
-                                   "Chunk deliveries flagged as redelivered by the broker",
-                                   registry=registry)
+        self.retries = Counter(
+            "azulsim_chunk_retries", "Failed chunk attempts published again", registry=registry
+        )
+        self.failures = Counter(
+            "azulsim_chunk_failures",
+            "Failed chunk attempts by outcome",
+            ["outcome"],
+            registry=registry,
+        )
+        self.redelivered = Counter(
+            "azulsim_chunk_redelivered",
+            "Chunk deliveries flagged as redelivered by the broker",
+            registry=registry,
+        )
 
     def observe(self, result: Any, seconds: float | None) -> None:
         """Count one finished chunk task from the dict `workers.tasks.run_chunk` returns."""

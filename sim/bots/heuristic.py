@@ -53,7 +53,11 @@ from .registry import Param
 PARAMS = (
     Param("points", "float", 1.0, 0, 5, doc="weight of the adjacency points of a tiled line"),
     Param(
-        "partial", "float", 0.6, 0, 2,
+        "partial",
+        "float",
+        0.6,
+        0,
+        2,
         doc="share of a line's value credited to an incomplete line, per fraction of it filled",
     ),
     Param("floor", "float", 1.0, 0, 5, doc="weight of floor penalties (points)"),
@@ -63,7 +67,11 @@ PARAMS = (
     Param("centre", "float", 0.1, 0, 2, doc="cost per tile a factory pick pushes to the centre"),
     Param("marker", "float", 1.0, 0, 5, doc="value of taking the first-player marker (points)"),
     Param(
-        "endgame", "float", 1.0, 0, 1,
+        "endgame",
+        "float",
+        1.0,
+        0,
+        1,
         doc="share of the incomplete-line credit dropped once some wall has a row of 4",
     ),
 )
