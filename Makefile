@@ -37,7 +37,10 @@ lint:  ## ruff (rules in pyproject.toml)
 format:  ## ruff format, in place
 	$(PYTHON) -m ruff format $(SOURCES)
 
-bench:  ## every bench/bench_*.py; each writes its figures under bench/results/
-	@set -e; found=0; for f in bench/bench_*.py; do \
-		[ -e "$$f" ] || continue; found=1; echo "== $$f"; $(PYTHON) "$$f"; done; \
-	[ "$$found" = 1 ] || echo "no benchmarks in bench/ yet"
+bench:  ## every benchmark; each prints its figures and writes them under bench/results/
+	$(PYTHON) bench/engine.py            # random play on one core, 2 and 4 players
+	$(PYTHON) bench/simulate_scaling.py  # azulsim simulate, 1 vs 2 workers, 1M greedy games
+	$(PYTHON) bench/ladder.py            # bot strength ladder and throughput (docs/bots.md)
+	$(PYTHON) bench/chunk_overhead.py    # counting + Lua merge cost per chunk
+	$(PYTHON) bench/service.py           # 2M games end to end through gRPC, Celery and Redis
+	$(PYTHON) bench/load.py              # 50 clients, 1,000 jobs
