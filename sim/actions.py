@@ -56,6 +56,7 @@ def describe(action: int) -> str:
 
 # Decode tables for the largest game; smaller games use a prefix (ids are source-major).
 _MAX_ACTIONS = n_actions(4)
-ACTION_SOURCE = (np.arange(_MAX_ACTIONS) // 30).astype(np.int16)
-ACTION_COLOUR = (np.arange(_MAX_ACTIONS) // 6 % 5).astype(np.int16)
-ACTION_DESTINATION = (np.arange(_MAX_ACTIONS) % 6).astype(np.int16)
+# (intp: the engine indexes with them directly)
+ACTION_SOURCE = (np.arange(_MAX_ACTIONS) // 30).astype(np.intp)
+ACTION_COLOUR = (np.arange(_MAX_ACTIONS) // 6 % 5).astype(np.intp)
+ACTION_DESTINATION = (np.arange(_MAX_ACTIONS) % 6).astype(np.intp)

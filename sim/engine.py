@@ -16,7 +16,7 @@ import numpy as np
 
 from . import rng
 from . import tables as T
-from .actions import ACTION_COLOUR, ACTION_DESTINATION, ACTION_SOURCE, describe, n_actions
+from .actions import ACTION_COLOUR, ACTION_SOURCE, describe, n_actions
 from .constants import (
     END_NO_TILES,
     END_REASONS,
@@ -211,9 +211,8 @@ def play(
         raise ValueError(
             f"action must be in 0..{limit - 1}; got {actions[bad]} in slot {slots[bad]}"
         )
-    source = ACTION_SOURCE[actions].astype(np.intp)
-    colour = ACTION_COLOUR[actions].astype(np.intp)
-    dest = ACTION_DESTINATION[actions].astype(np.intp)
+    source = ACTION_SOURCE.take(actions)
+    colour = ACTION_COLOUR.take(actions)
     seat = st.current[slots].astype(np.intp)
 
     src_flat = st.sources.reshape(-1)
@@ -221,9 +220,7 @@ def play(
     held = src_flat[at]
     taken = (held >> (6 * colour)) & 63
     acc = st.accept.reshape(-1)[seat * b_all + slots]
-    to_line = dest < 5
-    line_ok = ((acc >> (5 * colour + np.minimum(dest, 4))) & 1).astype(bool)
-    legal = (taken > 0) & (~to_line | line_ok)
+    legal = (taken > 0) & (((acc | T.FLOOR_OK) & T.ACTION_NEEDS.take(actions)) != 0)
     if not legal.all():
         bad = int(np.flatnonzero(~legal)[0])
         raise ValueError(
@@ -257,20 +254,19 @@ def play(
     # Place on the pattern line; the excess falls to the floor (§5.2, §5.3). A pick to the floor
     # rewrites line 4 with its own values, so both cases share one path.
     taken = taken.astype(np.int16)
-    line = np.minimum(dest, 4)
-    line_at = (seat * 5 + line) * b_all + slots
+    cap = T.ACTION_CAP.take(actions)
+    line_at = (seat * 5 + T.ACTION_LINE.take(actions)) * b_all + slots
     count_flat = st.line_count.reshape(-1)
     colour_flat = st.line_colour.reshape(-1)
-    count = count_flat[line_at].astype(np.int16)
-    placed = np.where(to_line, np.minimum(taken, line + 1 - count), 0)
+    count = count_flat[line_at]
+    placed = np.minimum(taken, np.maximum(cap - count, 0))
     excess = taken - placed
     new_count = count + placed
     count_flat[line_at] = new_count
-    colour_flat[line_at] = np.where(to_line, colour, colour_flat[line_at])
+    colour_flat[line_at] = np.where(placed > 0, colour, colour_flat[line_at])
     # The line now accepts only its colour, or nothing once full.
-    line_acc = np.where(new_count < line + 1, 1 << (5 * colour + line), 0)
-    acc = np.where(to_line, (acc & ~T.LINE_BITS[line]) | line_acc, acc).astype(np.int32)
-    st.accept.reshape(-1)[seat_at] = acc
+    line_bit = np.where(new_count < cap, T.ACTION_BIT.take(actions), 0)
+    st.accept.reshape(-1)[seat_at] = (acc & T.ACTION_KEEP.take(actions)) | line_bit
     # Floor overflow goes to the lid at once (decision 5.3.2); tiles on the floor are counted in
     # the lid too, since they only reach it at cleanup and the lid is read only at a refill.
     floor_flat[seat_at] = np.minimum(floor + excess, FLOOR_SLOTS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .actions import ACTION_COLOUR, ACTION_DESTINATION
 from .constants import FLOOR_CUM, RUN
 
 RUN_FLAT = RUN.ravel().astype(np.int16)
@@ -54,6 +55,18 @@ def unpack_sources(packed: np.ndarray) -> np.ndarray:
 
 
 FLOOR_CUM32 = FLOOR_CUM.astype(np.int32)
+
+# Per action id (`sim.actions`), what a pick does to its pattern line: the line (4 for the floor,
+# whose row is then left as it is), its capacity (0 for the floor), its accept bit 5*colour + line
+# (0 for the floor), and the accept bits it keeps once the line holds the colour (all, floor).
+_TO_LINE = ACTION_DESTINATION < 5
+ACTION_LINE = np.minimum(ACTION_DESTINATION, 4)
+ACTION_CAP = np.where(_TO_LINE, ACTION_LINE + 1, 0).astype(np.int16)
+ACTION_BIT = np.where(_TO_LINE, 1 << (5 * ACTION_COLOUR + ACTION_LINE), 0).astype(np.int32)
+ACTION_KEEP = np.where(_TO_LINE, ~LINE_BITS[ACTION_LINE], -1).astype(np.int32)
+# Legality: a line pick needs its accept bit; a floor pick checks FLOOR_OK, set in every mask.
+FLOOR_OK = np.int32(1 << 30)
+ACTION_NEEDS = np.where(_TO_LINE, ACTION_BIT, FLOOR_OK).astype(np.int32)
 # COLOURED_COLUMN[row, colour + 1]: column of the colour on the coloured wall (-1 -> 0, unused).
 COLOURED_COLUMN = np.array([[0] + [(c + r) % 5 for c in range(5)] for r in range(5)], np.int32)
 COLUMN0 = np.int32(sum(1 << (5 * r) for r in range(5)))  # the cells of column 0
