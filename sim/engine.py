@@ -218,7 +218,8 @@ def play(
     src_flat = st.sources.reshape(-1)
     at = source * b_all + slots
     held = src_flat[at]
-    taken = (held >> (6 * colour)) & 63
+    shift = T.ACTION_SHIFT6.take(actions)
+    taken = (held >> shift) & 63
     acc = st.accept.reshape(-1)[seat * b_all + slots]
     legal = (taken > 0) & (((acc | T.FLOOR_OK) & T.ACTION_NEEDS.take(actions)) != 0)
     if not legal.all():
@@ -228,15 +229,14 @@ def play(
         )
 
     # Take the tiles (§5.1); a factory's leftovers go to the centre.
-    rest = held - (taken << (6 * colour))
+    rest = held - (taken << shift)
     factory = source > 0
     src_flat[at] = np.where(factory, 0, rest)
     src_flat[slots] += np.where(factory, rest, 0)
     # Presence: a factory loses every colour and the centre gains its leftovers' colours; a pick
     # from the centre only loses the colour taken.
-    gone = np.where(factory, T.ALL_COLOURS11 << source, np.int64(1) << (11 * colour))
     gained = np.where(factory, T.SPREAD11[T.nonzero_colours(rest)], 0)
-    st.presence[slots] = (st.presence[slots] & ~gone) | gained
+    st.presence[slots] = (st.presence[slots] & ~T.ACTION_GONE.take(actions)) | gained
     st.tiles_left[slots] -= taken
 
     # The first pick from the centre takes the marker to the floor (§5.4, §5.6).
@@ -273,7 +273,7 @@ def play(
     st.lid.reshape(-1)[colour * b_all + slots] += excess.astype(np.int8)
 
     st.turn[slots] += 1
-    st.current[slots] = (seat + 1) % st.players
+    st.current[slots] = T.NEXT_SEAT[st.players].take(seat)
 
     if not defer_round_end:
         ended = st.tiles_left[slots] == 0

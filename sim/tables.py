@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .actions import ACTION_COLOUR, ACTION_DESTINATION
+from .actions import ACTION_COLOUR, ACTION_DESTINATION, ACTION_SOURCE
 from .constants import FLOOR_CUM, RUN
 
 RUN_FLAT = RUN.ravel().astype(np.int16)
@@ -64,6 +64,13 @@ ACTION_LINE = np.minimum(ACTION_DESTINATION, 4)
 ACTION_CAP = np.where(_TO_LINE, ACTION_LINE + 1, 0).astype(np.int16)
 ACTION_BIT = np.where(_TO_LINE, 1 << (5 * ACTION_COLOUR + ACTION_LINE), 0).astype(np.int32)
 ACTION_KEEP = np.where(_TO_LINE, ~LINE_BITS[ACTION_LINE], -1).astype(np.int32)
+# Presence bits a pick clears: every colour of its factory, or the taken colour of the centre.
+ACTION_GONE = np.where(
+    ACTION_SOURCE > 0, ALL_COLOURS11 << ACTION_SOURCE, np.int64(1) << (11 * ACTION_COLOUR)
+).astype(np.int64)
+ACTION_SHIFT6 = (6 * ACTION_COLOUR).astype(np.int32)  # the taken colour's field in a source
+# NEXT_SEAT[players][seat]: the seat after `seat`, clockwise (RULES §4.2).
+NEXT_SEAT = {p: ((np.arange(p) + 1) % p).astype(np.int8) for p in (2, 3, 4)}
 # Legality: a line pick needs its accept bit; a floor pick checks FLOOR_OK, set in every mask.
 FLOOR_OK = np.int32(1 << 30)
 ACTION_NEEDS = np.where(_TO_LINE, ACTION_BIT, FLOOR_OK).astype(np.int32)
