@@ -42,6 +42,17 @@ class UsageError(CommandError):
 # simulate
 
 
+def add_spec_options(p: argparse.ArgumentParser) -> None:
+    """The options that describe a one-configuration job (`simulate` and `submit` share them)."""
+    p.add_argument("--players", type=int, help="2, 3 or 4 (default: the number of bots)")
+    p.add_argument("--bots", help="one bot spec per seat, comma-separated, e.g. greedy,random")
+    p.add_argument("--games", type=int, help="games per configuration (default 1000)")
+    p.add_argument("--seed", type=int, help="job seed, 0..2**63-1 (default 0)")
+    p.add_argument("--wall", help="coloured (default) or gray")
+    p.add_argument("--seating", help="rotate (default), fixed or shuffle")
+    p.add_argument("--max-rounds", type=int, help="round cap (default 100)")
+
+
 def add_simulate(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "simulate",
@@ -53,13 +64,7 @@ def add_simulate(subparsers: argparse._SubParsersAction) -> None:
             "continues the previous spec)."
         ),
     )
-    p.add_argument("--players", type=int, help="2, 3 or 4 (default: the number of bots)")
-    p.add_argument("--bots", help="one bot spec per seat, comma-separated, e.g. greedy,random")
-    p.add_argument("--games", type=int, help="games per configuration (default 1000)")
-    p.add_argument("--seed", type=int, help="job seed, 0..2**63-1 (default 0)")
-    p.add_argument("--wall", help="coloured (default) or gray")
-    p.add_argument("--seating", help="rotate (default), fixed or shuffle")
-    p.add_argument("--max-rounds", type=int, help="round cap (default 100)")
+    add_spec_options(p)
     p.add_argument(
         "--spec",
         metavar="FILE",

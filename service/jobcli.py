@@ -17,7 +17,16 @@ import time
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from .cli import CommandError, ProgressBar, UsageError, _clock, _simulate_spec, _table, format_table
+from .cli import (
+    CommandError,
+    ProgressBar,
+    UsageError,
+    _clock,
+    _simulate_spec,
+    _table,
+    add_spec_options,
+    format_table,
+)
 
 
 def _client_args(p: argparse.ArgumentParser) -> None:
@@ -98,13 +107,7 @@ def add_submit(subparsers: argparse._SubParsersAction) -> None:
         description="Submit a batch to the API server (the same options as simulate); prints the "
         "job id on stdout. With --watch, follows it to the end and prints its statistics.",
     )
-    p.add_argument("--players", type=int, help="2, 3 or 4 (default: the number of bots)")
-    p.add_argument("--bots", help="one bot spec per seat, comma-separated, e.g. greedy,random")
-    p.add_argument("--games", type=int, help="games per configuration (default 1000)")
-    p.add_argument("--seed", type=int, help="job seed, 0..2**63-1 (default 0)")
-    p.add_argument("--wall", help="coloured (default) or gray")
-    p.add_argument("--seating", help="rotate (default), fixed or shuffle")
-    p.add_argument("--max-rounds", type=int, help="round cap (default 100)")
+    add_spec_options(p)
     p.add_argument("--spec", metavar="FILE", help="JSON job spec (as for simulate)")
     p.add_argument(
         "--request-id", default="", help="idempotency key: resubmitting returns the same job"
