@@ -466,16 +466,14 @@ class JobStore:
         spec = self._spec(job_id, _text(raw[0]))
         return {"chunk_games": _text(raw[1]), "request_id": _text(raw[2]) if raw[2] else None}, spec
 
-    @_unavailable
-    def begin_chunk(self, job_id: str, chunk: int) -> tuple[str, str]:
-        """Start an attempt at a chunk: ``('run', attempt)`` to play it, ``('done', state)`` if
-        merged already, ``('state', state)`` if the job is not QUEUED/RUNNING (``''``: gone), or
-        ``('failed', error)`` if this attempt is past the cap (the job is now FAILED)."""
+    def _chunk_script(self, name: str, job_id: str, chunk: int, *extra) -> tuple[str, str]:
+        """Run a chunk-attempt script (`begin_chunk`, `fail_chunk`); a vanished job is
+        ``('state', '')``."""
         try:
             job, spec = self._chunk_context(job_id)
         except JobNotFound:
             return "state", ""
-        status, detail = self._scripts["begin_chunk"](
+        status, detail = self._scripts[name](
             keys=self._script_keys(job_id, job["request_id"]),
             args=[
                 job_id,
@@ -483,32 +481,24 @@ class JobStore:
                 repr(time.time()),
                 self.settings.job_ttl_s,
                 self.settings.max_attempts,
+                *extra,
                 self._fail_message(job, chunk, spec),
             ],
         )
         return _text(status), _text(detail)
 
     @_unavailable
+    def begin_chunk(self, job_id: str, chunk: int) -> tuple[str, str]:
+        """Start an attempt at a chunk: ``('run', attempt)`` to play it, ``('done', state)`` if
+        merged already, ``('state', state)`` if the job is not QUEUED/RUNNING (``''``: gone), or
+        ``('failed', error)`` if this attempt is past the cap (the job is now FAILED)."""
+        return self._chunk_script("begin_chunk", job_id, chunk)
+
+    @_unavailable
     def fail_chunk(self, job_id: str, chunk: int, error: str) -> tuple[str, str]:
         """Record a failed attempt: ``('retry', attempts)`` (publish the chunk again now),
         ``('failed', error)`` (cap reached, the job is FAILED), ``('done'|'state', state)``."""
-        try:
-            job, spec = self._chunk_context(job_id)
-        except JobNotFound:
-            return "state", ""
-        status, detail = self._scripts["fail_chunk"](
-            keys=self._script_keys(job_id, job["request_id"]),
-            args=[
-                job_id,
-                chunk,
-                repr(time.time()),
-                self.settings.job_ttl_s,
-                self.settings.max_attempts,
-                error[:2000],
-                self._fail_message(job, chunk, spec),
-            ],
-        )
-        return _text(status), _text(detail)
+        return self._chunk_script("fail_chunk", job_id, chunk, error[:2000])
 
     @_unavailable
     def merge_chunk(
