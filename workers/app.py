@@ -46,7 +46,7 @@ def celery_config(settings: Settings) -> dict:
         "broker_connection_retry_on_startup": True,  # wait for Redis at start; silences 6.0 warning
         "result_backend": None,  # no result backend: counters go to the job store (notes §1.2)
         "task_ignore_result": True,  # no celery-task-meta-* keys piling up
-        "task_serializer": "json",  # JSON only: pickle from the broker is code execution (notes §2)
+        "task_serializer": "json",  # JSON only: other formats can run code (notes §2)
         "result_serializer": "json",
         "accept_content": ["json"],  # messages in any other format are refused
         "result_accept_content": ["json"],
