@@ -5,11 +5,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-import pytest
+import grpc_tools
 
 from service.api import generate
-
-pytest.importorskip("grpc_tools")
 
 
 def test_generated_code_is_fresh():
@@ -31,7 +29,6 @@ def test_generated_code_imports_from_the_package():
 
 
 def _descriptor_with_comments():
-    import grpc_tools
     from google.protobuf import descriptor_pb2
     from grpc_tools import protoc
 

@@ -11,8 +11,6 @@ import service.cli as cli
 from service.config import ServerConfig
 from service.server import make_backend
 from service.testing import ServerThread
-
-pytest.importorskip("workers.store")
 from workers.settings import load_settings  # noqa: E402
 
 

@@ -37,8 +37,6 @@ from service.config import ServerConfig
 from service.server import make_backend
 from service.testing import ServerThread
 from sim.bots.registry import parse_bot_spec
-
-pytest.importorskip("workers.store")
 from workers.settings import load_settings  # noqa: E402
 
 C = grpc.StatusCode

@@ -41,7 +41,6 @@ def test_golden_policy_is_stable(golden):
 
 
 def test_golden_replays_on_batch_engine(golden):
-    pytest.importorskip("sim.engine")
     _, g = golden
     assert goldens.play_batch(g) == g
 

@@ -24,8 +24,6 @@ from service.testing import ServerThread
 from sim.local import run_local
 from sim.play import play_games
 from sim.spec import JobSpec
-
-pytest.importorskip("workers.app")
 from workers.settings import load_settings  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent

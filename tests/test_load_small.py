@@ -17,8 +17,6 @@ from service.client import Client
 from service.config import ServerConfig
 from service.server import make_backend
 from service.testing import ServerThread
-
-pytest.importorskip("workers.app")
 from workers.settings import load_settings  # noqa: E402
 
 LOAD = Path(__file__).resolve().parent.parent / "bench" / "load.py"

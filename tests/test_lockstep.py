@@ -28,12 +28,13 @@ import warnings
 import numpy as np
 import pytest
 
-from sim import rng
+from sim import (
+    engine,  # noqa: E402
+    rng,
+)
 from sim.constants import END_REASONS
 from sim.goldens import record_of
 from sim.reference import ReferenceGame
-
-engine = pytest.importorskip("sim.engine")
 
 COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
 SAMPLE = 16  # games per step whose engine.snapshot dict is compared (rotating over the batch)

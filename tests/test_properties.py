@@ -159,8 +159,7 @@ def test_reference_invariants(players, wall, seed, game, first, max_rounds, line
 
 @pytest.mark.parametrize("players, wall", COMBOS)
 def test_batch_engine_invariants(players, wall):
-    engine = pytest.importorskip("sim.engine")
-    from sim import rng
+    from sim import engine, rng
 
     batch, seed = 12, 4242
     games = np.arange(batch)

@@ -1,6 +1,6 @@
 """The local runner (sim.local) and ``azulsim simulate``, on the fake play function.
 
-The fake (`sim.stats.fake.fake_play_games`) has play_games' signature and determinism contract, so
+The fake (`tests.fake_play.fake_play_games`) has play_games' signature and determinism contract, so
 these tests pin the runner and the CLI without the batch engine; one test at the end runs the real
 engine when it and the built-in bots are there.
 """
@@ -20,7 +20,7 @@ import service.cli as cli
 from sim.bots.registry import Param, register_bot
 from sim.local import MAX_CHUNK, MIN_CHUNK, chunks, default_chunk_size, run_local
 from sim.spec import JobSpec
-from sim.stats.fake import fake_play_games
+from tests.fake_play import fake_play_games
 
 for _name in ("cli_a", "cli_b"):
     register_bot(
@@ -189,7 +189,7 @@ def test_console_script_piped_has_no_progress(tmp_path):
         "import sys, service.cli as c;"
         "from sim.bots.registry import register_bot;"
         "register_bot('cli_a', 'a', lambda p: p); register_bot('cli_b', 'b', lambda p: p);"
-        "from sim.stats.fake import fake_play_games; c.PLAY = fake_play_games;"
+        "from tests.fake_play import fake_play_games; c.PLAY = fake_play_games;"
         "sys.exit(c.main(sys.argv[1:]))"
     )
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
@@ -229,15 +229,7 @@ def test_console_script_piped_has_no_progress(tmp_path):
 
 
 def test_real_engine_small_run(capsys):
-    """End to end with the batch engine and built-in bots, once they are in the tree."""
-    play = pytest.importorskip("sim.play")
-    if not hasattr(play, "play_games"):
-        pytest.skip("sim.play.play_games is not written yet")
-    from sim.bots.registry import list_bots
-
-    names = {b.name for b in list_bots()}
-    if not {"random", "greedy"} <= names:
-        pytest.skip("built-in bots random and greedy are not registered yet")
+    """End to end with the batch engine and built-in bots."""
     spec = JobSpec.from_dict(
         {"configurations": [{"players": 2, "bots": ["greedy", "random"]}], "games": 20, "seed": 1}
     )

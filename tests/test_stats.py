@@ -16,7 +16,7 @@ from sim.records import GameRecords
 from sim.scoring import winners as winners_of
 from sim.spec import Configuration, JobSpec
 from sim.stats import count, derive, merge, merge_all, moments, wilson
-from sim.stats.fake import fake_play_games
+from tests.fake_play import fake_play_games
 
 Z = 1.959963984540054
 
