@@ -193,7 +193,10 @@ def test_scaled_object_validates_and_scales_the_worker_on_the_celery_queue(manif
     (trigger,) = so["spec"]["triggers"]
     meta = trigger["metadata"]
     assert trigger["type"] == "redis"
-    assert meta["listName"] == config["AZULSIM_QUEUE"], "KEDA must watch the chunk queue"
+    from workers.settings import load_settings
+
+    queue_key = load_settings({k: str(v) for k, v in config.items()}).queue_key
+    assert meta["listName"] == queue_key, "KEDA must watch the chunk queue's Redis list"
     redis_url = urlsplit(config["AZULSIM_REDIS_URL"])
     assert meta["databaseIndex"] == (redis_url.path.strip("/") or "0")
     assert meta["address"] == f"{redis_url.hostname}:{redis_url.port}"

@@ -153,7 +153,7 @@ def merged_times(store: JobStore, job_id: str, chunks, since: float, timeout: fl
 
 def requeued_or_restarted(store: JobStore, job_id: str) -> set[int]:
     """Chunks with a message waiting in the queue, or whose attempt counter passed 1."""
-    waiting = {chunk_of(m) for m in store.redis.lrange(store.settings.queue, 0, -1)}
+    waiting = {chunk_of(m) for m in store.redis.lrange(store.settings.queue_key, 0, -1)}
     info = store.redis.hgetall(store.job_keys(job_id)["chunks"])
     again = {int(k[2:]) for k, v in info.items() if k.startswith(b"s:") and int(v) > 1}
     return waiting | again
@@ -161,7 +161,10 @@ def requeued_or_restarted(store: JobStore, job_id: str) -> set[int]:
 
 def broker_idle(store: JobStore) -> bool:
     """No chunk message waiting and none delivered but unacked (kombu's ``unacked`` hash)."""
-    return queue_length(store, store.settings.queue) == 0 and store.redis.hlen("unacked") == 0
+    return (
+        queue_length(store, store.settings.queue) == 0
+        and store.redis.hlen(store.settings.broker_key_prefix + "unacked") == 0
+    )
 
 
 def report(fault: str, **figures) -> None:
@@ -278,7 +281,7 @@ def _kill_node_mid_job(store, app, celery_worker_process, env, fault_dir):
     killed_at = time.monotonic()
     wait_until(lambda: not busy_children(fault_dir), 10, "node A's pool children to die")
     # Its two messages are stranded: delivered (kombu's unacked hash), never acked.
-    assert store.redis.hlen("unacked") >= 2
+    assert store.redis.hlen(store.settings.broker_key_prefix + "unacked") >= 2
     assert all(not store.redis.getbit(store.job_keys(job.job_id)["done"], c) for c in in_flight)
     return job, in_flight, killed_at
 
@@ -297,7 +300,9 @@ def test_worker_node_killed_replaced_after_visibility_timeout(
     wait_until(
         lambda: all(
             time.time() - score > vt
-            for _, score in store.redis.zrange("unacked_index", 0, -1, withscores=True)
+            for _, score in store.redis.zrange(
+                store.settings.broker_key_prefix + "unacked_index", 0, -1, withscores=True
+            )
         ),
         vt + 10,
         "node A's messages to pass the visibility timeout",
@@ -376,7 +381,7 @@ def test_duplicate_broker_messages_count_once(
     side by side in the queue (they run at the same time on two pool children), one pushed to the
     front after its chunk was merged, one after the job SUCCEEDED. Each chunk counts once."""
     store, app = stack
-    queue = store.settings.queue
+    queue = store.settings.queue_key  # the queue's Redis list
     job, _ = submit(store, app, SPEC, None)
     raw = store.redis.lrange(queue, 0, -1)  # LPUSH order: the last element is consumed first
     assert len(raw) == CHUNKS

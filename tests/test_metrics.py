@@ -155,13 +155,14 @@ def api_endpoint(azulsim_env):
 def test_api_endpoint_serves_rpc_metrics_and_queue_depth(api_endpoint):
     settings, port = api_endpoint
     client = redis.Redis.from_url(settings.redis_url)
-    client.rpush(settings.queue, b"a", b"b", b"c")
-    client.rpush(settings.queue + "\x06\x163", b"d")  # a priority level of the same queue
+    key = settings.queue_key  # the queue's Redis list
+    client.rpush(key, b"a", b"b", b"c")
+    client.rpush(key + "\x06\x163", b"d")  # a priority level of the same queue
     samples = scrape(port)
     assert samples[("azulsim_redis_up", ())] == 1.0
     assert samples[("azulsim_queue_length", (("queue", settings.queue),))] == 4.0
     assert any(name.startswith("process_") for name, _ in samples)  # default collectors
-    client.delete(settings.queue, settings.queue + "\x06\x163")
+    client.delete(key, key + "\x06\x163")
     assert scrape(port)[("azulsim_queue_length", (("queue", settings.queue),))] == 0.0
     client.close()
 

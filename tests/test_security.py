@@ -362,8 +362,14 @@ def _run_jobs(env: dict, celery_worker_process) -> list[bytes]:
     return keys
 
 
-def test_keys_are_under_the_prefix_but_celerys_own(azulsim_env, celery_worker_process):
-    env = {**azulsim_env, "AZULSIM_PREFIX": "sec-" + uuid.uuid4().hex[:6]}
+def test_with_bare_broker_keys_only_celerys_own_are_outside_the_prefix(
+    azulsim_env, celery_worker_process
+):
+    env = {
+        **azulsim_env,
+        "AZULSIM_PREFIX": "sec-" + uuid.uuid4().hex[:6],
+        "AZULSIM_PREFIX_BROKER_KEYS": "0",
+    }
     keys = [k.decode() for k in _run_jobs(env, celery_worker_process)]
     prefix, queue = env["AZULSIM_PREFIX"] + ":", env["AZULSIM_QUEUE"]
     ours = [k for k in keys if k.startswith(prefix)]
@@ -381,14 +387,9 @@ def test_keys_are_under_the_prefix_but_celerys_own(azulsim_env, celery_worker_pr
     assert not unexpected, f"keys outside {prefix!r} that are not Celery's: {unexpected}"
 
 
-def test_every_key_is_under_the_prefix_with_prefixed_broker_keys(
-    azulsim_env, celery_worker_process
-):
-    env = {
-        **azulsim_env,
-        "AZULSIM_PREFIX": "sec-" + uuid.uuid4().hex[:6],
-        "AZULSIM_PREFIX_BROKER_KEYS": "1",
-    }
+def test_every_key_is_under_the_prefix_by_default(azulsim_env, celery_worker_process):
+    env = {**azulsim_env, "AZULSIM_PREFIX": "sec-" + uuid.uuid4().hex[:6]}
+    env.pop("AZULSIM_PREFIX_BROKER_KEYS", None)
     keys = [k.decode() for k in _run_jobs(env, celery_worker_process)]
     prefix = env["AZULSIM_PREFIX"] + ":"
     outside = [k for k in keys if not k.startswith(prefix)]

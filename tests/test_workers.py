@@ -119,7 +119,7 @@ def test_chunk_published_twice_counts_once(stack, env, expected, celery_worker_p
 def test_reconciler_republishes_a_lost_chunk(stack, env, expected, celery_worker_process):
     store, app = stack
     job, _ = submit(store, app, SPEC, None)
-    queue = store.settings.queue
+    queue = store.settings.queue_key  # the queue's Redis list
     # Lose two messages (as a Redis restart without AOF or a dropped prefetch would).
     raw = store.redis.lrange(queue, 0, -1)
     assert len(raw) == 6
@@ -150,7 +150,7 @@ def test_reconciler_restarts_a_chunk_whose_worker_died(stack, env, expected, cel
     """A chunk whose attempt started and never came back is published again after stall_s."""
     store, app = stack
     job, _ = submit(store, app, SPEC, None)
-    store.redis.delete(store.settings.queue)  # all lost; pretend chunk 1 started and died
+    store.redis.delete(store.settings.queue_key)  # all lost; pretend chunk 1 started and died
     assert store.begin_chunk(job.job_id, 1) == ("run", "1")
     now = time.time()
     got = reconcile_once(store, app, now=now, grace_s=0.0)
@@ -257,8 +257,8 @@ def test_worker_timer_reconciles_without_help(stack, env, expected, celery_worke
     """The sweep on the worker's own timer finds lost chunks and publishes them again."""
     store, app = stack
     job, _ = submit(store, app, SPEC, None)
-    raw = store.redis.lrange(store.settings.queue, 0, -1)
-    store.redis.lrem(store.settings.queue, 1, raw[2])  # lost before any worker saw it
+    raw = store.redis.lrange(store.settings.queue_key, 0, -1)
+    store.redis.lrem(store.settings.queue_key, 1, raw[2])  # lost before any worker saw it
     worker = celery_worker_process(
         env, concurrency=1, extra_env={"AZULSIM_RECONCILE_INTERVAL_S": "1"}
     )

@@ -32,11 +32,13 @@ variable                          default         meaning
 ``AZULSIM_MAX_TASKS_PER_CHILD``   200             a pool child is replaced after this many chunks
                                                   (bounds memory growth); 0 = never
 ``AZULSIM_CONCURRENCY``           CPU count       pool processes of ``azulsim worker``
-``AZULSIM_PREFIX_BROKER_KEYS``    0               1: Celery's own Redis keys (the queue list,
+``AZULSIM_PREFIX_BROKER_KEYS``    1               1: Celery's own Redis keys (the queue list,
                                                   ``unacked``, ``_kombu.binding.*``) go under
                                                   ``<prefix>:celery:`` too (kombu's
                                                   ``global_keyprefix``), so every key of the
-                                                  service is under the one prefix
+                                                  service is under the one prefix; 0 leaves them
+                                                  bare (a broker shared with other Celery apps
+                                                  that expect the plain queue name)
 ================================  ==============  ================================================
 """
 
@@ -66,7 +68,7 @@ class Settings:
     reconcile_interval_s: float = 30.0
     max_tasks_per_child: int = 200
     concurrency: int | None = None
-    prefix_broker_keys: bool = False
+    prefix_broker_keys: bool = True
 
     @property
     def broker_key_prefix(self) -> str:
