@@ -44,6 +44,23 @@ def legal_from_snapshot(s: dict, wall: str) -> list[int]:
     return sorted(out)
 
 
+def tiles_per_colour(s: dict) -> list[int]:
+    """Tiles of each colour in a canonical snapshot: bag, lid (floors included), factories,
+    centre, pattern lines and walls (RULES §12.1: 20 each)."""
+    total = [a + b + c for a, b, c in zip(s["bag"], s["lid"], s["centre"], strict=True)]
+    for fac in s["factories"]:
+        total = [a + b for a, b in zip(total, fac, strict=True)]
+    for lines, wall in zip(s["lines"], s["wall"], strict=True):
+        for colour, count in lines:
+            if colour >= 0:
+                total[colour] += count
+        for row in wall:
+            for colour in row:
+                if colour >= 0:
+                    total[colour] += 1
+    return total
+
+
 def check_invariants(s: dict, players: int, wall: str, legal=None) -> None:
     """Assert the RULES §12 invariants on one canonical snapshot.
 
@@ -65,17 +82,7 @@ def check_invariants(s: dict, players: int, wall: str, legal=None) -> None:
     assert 0 <= s["current"] < n and s["round"] >= 1 and s["turn"] >= 0
 
     # §12.1: 20 tiles of each colour; the lid includes tiles lying on floors.
-    total = [a + b + c for a, b, c in zip(s["bag"], s["lid"], s["centre"], strict=True)]
-    for fac in s["factories"]:
-        total = [a + b for a, b in zip(total, fac, strict=True)]
-    for p in range(n):
-        for colour, count in s["lines"][p]:
-            if colour >= 0:
-                total[colour] += count
-        for row in s["wall"][p]:
-            for colour in row:
-                if colour >= 0:
-                    total[colour] += 1
+    total = tiles_per_colour(s)
     assert total == [20] * 5, f"tiles per colour: {total}"
 
     for p in range(n):

@@ -13,6 +13,7 @@ from sim import rng
 from sim.actions import CENTRE, FLOOR, encode, n_actions
 from sim.constants import FLOOR_CUM, wall_colour
 from sim.reference import MARKER, ReferenceGame, placement_points
+from tests.test_properties import tiles_per_colour
 from tests.twin import mirror_steps  # noqa: F401  (fixture)
 
 B, Y, R, K, W = range(5)
@@ -44,19 +45,7 @@ def coloured_wall(cells) -> list[list[int]]:
 
 
 def conserved(g: ReferenceGame) -> bool:
-    s = g.snapshot()
-    total = [a + b for a, b in zip(s["bag"], s["lid"], strict=True)]
-    for src in s["factories"] + [s["centre"]]:
-        total = [a + b for a, b in zip(total, src, strict=True)]
-    for p in range(g.players):
-        for c, k in s["lines"][p]:
-            if c >= 0:
-                total[c] += k
-        for row in s["wall"][p]:
-            for c in row:
-                if c >= 0:
-                    total[c] += 1
-    return total == [20] * 5
+    return tiles_per_colour(g.snapshot()) == [20] * 5
 
 
 # ------------------------------------------------------------------------------- §3 setup
