@@ -86,13 +86,12 @@ class Backend:
                 f"spec.games x configurations is {spec.total_games:,} games; this server takes at "
                 f"most {limit:,} per job"
             )
-        queued_limit = self.config.max_queued_jobs
+        most = self.config.max_queued_jobs
         # A resubmit of a known request is answered from its job, whatever the queue holds.
         known = request_id and self.store.job_for_request(request_id)
-        if queued_limit and not known and self.store.count_queued() >= queued_limit:
+        if most and not known and self.store.count_queued(at_least=most) >= most:
             raise LimitExceeded(
-                f"{queued_limit:,} jobs are already queued or running (the server's limit); "
-                "retry later"
+                f"{most:,} jobs are already queued or running (the server's limit); retry later"
             )
         from workers.dispatch import submit
 
@@ -305,7 +304,17 @@ class AzulSimServicer(pb_grpc.AzulSimServicer):
             )
         finally:
             self.replays -= 1
-        return convert.replay_to_proto(job_id, replay, info.rules_version or "")
+        reply = convert.replay_to_proto(job_id, replay, info.rules_version or "")
+        # Said here, naming the game and the setting, rather than as gRPC's bare "sent message
+        # larger than max" (a game near a 1,000-round cap can run to tens of MiB).
+        if (size := reply.ByteSize()) > self.config.max_message_bytes:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the replay of game {request.game} ({len(reply.steps):,} steps) is {size:,} "
+                f"bytes, above this server's message limit of {self.config.max_message_bytes:,} "
+                "(AZULSIM_MAX_MESSAGE_BYTES)",
+            )
+        return reply
 
 
 # --- auth -------------------------------------------------------------------------------------

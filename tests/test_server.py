@@ -189,6 +189,9 @@ def test_limits(start):
     )
     code, _ = _code(client.submit, big)
     assert code == C.RESOURCE_EXHAUSTED  # the request is larger than max_message_bytes
+    code, details = _code(client.replay, first.job_id, 0)  # a replay is 8-20 KB per round
+    assert code == C.RESOURCE_EXHAUSTED
+    assert "the replay of game 0 (" in details and "message limit of 4,096" in details
 
 
 def test_deadline_is_honoured(client):

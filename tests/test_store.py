@@ -91,6 +91,11 @@ def test_create_get_and_idempotency(store):
     with pytest.raises(JobNotFound):
         store.get_job("nope")
     assert store.count_queued() == 2
+    # Near a limit the count is exact: a job whose keys expired is pruned, not counted.
+    store.redis.delete(store.meta_key(fresh.job_id))
+    assert store.count_queued(at_least=5) == 2  # far below: SCARD alone
+    assert store.count_queued(at_least=2) == 1
+    assert store.count_queued() == 1
 
 
 def test_list_jobs_newest_first_with_stable_pages(store):

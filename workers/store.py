@@ -425,8 +425,14 @@ class JobStore:
         return derive(self.counters(job_id), job.spec)
 
     @_unavailable
-    def count_queued(self) -> int:
-        """Jobs QUEUED or RUNNING (pruning expired ones from the active set)."""
+    def count_queued(self, at_least: int = 0) -> int:
+        """Jobs QUEUED or RUNNING (pruning expired ones from the active set).
+
+        With `at_least`, a count below it is taken from SCARD alone (one call, whatever the number
+        of jobs): members only leave the set when a job ends, so an exact count is needed only
+        near the limit."""
+        if at_least and (size := self.redis.scard(self.active_key)) < at_least:
+            return size
         members = [_text(m) for m in self.redis.smembers(self.active_key)]
         if not members:
             return 0
