@@ -44,3 +44,4 @@ bench:  ## every benchmark; each prints its figures and writes them under bench/
 	$(PYTHON) bench/chunk_overhead.py    # counting + Lua merge cost per chunk
 	$(PYTHON) bench/service.py           # 2M games end to end through gRPC, Celery and Redis
 	$(PYTHON) bench/load.py              # 50 clients, 1,000 jobs
+	$(PYTHON) bench/first_run.py         # the README's first command (make demo) from a fresh clone
