@@ -12,23 +12,25 @@ from .state import BatchState
 def tile_points(wall: np.ndarray, row: int, col: np.ndarray) -> np.ndarray:
     """Points for the tile just placed at (row, col) of `wall` (which includes it, §6.2)."""
     row_mask = (wall >> (5 * row)) & 31
-    # Gather the column's bits 5r (after the shift) into bits 16 + r with one multiply: the
-    # products 5r + 4j never collide, so nothing carries (j = 4 - r lands on 16 + r).
-    col_bits = ((wall >> col) & T.COLUMN0).astype(np.int64)
-    col_mask = (col_bits * T.GATHER_COLUMN >> 16) & 31
+    col_mask = _gather5((wall >> col) & T.COLUMN0)
     h = T.RUN_FLAT[row_mask * 5 + col]
     v = T.RUN_FLAT[col_mask * 5 + row]
     return np.where((h > 1) & (v > 1), h + v, h + v - 1)
 
 
+def _gather5(bits: np.ndarray) -> np.ndarray:
+    """Bits 0, 5, 10, 15, 20 of `bits` (nothing else set) as a 5-bit mask."""
+    # One multiply moves bit 5r to bit 16 + r: the products 5r + 4j never collide, so nothing
+    # carries (j = 4 - r lands on 16 + r).
+    return (bits.astype(np.int64) * T.GATHER_COLUMN >> 16) & 31
+
+
 def _legal_columns(wall: np.ndarray, col_colours: np.ndarray, row: int, colour) -> np.ndarray:
-    """5-bit mask of the columns where `colour` may go on gray-wall row `row` (RULES §9.3)."""
-    legal = np.zeros_like(wall)
-    for col in range(5):
-        free = ((wall >> (5 * row + col)) & 1) == 0
-        no_colour = ((col_colours >> (5 * col + colour)) & 1) == 0
-        legal |= (free & no_colour).astype(np.int32) << col
-    return legal
+    """5-bit mask of the columns where `colour` may go on gray-wall row `row` (RULES §9.3):
+    the cell is free and the column holds no tile of that colour."""
+    free = ~(wall >> (5 * row)) & 31
+    has_colour = _gather5((col_colours >> colour) & T.COLUMN0)  # bit c: column c has the colour
+    return (free & ~has_colour).astype(wall.dtype)
 
 
 def _gray_columns(st, slots, row, full, colour, wall, col_colours, choose_columns):
