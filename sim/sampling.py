@@ -13,21 +13,29 @@ import numpy as np
 
 from . import rng
 from .state import BatchState
-from .tables import NTH_DEST_FLAT, NTH_SOURCE_FLAT, POP5, POP11
+from .tables import NTH_DEST_FLAT, NTH_SOURCE_FLAT, POP5
+
+_SHIFT11 = (np.arange(5, dtype=np.int64) * 11)[:, None]  # colour c's presence field
+_SHIFT5 = (np.arange(5, dtype=np.int32) * 5)[:, None]  # colour c's accept field
+# Offset j inside a colour (j < m * n <= 10 sources x 6 destinations) -> j // n and j % n, at
+# index 8j + n: two small look-ups instead of an int64 divmod.
+_J, _N = np.divmod(np.arange(64 * 8), 8)
+_QUOT = np.where(_N > 0, _J // np.maximum(_N, 1), 0).astype(np.int16)
+_REM = np.where(_N > 0, _J % np.maximum(_N, 1), 0).astype(np.int16)
 
 
 def legal_counts(st: BatchState, slots: np.ndarray):
     """Per-colour legal counts of the seat to move: ``(presence, lines5, m, n)``, each (5, n).
 
     presence : bit s set when source s holds the colour; lines5 : 5-bit masks of the pattern lines
-    accepting it; m : sources holding it; n : its destinations (legal lines plus the floor).
+    accepting it; m : sources holding it; n : its destinations (legal lines plus the floor); m and
+    n are uint8.
     """
     b_all = st.batch
-    packed = st.presence[slots]
-    presence = np.stack([(packed >> (11 * c)) & 2047 for c in range(5)])
+    presence = (st.presence[slots] >> _SHIFT11) & 2047
     acc = st.accept.reshape(-1).take(st.current[slots].astype(np.intp) * b_all + slots)
-    lines5 = np.stack([(acc >> (5 * c)) & 31 for c in range(5)])
-    return presence, lines5, POP11[presence], POP5[lines5] + 1
+    lines5 = (acc >> _SHIFT5) & 31
+    return presence, lines5, np.bitwise_count(presence), np.bitwise_count(lines5) + 1
 
 
 def uniform_legal(st: BatchState, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -38,18 +46,17 @@ def uniform_legal(st: BatchState, slots: np.ndarray, u: np.ndarray) -> np.ndarra
     actions : (n,) int64 action ids
     """
     presence, lines5, m, n = legal_counts(st, slots)
-    weight = (m * n).astype(np.int32)
-    cum = weight.copy()
-    for c in range(1, 5):
-        cum[c] += cum[c - 1]
-    j = rng.pick(u, cum[4])
-    colour = (cum[:4] <= j).sum(axis=0)
-    cols = np.arange(slots.shape[0])
-    flat = colour * slots.shape[0] + cols
-    before = np.where(colour > 0, cum.reshape(-1).take(flat - slots.shape[0]), 0)
-    rank, di = np.divmod(j - before, n.reshape(-1).take(flat))
-    source = NTH_SOURCE_FLAT[presence.reshape(-1).take(flat) * 10 + rank]
-    dest = NTH_DEST_FLAT[lines5.reshape(-1).take(flat) * 6 + di]
+    weight = m * n  # uint8: at most 60
+    k = slots.shape[0]
+    cum = np.zeros((6, k), np.int32)  # cum[c + 1]: legal actions of colours 0..c
+    for c in range(5):
+        np.add(cum[c], weight[c], out=cum[c + 1])
+    j = rng.pick(u, cum[5])
+    colour = (cum[1:5] <= j).sum(axis=0)
+    flat = colour * k + np.arange(k)
+    at = (j - cum.reshape(-1).take(flat)) * 8 + n.reshape(-1).take(flat)
+    source = NTH_SOURCE_FLAT[presence.reshape(-1).take(flat) * 10 + _QUOT.take(at)]
+    dest = NTH_DEST_FLAT[lines5.reshape(-1).take(flat) * 6 + _REM.take(at)]
     return (source * 5 + colour) * 6 + dest
 
 
