@@ -15,6 +15,8 @@ _SHIFTS = np.array([0, 8, 16, 24], dtype=np.int64)
 
 # Colour c adds 1 to the cumulative-count fields of colours c..3.
 _CUM_WEIGHTS = [np.int64(sum(1 << (8 * k) for k in range(c, 4))) for c in range(4)]
+# F_c's weight in a factory's packed 6-bit fields (see the decode in `deal`).
+_DECODE6 = [np.int64((1 << (6 * c)) - (1 << (6 * (c + 1)))) for c in range(4)]
 
 
 def _pack_cumulative(counts: np.ndarray) -> np.ndarray:
@@ -45,42 +47,46 @@ def deal(st: BatchState, slots: np.ndarray, rounds: np.ndarray) -> np.ndarray:
     in_bag = bag.sum(axis=0, dtype=np.int64)
     in_lid = lid.sum(axis=0, dtype=np.int64)
     # Tiles in the bag before draw t: the bag's, then after the pour at t == in_bag the lid's too.
-    t = np.arange(draws, dtype=np.int64)
-    before = in_bag[:, None] - t
-    before = np.where(before > 0, before, before + in_lid[:, None])
-    live = before > 0
-    counters = rounds.astype(np.uint64)[:, None] * np.uint64(64) + t.astype(np.uint64)
-    x = rng.pick(rng.uniform32(st.deal_key[slots][:, None], counters), np.maximum(before, 0))
-    x_fields = np.ascontiguousarray((x * _FIELD_ONES).T)  # (draws, n)
-    live_t = np.ascontiguousarray(live.T).astype(np.int64)
+    # Every array below is (draws, n): draw t of every game in one row.
+    t = np.arange(draws, dtype=np.int64)[:, None]
+    before = in_bag - t
+    before = np.where(before > 0, before, before + in_lid)
+    live = (before > 0).astype(np.int64)
+    counters = rounds.astype(np.uint64) * np.uint64(64) + t.astype(np.uint64)
+    x = rng.pick(rng.uniform32(st.deal_key[slots], counters), np.maximum(before, 0))
+    x_fields = x * _FIELD_ONES
     packed = _pack_cumulative(bag)
     packed_lid = _pack_cumulative(lid)
     pour_at = np.where(in_lid > 0, in_bag, -1)  # draw index where the lid is poured, if ever
+    poured = (pour_at >= 0) & (pour_at < draws)
+    pour_draws = set(np.unique(pour_at[poured]).tolist())  # the draws where some game pours
     sums = np.zeros((f, n), np.int64)
     for j in range(draws):
-        pour = pour_at == j
-        if pour.any():
-            packed = np.where(pour, packed + packed_lid, packed)
-        therm = (((packed + _FIELD_BIAS - x_fields[j]) >> 7) & _FIELD_ONES) * live_t[j]
+        if j in pour_draws:
+            packed = np.where(pour_at == j, packed + packed_lid, packed)
+        therm = (((packed + _FIELD_BIAS - x_fields[j]) >> 7) & _FIELD_ONES) * live[j]
         packed -= therm
         sums[j // 4] += therm
-    # Decode: field c of `sums` counts draws of colour <= c; live draws per factory give white.
-    # Live draws are a prefix of the draws, so factory i got clip(dealt - 4i, 0, 4) tiles.
+    # Decode: field c of a sum of thermometers counts the draws of colours <= c (F_c); live draws
+    # per factory give white. Live draws are a prefix of the draws, so factory i got
+    # clip(dealt - 4i, 0, 4) tiles, and its 6-bit fields are one weighted sum of the F_c:
+    # sum_c (F_c - F_c-1) 64^c + (dealt_i - F_3) 64^4.
     dealt = np.minimum(in_bag + in_lid, draws)
-    dealt_per = np.clip(dealt - 4 * np.arange(f)[:, None], 0, 4)  # (f, n)
-    fields = (sums[None] >> _SHIFTS[:, None, None]) & 255  # (4, f, n)
-    counts = np.empty((f, 5, n), np.int8)
-    counts[:, 0] = fields[0]
-    counts[:, 1:4] = (fields[1:] - fields[:-1]).transpose(1, 0, 2)
-    counts[:, 4] = dealt_per - fields[3]
-    # Bag and lid after the deal: poured games start from bag + lid.
-    poured = (pour_at >= 0) & (pour_at < draws)
-    remaining = np.where(poured, bag + lid, bag).astype(np.int16) - counts.sum(axis=0)
-    st.bag[:, slots] = remaining
+    sources = np.clip(dealt - 4 * np.arange(f)[:, None], 0, 4) << 24  # (f, n)
+    for c in range(4):
+        sources += ((sums >> (8 * c)) & 255) * _DECODE6[c]
+    # Bag and lid after the deal (poured games start from bag + lid), from all draws at once.
+    total = sums.sum(axis=0)
+    cum_drawn = (total >> _SHIFTS[:, None]) & 255  # (4, n)
+    drawn = np.empty((5, n), np.int16)
+    drawn[0] = cum_drawn[0]
+    drawn[1:4] = np.diff(cum_drawn, axis=0)
+    drawn[4] = dealt - cum_drawn[3]
+    st.bag[:, slots] = np.where(poured, bag + lid, bag).astype(np.int16) - drawn
     st.lid[:, slots] = np.where(poured, 0, lid)
     st.sources[0, slots] = 0
-    st.sources[1:, slots] = (counts.astype(np.int32) << T.FIELD6[None, :, None]).sum(axis=1)
+    st.sources[1:, slots] = sources
     # Presence: bit 11c + 1 + i when factory i holds colour c.
-    has = T.SPREAD11[T.nonzero_colours(st.sources[1:, slots])] << np.arange(1, f + 1)[:, None]
+    has = T.SPREAD11[T.nonzero_colours(sources)] << np.arange(1, f + 1)[:, None]
     st.presence[slots] = np.bitwise_or.reduce(has, axis=0)
     return dealt.astype(np.int16)
