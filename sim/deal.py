@@ -59,10 +59,11 @@ def deal(st: BatchState, slots: np.ndarray, rounds: np.ndarray) -> np.ndarray:
     packed_lid = _pack_cumulative(lid)
     pour_at = np.where(in_lid > 0, in_bag, -1)  # draw index where the lid is poured, if ever
     poured = (pour_at >= 0) & (pour_at < draws)
-    pour_draws = set(np.unique(pour_at[poured]).tolist())  # the draws where some game pours
+    pours = np.zeros(draws, bool)  # the draws where some game pours
+    pours[pour_at[poured]] = True
     sums = np.zeros((f, n), np.int64)
     for j in range(draws):
-        if j in pour_draws:
+        if pours[j]:
             packed = np.where(pour_at == j, packed + packed_lid, packed)
         therm = (((packed + _FIELD_BIAS - x_fields[j]) >> 7) & _FIELD_ONES) * live[j]
         packed -= therm

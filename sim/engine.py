@@ -85,7 +85,8 @@ def reset_slots(st: BatchState, slots: np.ndarray, games, first_player, deal: bo
     st.line_count[:, :, slots] = 0
     for name in ("wall", "row_colours", "col_colours", "floor", "scores"):
         getattr(st, name)[:, slots] = 0
-    st.wall_cells[:, :, slots] = -1
+    if st.gray:  # the coloured wall's cell colours follow from its layout
+        st.wall_cells[:, :, slots] = -1
     st.floor_penalty[:, slots] = 0
     st.marker_takes[:, slots] = 0
     st.bonus[:, slots] = 0
@@ -231,8 +232,9 @@ def play(
     # Take the tiles (§5.1); a factory's leftovers go to the centre.
     rest = held - (taken << shift)
     factory = source > 0
-    src_flat[at] = np.where(factory, 0, rest)
-    src_flat[slots] += np.where(factory, rest, 0)
+    centre = src_flat[slots]
+    src_flat[at] = 0  # the factory taken from (a pick from the centre rewrites it just below)
+    src_flat[slots] = rest + centre * factory
     # Presence: a factory loses every colour and the centre gains its leftovers' colours; a pick
     # from the centre only loses the colour taken.
     gained = np.where(factory, T.SPREAD11[T.nonzero_colours(rest)], 0)
