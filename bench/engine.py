@@ -52,6 +52,17 @@ def first_batch_seconds(players: int, wall: str) -> float:
     return round(time.perf_counter() - t, 3)
 
 
+def cpu_model() -> str:
+    """The CPU's model name (figures differ between the machines a session may get)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def measure(players: int, wall: str, seconds: float, seed: int = 1) -> dict:
     config = Configuration(players=players, bots=["random"] * players, wall=wall)
     chunk = 8 * DEFAULT_BATCH  # large against the batch, so start-up and drain cost little
@@ -101,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             {
                 "benchmark": "engine",
                 "machine": {
-                    "cpu": platform.processor() or platform.machine(),
+                    "cpu": cpu_model(),
                     "cores": os.cpu_count(),
                 },
                 "numpy": np.__version__,
