@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
+from machine import cpu_model  # noqa: E402  (bench/, the script's own directory)
 
 from sim.play import DEFAULT_BATCH, play_games  # noqa: E402
 from sim.spec import Configuration  # noqa: E402
@@ -50,17 +50,6 @@ def first_batch_seconds(players: int, wall: str) -> float:
         capture_output=True,
     )
     return round(time.perf_counter() - t, 3)
-
-
-def cpu_model() -> str:
-    """The CPU's model name (figures differ between the machines a session may get)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def measure(players: int, wall: str, seconds: float, seed: int = 1) -> dict:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import platform
 import sys
 import time
@@ -35,6 +36,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from machine import cpu_model  # noqa: E402  (bench/, the script's own directory)
 
 from sim.play import play_games  # noqa: E402
 from sim.spec import Configuration  # noqa: E402
@@ -113,12 +116,18 @@ def _options() -> list[str]:
     return out
 
 
+def _pinning() -> list[str]:
+    """``taskset -c N`` when this process may run on one core only."""
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
+    return ["taskset", "-c", str(next(iter(cores)))] if len(cores) == 1 else []
+
+
 def run(args) -> dict:
     g2, g4, gs = args.games, args.games4, args.search_games
     result: dict = {
         "seed": SEED,
-        "command": " ".join(["python", "bench/ladder.py", *_options()]),
-        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+        "command": " ".join([*_pinning(), "python", "bench/ladder.py", *_options()]),
+        "machine": cpu_model(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "two_player": [],
