@@ -21,6 +21,8 @@ import functools
 import hmac
 import logging
 import signal
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -118,7 +120,11 @@ class Backend:
 
     def statistics(self, job_id: str):
         info = self.store.get_job(job_id)
-        return info, self.store.statistics(job_id)
+        return info, self.store.statistics(job_id, info)
+
+    def statistics_of(self, info):
+        """`statistics` for a job whose record was just read."""
+        return info, self.store.statistics(info.job_id, info)
 
     def replay(self, job_id: str, configuration: int, game: int):
         import sim
@@ -192,6 +198,31 @@ def _message(exc: BaseException) -> str:
 # --- the servicer -----------------------------------------------------------------------------
 
 
+class StatisticsReplies:
+    """The last GetStatistics replies, by job record. The counters change only when a chunk
+    merges, which moves ``chunks_done`` in the same Lua script, and the rest of the record only
+    with the state; so (job, state, chunks done, start and end times) names the counters."""
+
+    def __init__(self, size: int = 256):
+        self.size = size
+        self.replies: OrderedDict[tuple, pb.Statistics] = OrderedDict()
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def _key(info) -> tuple:
+        return (info.job_id, info.state, info.chunks_done, info.started_at, info.finished_at)
+
+    def get(self, info) -> pb.Statistics | None:
+        with self.lock:
+            return self.replies.get(self._key(info))
+
+    def put(self, info, reply: pb.Statistics) -> None:
+        with self.lock:
+            self.replies[self._key(info)] = reply
+            while len(self.replies) > self.size:
+                self.replies.popitem(last=False)
+
+
 class AzulSimServicer(pb_grpc.AzulSimServicer):
     """``azulsim.v1.AzulSim``: validate, call `Backend` in a thread, build the reply."""
 
@@ -199,6 +230,7 @@ class AzulSimServicer(pb_grpc.AzulSimServicer):
         self.backend, self.pool, self.config = backend, pool, config
         self.watches = 0
         self.replays = 0
+        self.replies = StatisticsReplies()
 
     async def _call(self, context, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(*args)`` in the pool; map its exception to a status and abort with it."""
@@ -273,8 +305,17 @@ class AzulSimServicer(pb_grpc.AzulSimServicer):
 
     async def GetStatistics(self, request, context):
         job_id = await self._check(context, convert.check_job_id, request.job_id)
-        info, doc = await self._call(context, self.backend.statistics, job_id)
-        return convert.statistics_to_proto(info, doc)
+        return await self._call(context, self._statistics, job_id)
+
+    def _statistics(self, job_id: str) -> pb.Statistics:
+        """The reply for the job as it is now (in the pool): many clients polling one running job
+        share one derivation per merged chunk."""
+        info = self.backend.get(job_id)
+        reply = self.replies.get(info)
+        if reply is None:
+            reply = convert.statistics_to_proto(*self.backend.statistics_of(info))
+            self.replies.put(info, reply)
+        return reply
 
     async def ListBots(self, request, context):
         from sim.bots.registry import list_bots

@@ -328,3 +328,33 @@ def test_serve_shuts_down_gracefully_on_sigterm(azulsim_env, tmp_path):
             proc.kill()
     out = proc.stdout.read().decode()
     assert "listening on 127.0.0.1:" in out and "shutting down" in out
+
+
+def test_statistics_replies_follow_every_merge_and_state(start, azulsim_env):
+    """GetStatistics replies are shared between callers until a chunk merges or the state moves:
+    each merge, and the cancel, shows at once."""
+    import redis
+
+    from workers.store import JobStore
+    from workers.tasks import play_chunk
+
+    client = start()
+    job, _ = client.submit(_spec(games=400), request_id="cache-1")
+    settings = load_settings(azulsim_env)
+    store = JobStore(redis.Redis.from_url(settings.redis_url), settings)
+    spec = store.get_job(job.job_id).spec
+    chunk_games = store.get_job(job.job_id).chunk_games
+    assert store.get_job(job.job_id).chunks_total > 2
+    seen = [client.statistics_document(job.job_id)["games_done"]]
+    assert seen == [0] and client.statistics(job.job_id).partial
+    for chunk in range(2):
+        games, counters = play_chunk(spec, chunk_games, chunk)[:2]
+        store.merge_chunk(job.job_id, chunk, games, counters)
+        first = client.statistics_document(job.job_id)
+        assert first == client.statistics_document(job.job_id)  # the shared reply
+        assert first == store.statistics(job.job_id)
+        seen.append(first["games_done"])
+    assert seen == [0, chunk_games, 2 * chunk_games]
+    client.cancel(job.job_id)
+    assert client.statistics(job.job_id).job.state == pb.CANCELLED
+    store.redis.close()
