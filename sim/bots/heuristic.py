@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tables import POP5
 from .base import Bot
 from .features import (
     CAP,
@@ -81,13 +80,13 @@ _ACCEPT_SHIFT = (5 * np.arange(5)[:, None] + np.arange(5)[None, :])[:, :, None].
 _CAPF = CAP.astype(np.float32)  # (5, 1)
 
 
+_ROW_SHIFT = (5 * np.arange(5, dtype=np.int32))[:, None, None]
+
+
 def game_ending(st, slots: np.ndarray) -> np.ndarray:
     """(n,) bool: some seat's wall has a row with at least 4 tiles."""
-    walls = st.wall[:, slots]
-    out = np.zeros(slots.shape[0], bool)
-    for r in range(5):
-        out |= (POP5[(walls >> (5 * r)) & 31] >= 4).any(axis=0)
-    return out
+    rows = (st.wall[:, slots][None] >> _ROW_SHIFT) & 31  # (5 rows, P, n)
+    return np.bitwise_count(rows).max(axis=(0, 1)) >= 4
 
 
 class _Evaluation:
