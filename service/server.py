@@ -118,13 +118,9 @@ class Backend:
                 return exc.job
             raise
 
-    def statistics(self, job_id: str):
-        info = self.store.get_job(job_id)
-        return info, self.store.statistics(job_id, info)
-
-    def statistics_of(self, info):
-        """`statistics` for a job whose record was just read."""
-        return info, self.store.statistics(info.job_id, info)
+    def statistics(self, info):
+        """The statistics document of a job whose record `info` was just read."""
+        return self.store.statistics(info.job_id, info)
 
     def replay(self, job_id: str, configuration: int, game: int):
         import sim
@@ -313,7 +309,7 @@ class AzulSimServicer(pb_grpc.AzulSimServicer):
         info = self.backend.get(job_id)
         reply = self.replies.get(info)
         if reply is None:
-            reply = convert.statistics_to_proto(*self.backend.statistics_of(info))
+            reply = convert.statistics_to_proto(info, self.backend.statistics(info))
             self.replies.put(info, reply)
         return reply
 

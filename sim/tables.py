@@ -24,8 +24,7 @@ for _m in range(32):
 NTH_DEST_FLAT = NTH_DEST.ravel()
 # SPREAD[mask5]: the 5 colour bits of a mask moved to bits 5*colour (line 0's accept bits).
 SPREAD = np.array([sum(1 << (5 * c) for c in range(5) if m >> c & 1) for m in range(32)], np.int32)
-# Popcount and j-th set bit of an 11-bit group of the presence mask (S <= 10 sources).
-POP11 = np.array([bin(m).count("1") for m in range(2048)], dtype=np.int16)
+# The j-th set bit of an 11-bit group of the presence mask (S <= 10 sources).
 NTH_SOURCE = np.zeros((2048, 10), dtype=np.int16)
 for _m in range(2048):
     for _j, _bit in enumerate(b for b in range(10) if _m >> b & 1):
