@@ -688,6 +688,18 @@ def test_api_server_restarted_while_jobs_run(stack, env, api, celery_worker_proc
 # --- 6. cancel while chunks run -----------------------------------------------------------------
 
 
+def assert_frozen(store: JobStore, job_id: str, frozen: dict, info):
+    """Nothing moved since the cancel (`frozen` counters, `info` record); the job now."""
+    assert store.counters(job_id) == frozen
+    now = store.get_job(job_id)
+    assert (now.state, now.games_done, now.chunks_done) == (
+        "CANCELLED",
+        info.games_done,
+        info.chunks_done,
+    )
+    return now
+
+
 def _cancel_mid_chunks(store, cancel, celery_worker_process, env, fault_dir, **extra):
     """Cancel once a chunk is merged and two are in play; returns (job, snapshot, workers)."""
     workers = start_workers(celery_worker_process, env, concurrency=2, delay=1.0, **extra)
@@ -731,13 +743,7 @@ def test_cancel_while_chunks_run_freezes_counters(stack, env, celery_worker_proc
             after = client.get(job.job_id)
             assert after.state == pb.CANCELLED
             stats = client.statistics(job.job_id)
-    assert store.counters(job.job_id) == frozen
-    now = store.get_job(job.job_id)
-    assert (now.state, now.games_done, now.chunks_done) == (
-        "CANCELLED",
-        info.games_done,
-        info.chunks_done,
-    )
+    now = assert_frozen(store, job.job_id, frozen, info)
     assert now.finished_at == info.finished_at and now.games_done < now.games_total
     assert stats.partial and stats.games_done == info.games_done
     seen = outcomes(logs_of(workers), job.job_id)
@@ -752,13 +758,7 @@ def test_cancel_between_check_and_merge_is_refused(stack, env, celery_worker_pro
     job, in_play, (frozen, info), workers = _cancel_mid_chunks(
         store, store.cancel_job, celery_worker_process, env, fault_dir, AZULSIM_FAULT_RACE=1
     )
-    assert store.counters(job.job_id) == frozen
-    now = store.get_job(job.job_id)
-    assert (now.state, now.games_done, now.chunks_done) == (
-        "CANCELLED",
-        info.games_done,
-        info.chunks_done,
-    )
+    assert_frozen(store, job.job_id, frozen, info)
     seen = outcomes(logs_of(workers), job.job_id)
     assert all(seen[c] == ["refused"] for c in in_play), seen
     report("cancel-race-merge-refused", in_play=in_play, refused=len(in_play), moved=0)
