@@ -37,6 +37,7 @@ from pathlib import Path
 import pytest
 
 from service.stack import free_port, redis_argv, redis_binary, redis_ready
+from tests.waits import wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -135,22 +136,17 @@ class WorkerProcess:
         return self.logfile.read_text(errors="replace") if self.logfile.exists() else ""
 
     def wait_ready(self, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def ready() -> bool:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"worker exited with {self.proc.returncode}:\n{self.log()}")
-            if " ready." in self.log():
-                return
-            time.sleep(0.1)
-        raise RuntimeError(f"worker not ready within {timeout} s:\n{self.log()}")
+            return " ready." in self.log()
+
+        wait_until(ready, timeout, "the worker to be ready", interval=0.1, details=self.log)
 
     def wait_for_log(self, text: str, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if text in self.log():
-                return
-            time.sleep(0.1)
-        raise AssertionError(f"{text!r} not in the worker log within {timeout} s:\n{self.log()}")
+        wait_until(
+            lambda: text in self.log(), timeout, f"{text!r} in the worker log", 0.1, self.log
+        )
 
     def kill(self) -> None:
         """SIGKILL the worker and its pool children (its own process group)."""

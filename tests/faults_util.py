@@ -29,12 +29,9 @@ import os
 import signal
 import socket
 import subprocess
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
-T = TypeVar("T")
+from tests.waits import wait_until
 
 FAULT_PREAMBLE = r"""
 import os, signal, time, pathlib
@@ -94,26 +91,6 @@ _fs.JobStore.merge_chunk = _merge_chunk
 if os.environ.get("AZULSIM_FAULT_RACE") == "1":
     _fs.JobStore.job_state = lambda self, job_id: "RUNNING"
 """
-
-
-def wait_until(
-    predicate: Callable[[], T],
-    timeout: float,
-    what: str,
-    interval: float = 0.05,
-    details: Callable[[], str] | None = None,
-) -> T:
-    """Poll `predicate` until it returns something truthy (returned) or `timeout` passes
-    (AssertionError naming `what`, with `details()` appended)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = predicate()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            extra = details() if details else ""
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}\n{extra}")
-        time.sleep(interval)
 
 
 def pid_alive(pid: int) -> bool:

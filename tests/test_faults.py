@@ -27,12 +27,8 @@ import redis
 
 from sim.local import run_local
 from sim.spec import JobSpec
-from tests.faults_util import (
-    FAULT_PREAMBLE,
-    RedisProcess,
-    busy_children,
-    wait_until,
-)
+from tests.faults_util import FAULT_PREAMBLE, RedisProcess, busy_children
+from tests.waits import logs_of, wait_job, wait_until
 from workers.app import make_app
 from workers.dispatch import submit
 from workers.reconciler import queue_length
@@ -96,20 +92,6 @@ def stack(env):
     store, app = open_store(env)
     yield store, app
     store.redis.close()
-
-
-def logs_of(workers) -> str:
-    return "\n".join(w.log() for w in getattr(workers, "started", workers))
-
-
-def wait_job(store: JobStore, job_id: str, workers, timeout: float = 90.0):
-    """The job once it is SUCCEEDED, FAILED or CANCELLED; on a timeout, fail with the logs."""
-    return wait_until(
-        lambda: (job := store.get_job(job_id)).finished and job,
-        timeout,
-        f"job {job_id} to finish",
-        details=lambda: f"{store.get_job(job_id)}\n{logs_of(workers)[-6000:]}",
-    )
 
 
 def outcomes(text: str, job_id: str) -> dict[int, list[str]]:

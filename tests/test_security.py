@@ -41,6 +41,7 @@ from service.client import Client
 from service.config import ServerConfig
 from service.server import make_backend
 from service.testing import ServerThread
+from tests.waits import wait_until
 
 pytest.importorskip("workers.app")
 from workers.app import make_app  # noqa: E402
@@ -354,9 +355,8 @@ def _run_jobs(env: dict, celery_worker_process) -> list[bytes]:
             client.cancel(other.job_id)
             client.statistics(job.job_id)
     r = redis.Redis.from_url(settings.redis_url)
-    deadline = time.monotonic() + 10
-    while not r.exists(f"{settings.prefix}:reconciler") and time.monotonic() < deadline:
-        time.sleep(0.1)  # the worker's reconciler has swept at least once
+    # The worker's reconciler has swept at least once (its lock is a key too).
+    wait_until(lambda: r.exists(f"{settings.prefix}:reconciler"), 10, "a reconciler sweep")
     keys = sorted(r.scan_iter(count=1000))
     r.close()
     return keys

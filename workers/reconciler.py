@@ -32,22 +32,20 @@ import logging
 import time
 import uuid
 
+from .broker import queue_key, queue_lengths
 from .settings import Settings
 from .store import ACTIVE_STATES, JobStore
 
 log = logging.getLogger("azulsim.reconciler")
 
 DEFAULT_GRACE_S = 10.0  # a message is between the queue and its task's start for milliseconds
-PRIORITY_SEP = "\x06\x16"  # kombu's separator of priority sub-queues
 
 
 def queue_length(store: JobStore, queue: str) -> int:
-    """Messages waiting in the Celery queue `queue` (its priority sub-queues included)."""
-    key = getattr(store.settings, "broker_key_prefix", "") + queue
-    pipe = store.redis.pipeline(transaction=False)
-    for name in (key, *(f"{key}{PRIORITY_SEP}{p}" for p in range(1, 10))):
-        pipe.llen(name)
-    return sum(pipe.execute())
+    """Messages waiting in the Celery queue `queue`, every priority level (`workers.broker`: the
+    figure of the ``azulsim_queue_length`` gauge)."""
+    key = queue_key(store.settings.broker_key_prefix, queue)
+    return queue_lengths(store.redis, [key])[key]
 
 
 def _is_done(bitmap: bytes, chunk: int) -> bool:
@@ -95,8 +93,6 @@ def reconcile_once(
     now = time.time() if now is None else now
     if grace_s is None:
         grace_s = 2 * settings.reconcile_interval_s or DEFAULT_GRACE_S
-    if grace_s is None:
-        grace_s = 2 * settings.reconcile_interval_s or DEFAULT_GRACE_S
     queue_empty = queue_length(store, settings.queue) == 0
     out: dict[str, list[int]] = {}
     for job_id in store.active_jobs():
@@ -141,19 +137,11 @@ def reconcile_tick(app, interval: float | None = None) -> None:
         log.exception("reconciler sweep failed")
 
 
-def run_reconciler(
-    interval: float | None = None,
-    settings: Settings | None = None,
-    app=None,
-    iterations: int | None = None,
-) -> None:
-    """Sweep every `interval` seconds (default ``settings.reconcile_interval_s``, else 30) until
-    stopped, or `iterations` times; shares the workers' lock, so it can run beside them."""
-    from .app import make_app
-    from .settings import load_settings
-
-    if app is None:
-        app = make_app(settings or load_settings())
+def run_reconciler(app, interval: float | None = None, iterations: int | None = None) -> None:
+    """Sweep every `interval` seconds (default the app's ``reconcile_interval_s``, else 30) until
+    stopped, or `iterations` times; shares the workers' lock, so it can run beside them. `app` is
+    the Celery app to publish with (`workers.app.make_app`; this module never builds one, so that
+    `workers.app` may import it)."""
     interval = interval or app.azulsim_settings.reconcile_interval_s or 30.0
     n = 0
     while iterations is None or n < iterations:

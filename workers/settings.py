@@ -1,74 +1,164 @@
-"""Settings of the job store, the Celery app, the workers and the reconciler, from the environment.
+"""Every ``AZULSIM_*`` setting, as typed models read by one loader.
 
-Every process (gRPC server, workers, monitoring) reads the same variables, so the broker options
-that must agree everywhere (notes/service.md §1.1: "the shortest visibility timeout wins") come
-from one place. `load_settings` validates them and their order::
+A model is a frozen dataclass whose fields are declared with `setting`: the variable's name, its
+default and how its text is read (`Kind`). `from_env` builds any model from an environment (default
+``os.environ``): an unset or empty variable takes its default, a bad value raises ``ValueError``
+naming the variable. The models:
+
+- `Settings` (here): the job store, the Celery app, the workers and the reconciler — what every
+  process that shares a Redis must agree on;
+- `MetricsSettings`, `LogSettings` (here): the Prometheus endpoint and the log format;
+- `service.config.ServerConfig`, `ClientSettings`, `StackSettings`: the API server, the client
+  commands, the local stack.
+
+docs/configuration.md is the one table of them for users; tests/test_settings.py checks it against
+these models (every variable, its default), and `Settings` checks the order of its time limits::
 
     soft limit < hard limit < visibility timeout < stall threshold < job TTL
-
-================================  ==============  ================================================
-variable                          default         meaning
-================================  ==============  ================================================
-``AZULSIM_REDIS_URL``             local, db 0     ``redis://127.0.0.1:6379/0``: Redis for both the
-                                                  Celery broker and the job store
-``AZULSIM_PREFIX``                ``azulsim``     prefix of every job-store key
-``AZULSIM_QUEUE``                 azulsim.chunks  Celery queue of the chunk tasks
-``AZULSIM_JOB_TTL_S``             604800 (7 d)    seconds a finished job's keys are kept; also the
-                                                  idle expiry of a job nobody works on
-``AZULSIM_CHUNK_GAMES``           50000           games per chunk, fixed per job when created:
-                                                  ~2-3 s of greedy play on one core
-                                                  (bench/chunk_overhead.py); lower it for search
-                                                  bots (rollout plays ~200-600 games/s)
-``AZULSIM_MAX_ATTEMPTS``          5               attempts per chunk before the job FAILS
-``AZULSIM_TASK_SOFT_LIMIT_S``     300             soft time limit of a chunk task (raises in the
-                                                  task: a failed attempt)
-``AZULSIM_TASK_HARD_LIMIT_S``     360             hard time limit (the pool child is killed)
-``AZULSIM_VISIBILITY_TIMEOUT_S``  600             kombu visibility timeout: an unacked message is
-                                                  redelivered after this long
-``AZULSIM_STALL_S``               900             the reconciler republishes a started chunk with
-                                                  no result after this long
-``AZULSIM_RECONCILE_INTERVAL_S``  30              seconds between reconciler sweeps in each
-                                                  worker's main process; 0 turns them off
-``AZULSIM_MAX_TASKS_PER_CHILD``   200             a pool child is replaced after this many chunks
-                                                  (bounds memory growth); 0 = never
-``AZULSIM_CONCURRENCY``           CPU count       pool processes of ``azulsim worker``
-``AZULSIM_PREFIX_BROKER_KEYS``    1               1: Celery's own Redis keys (the queue list,
-                                                  ``unacked``, ``_kombu.binding.*``) go under
-                                                  ``<prefix>:celery:`` too (kombu's
-                                                  ``global_keyprefix``), so every key of the
-                                                  service is under the one prefix; 0 leaves them
-                                                  bare (a broker shared with other Celery apps
-                                                  that expect the plain queue name)
-================================  ==============  ================================================
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any, TypeVar
+
+M = TypeVar("M")
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+_FLAGS = {"1": True, "true": True, "yes": True, "on": True,
+          "0": False, "false": False, "no": False, "off": False}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How a variable's (stripped, non-empty) text becomes a value: ``parse(var, text)``."""
+
+    name: str
+    parse: Callable[[str, str], Any]
+
+
+def _number(kind: type, what: str, minimum: float | None = None, negative: str = "") -> Kind:
+    def parse(var: str, text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise ValueError(f"{var} must be {what}; got {text!r}") from None
+        if minimum is not None and value < minimum:
+            raise ValueError(f"{var} {negative}; got {text!r}")
+        return value
+
+    return Kind(what, parse)
+
+
+def _flag(var: str, text: str) -> bool:
+    if text.lower() not in _FLAGS:
+        raise ValueError(f"{var} must be 0 or 1; got {text!r}")
+    return _FLAGS[text.lower()]
+
+
+def _port(var: str, text: str) -> int | None:
+    try:
+        port = int(text)
+    except ValueError:
+        raise ValueError(f"{var} must be a port number; got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"{var} must be 0..65535; got {port}")
+    return port or None  # 0: off
+
+
+def _tokens(var: str, text: str) -> tuple[str, ...]:
+    return tuple(t.strip() for t in text.split(",") if t.strip())
+
+
+def _log_format(var: str, text: str) -> str:
+    value = text.lower()
+    if value not in LOG_FORMATS:
+        raise ValueError(f"{var} must be text or json; got {value!r}")
+    return value
+
+
+def _log_level(var: str, text: str) -> int:
+    name = text.upper()
+    level = logging.getLevelName(name)
+    if not isinstance(level, int):
+        raise ValueError(f"{var} must be DEBUG, INFO, WARNING, ERROR or CRITICAL; got {name!r}")
+    return level
+
+
+TEXT = Kind("text", lambda var, text: text)
+INTEGER = _number(int, "an integer")
+NUMBER = _number(float, "a number")
+COUNT = _number(int, "a number", 0, "must not be negative")  # the API's limits
+SECONDS = _number(float, "a number", 0, "must not be negative")
+FLAG = Kind("0 or 1", _flag)
+PORT = Kind("a port number", _port)
+TOKENS = Kind("comma-separated tokens", _tokens)
+LOG_FORMATS = ("text", "json")
+LOG_FORMAT = Kind("text or json", _log_format)
+LOG_LEVEL = Kind("a log level", _log_level)
+
+
+def setting(var: str, default: Any, kind: Kind = TEXT, *, doc_default: str | None = None):
+    """A dataclass field read from environment variable `var` by `from_env`.
+
+    `doc_default` is how docs/configuration.md writes the default when it is not the value itself
+    (a computed default such as the CPU count)."""
+    return dataclasses.field(
+        default=default, metadata={"env": var, "kind": kind, "doc_default": doc_default}
+    )
+
+
+def variables(model: type) -> dict[str, dataclasses.Field]:
+    """``{variable: field}`` of a model, in declaration order."""
+    return {f.metadata["env"]: f for f in dataclasses.fields(model) if "env" in f.metadata}
+
+
+def from_env(model: type[M], env: Mapping[str, str] | None = None, **overrides: Any) -> M:
+    """Build `model` from the variables of `env` (default ``os.environ``); `overrides` win.
+
+    Unset or empty variables take their defaults; ValueError names the variable of a bad value
+    (the model's own checks, in ``__post_init__``, run last)."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    for var, f in variables(model).items():
+        text = env.get(var, "").strip()
+        if text:
+            values[f.name] = f.metadata["kind"].parse(var, text)
+    values.update(overrides)
+    return model(**values)
+
+
+# --- the models of this package -------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Validated settings; see the module docstring for each field's variable and default."""
+    """The job store, the Celery app, the workers and the reconciler (docs/configuration.md).
 
-    redis_url: str = DEFAULT_REDIS_URL
-    prefix: str = "azulsim"
-    queue: str = "azulsim.chunks"
-    job_ttl_s: int = 7 * 24 * 3600
-    chunk_games: int = 50000
-    max_attempts: int = 5
-    task_soft_limit_s: float = 300.0
-    task_hard_limit_s: float = 360.0
-    visibility_timeout_s: int = 600
-    stall_s: float = 900.0
-    reconcile_interval_s: float = 30.0
-    max_tasks_per_child: int = 200
-    concurrency: int | None = None
-    prefix_broker_keys: bool = True
+    Every process (gRPC server, workers, monitoring) reads the same variables, so the broker
+    options that must agree everywhere (notes/service.md §1.1: "the shortest visibility timeout
+    wins") come from one place.
+    """
+
+    redis_url: str = setting("AZULSIM_REDIS_URL", DEFAULT_REDIS_URL)
+    prefix: str = setting("AZULSIM_PREFIX", "azulsim")
+    queue: str = setting("AZULSIM_QUEUE", "azulsim.chunks")
+    job_ttl_s: int = setting("AZULSIM_JOB_TTL_S", 7 * 24 * 3600, INTEGER)
+    chunk_games: int = setting("AZULSIM_CHUNK_GAMES", 50000, INTEGER)
+    max_attempts: int = setting("AZULSIM_MAX_ATTEMPTS", 5, INTEGER)
+    task_soft_limit_s: float = setting("AZULSIM_TASK_SOFT_LIMIT_S", 300.0, NUMBER)
+    task_hard_limit_s: float = setting("AZULSIM_TASK_HARD_LIMIT_S", 360.0, NUMBER)
+    visibility_timeout_s: int = setting("AZULSIM_VISIBILITY_TIMEOUT_S", 600, INTEGER)
+    stall_s: float = setting("AZULSIM_STALL_S", 900.0, NUMBER)
+    reconcile_interval_s: float = setting("AZULSIM_RECONCILE_INTERVAL_S", 30.0, NUMBER)
+    max_tasks_per_child: int = setting("AZULSIM_MAX_TASKS_PER_CHILD", 200, INTEGER)
+    concurrency: int | None = setting("AZULSIM_CONCURRENCY", None, INTEGER, doc_default="CPU count")
+    prefix_broker_keys: bool = setting("AZULSIM_PREFIX_BROKER_KEYS", True, FLAG)
 
     @property
     def broker_key_prefix(self) -> str:
@@ -78,8 +168,11 @@ class Settings:
 
     @property
     def queue_key(self) -> str:
-        """The Redis list holding the chunk queue's waiting messages."""
-        return self.broker_key_prefix + self.queue
+        """The Redis list holding the chunk queue's waiting messages (priority 0: all of them,
+        `workers.broker`)."""
+        from .broker import queue_key
+
+        return queue_key(self.broker_key_prefix, self.queue)
 
     def __post_init__(self) -> None:
         if not self.prefix or any(c in self.prefix for c in " {}"):
@@ -113,44 +206,26 @@ class Settings:
                 raise ValueError(f"{a} ({va}) must be less than {b} ({vb})")
 
 
-_FIELDS = {
-    "AZULSIM_REDIS_URL": ("redis_url", str),
-    "AZULSIM_PREFIX": ("prefix", str),
-    "AZULSIM_QUEUE": ("queue", str),
-    "AZULSIM_JOB_TTL_S": ("job_ttl_s", int),
-    "AZULSIM_CHUNK_GAMES": ("chunk_games", int),
-    "AZULSIM_MAX_ATTEMPTS": ("max_attempts", int),
-    "AZULSIM_TASK_SOFT_LIMIT_S": ("task_soft_limit_s", float),
-    "AZULSIM_TASK_HARD_LIMIT_S": ("task_hard_limit_s", float),
-    "AZULSIM_VISIBILITY_TIMEOUT_S": ("visibility_timeout_s", int),
-    "AZULSIM_STALL_S": ("stall_s", float),
-    "AZULSIM_RECONCILE_INTERVAL_S": ("reconcile_interval_s", float),
-    "AZULSIM_MAX_TASKS_PER_CHILD": ("max_tasks_per_child", int),
-    "AZULSIM_CONCURRENCY": ("concurrency", int),
-    "AZULSIM_PREFIX_BROKER_KEYS": ("prefix_broker_keys", bool),
-}
-_FLAGS = {"1": True, "true": True, "yes": True, "on": True,
-          "0": False, "false": False, "no": False, "off": False}  # fmt: skip
+@dataclass(frozen=True)
+class MetricsSettings:
+    """The Prometheus endpoint of the API and of each worker's main process."""
+
+    port: int | None = setting("AZULSIM_METRICS_PORT", None, PORT, doc_default="unset")
+    addr: str = setting("AZULSIM_METRICS_ADDR", "0.0.0.0")
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    """How every process logs (`workers.logs`)."""
+
+    format: str = setting("AZULSIM_LOG_FORMAT", "text", LOG_FORMAT)
+    level: int = setting("AZULSIM_LOG_LEVEL", logging.INFO, LOG_LEVEL, doc_default="INFO")
+
+
+MODELS = (Settings, MetricsSettings, LogSettings)
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
-    """Build `Settings` from environment variables (default `os.environ`); unset or empty
-    variables take their defaults. Raises ValueError naming the variable on a bad value."""
-    env = os.environ if env is None else env
-    kwargs = {}
-    for var, (name, kind) in _FIELDS.items():
-        raw = env.get(var, "").strip()
-        if not raw:
-            continue
-        if kind is bool:
-            if raw.lower() not in _FLAGS:
-                raise ValueError(f"{var} must be 0 or 1; got {raw!r}")
-            kwargs[name] = _FLAGS[raw.lower()]
-            continue
-        try:
-            kwargs[name] = kind(raw)
-        except ValueError:
-            raise ValueError(
-                f"{var} must be {'an integer' if kind is int else 'a number'}; got {raw!r}"
-            ) from None
-    return Settings(**kwargs)
+    """`Settings` from environment variables (default `os.environ`); unset or empty variables take
+    their defaults. Raises ValueError naming the variable on a bad value."""
+    return from_env(Settings, env)
