@@ -4,6 +4,10 @@ VENV := .venv
 PYTHON ?= $(VENV)/bin/python
 BOOTSTRAP_PYTHON ?= $(shell command -v python3.11 || command -v python3 || command -v python)
 SOURCES := $(wildcard sim service workers tests bench)
+# The suite mostly waits (on redis-server, worker subprocesses, gRPC), so test processes in parallel
+# (pytest-xdist) overlap the waits even on two cores; loadgroup keeps a module's shared stack on one
+# process. PYTEST_PARALLEL= (empty) runs everything in one process.
+PYTEST_PARALLEL ?= -n 4 --dist loadgroup
 
 .PHONY: install test test-all lint format bench demo venv
 
@@ -26,7 +30,7 @@ install:  ## editable install with test and lint tools
 	$(PYTHON) -m pip install -e '.[dev]'
 
 test: $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(VENV)/.installed-test)  ## the README's test command: everything but the slow checks
-	$(PYTHON) -m pytest -q -m "not slow"
+	$(PYTHON) -m pytest -q -m "not slow" $(PYTEST_PARALLEL)
 
 test-all:  ## every test, slow ones included
 	$(PYTHON) -m pytest -q

@@ -25,9 +25,10 @@ import psutil
 import pytest
 import redis
 
+from service.stack import RedisServer
 from sim.local import run_local
 from sim.spec import JobSpec
-from tests.faults_util import FAULT_PREAMBLE, RedisProcess, busy_children
+from tests.faults_util import FAULT_PREAMBLE, busy_children
 from tests.waits import logs_of, wait_job, wait_until
 from workers.app import make_app
 from workers.dispatch import submit
@@ -414,15 +415,8 @@ def chunk_of(message: bytes) -> int:
 def aof_redis(tmp_path):
     """A test-owned redis-server with ``--appendonly yes --appendfsync always`` on its own port and
     directory, which a test may kill and start again there (the AOF is replayed on start)."""
-    from service.stack import free_port, redis_binary
-
-    binary = redis_binary()
-    assert binary is not None, "no redis-server binary"
-    workdir = tmp_path / "redis-aof"
-    workdir.mkdir()
-    server = RedisProcess(binary, free_port(), workdir, aof=True).start()
-    yield server
-    server.stop()
+    with RedisServer(tmp_path / "redis-aof", aof=True) as server:
+        yield server
 
 
 @pytest.fixture
@@ -433,7 +427,7 @@ def aof_env(env, aof_redis):
 OUTAGE_S = 1.0  # how long Redis stays down: the fault's duration, not a wait for something
 
 
-def _crash_redis(aof_redis: RedisProcess) -> float:
+def _crash_redis(aof_redis: RedisServer) -> float:
     """SIGKILL Redis, leave it down `OUTAGE_S`, start it again on the same port and directory;
     returns the seconds it was unreachable."""
     began = time.monotonic()

@@ -40,6 +40,7 @@ from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.config import ServerConfig
 from service.server import make_backend
+from service.stack import RedisServer
 from service.testing import ServerThread
 from tests.waits import wait_until
 
@@ -400,39 +401,12 @@ def test_every_key_is_under_the_prefix_by_default(azulsim_env, celery_worker_pro
 # --- no secrets in logs -----------------------------------------------------------------------
 
 
-def _private_redis(tmp_path: Path, password: str) -> tuple[subprocess.Popen, int]:
-    from service.stack import free_port, redis_binary
-
-    binary = redis_binary()
-    if binary is None:
-        pytest.skip("no redis-server")
-    port = free_port()
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(tmp_path), "--requirepass", password],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    client = redis.Redis(port=port, password=password, socket_connect_timeout=0.5)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise
-            time.sleep(0.05)
-    client.close()
-    return proc, port
-
-
 def test_no_secrets_in_logs(azulsim_env, celery_worker_process, tmp_path):
     token = "tok-" + secrets.token_hex(16)
     password = "pw-" + secrets.token_hex(16)
     wrong = "guess-" + secrets.token_hex(8)
-    redis_proc, port = _private_redis(tmp_path, password)
+    redis_server = RedisServer(tmp_path / "redis", password=password).start()
+    port = redis_server.port
     env = {
         **azulsim_env,
         "AZULSIM_REDIS_URL": f"redis://:{password}@127.0.0.1:{port}/0",
@@ -481,8 +455,7 @@ def test_no_secrets_in_logs(azulsim_env, celery_worker_process, tmp_path):
                 server.kill()
         for w in celery_worker_process.started:
             w.stop()
-        redis_proc.kill()
-        redis_proc.wait()
+        redis_server.kill()
     logs = {
         "server": server_log.read_text(errors="replace"),
         **{f"worker{i}": w.log() for i, w in enumerate(celery_worker_process.started)},
