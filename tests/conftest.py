@@ -17,6 +17,8 @@ Fixtures (reuse them from any test module; they need nothing but a ``redis-serve
 ``module_env``, ``module_worker_process`` (module)
     The same for a stack that the tests of one module share (tests/test_integration.py): a test
     that needs nothing fresh saves starting workers and a server of its own.
+``api_server`` (function)
+    A factory ``start(env_extra=None, **config)`` of in-process API servers on this test's Redis.
 ``celery_worker_process`` (function)
     A factory ``start(env, concurrency=1, extra_env=None, preamble="", ready=True)`` returning a
     `WorkerProcess`; it runs a real worker (``workers.app.run_worker``, prefork pool) in a
@@ -219,3 +221,27 @@ def module_worker_process(tmp_path_factory):
     start = WorkerStarter(tmp_path_factory.mktemp("workers"))
     yield start
     start.stop_all()
+
+
+@pytest.fixture
+def api_server(azulsim_env):
+    """Factory ``start(env_extra=None, **config) -> ServerThread``: an in-process API server on
+    this test's Redis (`azulsim_env` with `env_extra`) with ``ServerConfig(**config)``; every
+    server started stops at the end of the test."""
+    from service.config import ServerConfig
+    from service.server import make_backend
+    from service.testing import ServerThread
+    from workers.settings import load_settings
+
+    servers: list[ServerThread] = []
+
+    def start(env_extra: dict[str, str] | None = None, **config) -> ServerThread:
+        settings = load_settings({**azulsim_env, **(env_extra or {})})
+        cfg = ServerConfig(**config)
+        server = ServerThread(make_backend(cfg, settings), cfg).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()

@@ -56,22 +56,6 @@ SPEC = pb.JobSpec(
 )
 
 
-@pytest.fixture
-def start(azulsim_env):
-    servers = []
-
-    def start(env_extra=None, **config) -> ServerThread:
-        settings = load_settings({**azulsim_env, **(env_extra or {})})
-        cfg = ServerConfig(**config)
-        server = ServerThread(make_backend(cfg, settings), cfg).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for s in servers:
-        s.stop()
-
-
 def _requests(job_id: str) -> dict[str, object]:
     return {
         "SubmitJob": pb.SubmitJobRequest(spec=SPEC),
@@ -112,9 +96,9 @@ def _call(channel, method: str, request, metadata=()) -> tuple[C, str]:
 # --- token auth -------------------------------------------------------------------------------
 
 
-def test_every_method_needs_the_token(start):
+def test_every_method_needs_the_token(api_server):
     token = "tok-" + secrets.token_hex(16)
-    server = start(auth_tokens=(token, "second-" + secrets.token_hex(8)))
+    server = api_server(auth_tokens=(token, "second-" + secrets.token_hex(8)))
     good = Client(server.address, token=token)
     job, _ = good.submit(SPEC)
     channel = grpc.insecure_channel(server.address)
@@ -146,12 +130,12 @@ def test_every_method_needs_the_token(start):
     channel.close()
 
 
-def test_health_and_reflection_need_no_token(start):
+def test_health_and_reflection_need_no_token(api_server):
     """Policy: health and reflection are open (probes, load balancers, grpcurl)."""
     from grpc_health.v1 import health_pb2, health_pb2_grpc
     from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-    server = start(auth_tokens=("s3cret-" + secrets.token_hex(8),))
+    server = api_server(auth_tokens=("s3cret-" + secrets.token_hex(8),))
     channel = grpc.insecure_channel(server.address)
     health = health_pb2_grpc.HealthStub(channel)
     for service in ("", "azulsim.v1.AzulSim"):
@@ -222,11 +206,11 @@ def _certificates(directory: Path, name: str = "ca") -> tuple[Path, Path, Path]:
     return paths
 
 
-def test_tls_with_a_test_ca(start, tmp_path):
+def test_tls_with_a_test_ca(api_server, tmp_path):
     ca, cert, key = _certificates(tmp_path)
     other_ca, _, _ = _certificates(tmp_path, "other")
     token = secrets.token_hex(16)
-    server = start(tls_cert=str(cert), tls_key=str(key), auth_tokens=(token,))
+    server = api_server(tls_cert=str(cert), tls_key=str(key), auth_tokens=(token,))
     with Client(server.address, tls_ca=str(ca), token=token, timeout=5) as secure:
         assert len(secure.bots()) >= 4
         job, _ = secure.submit(SPEC)
