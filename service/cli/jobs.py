@@ -20,6 +20,7 @@ from .common import (
     make_client,
     rpc_errors,
     spec_from_args,
+    whole_number,
 )
 from .output import follow, job_dict, job_line, print_statistics, state_name, table, when
 
@@ -138,7 +139,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 def add_jobs(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("jobs", help="list jobs, newest first")
-    p.add_argument("--page-size", type=int, default=20, help="jobs per page (default 20)")
+    p.add_argument("--page-size", type=whole_number, default=20, help="jobs per page (default 20)")
     p.add_argument("--page-token", default="", help="next-page token printed by the previous page")
     p.add_argument("--all", action="store_true", help="every page")
     p.add_argument("--json", action="store_true", help="one JSON document")
@@ -216,9 +217,11 @@ def add_replay(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("job_id")
     p.add_argument(
-        "--game", type=int, default=0, help="game index in the configuration (default 0)"
+        "--game", type=whole_number, default=0, help="game index in the configuration (default 0)"
     )
-    p.add_argument("--configuration", type=int, default=0, help="configuration index (default 0)")
+    p.add_argument(
+        "--configuration", type=whole_number, default=0, help="configuration index (default 0)"
+    )
     p.add_argument("--json", action="store_true", help="the Replay message as JSON")
     add_client_options(p)
     p.set_defaults(func=cmd_replay)

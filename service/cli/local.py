@@ -16,7 +16,7 @@ import sys
 import time
 
 from ..stack import Stack, StackError
-from .common import CommandError, UsageError
+from .common import CommandError, UsageError, whole_number
 from .output import follow, print_statistics
 
 
@@ -41,7 +41,7 @@ def _sigterm_as_interrupt():
 def _stack_args(p: argparse.ArgumentParser, listen: str) -> None:
     p.add_argument(
         "--workers",
-        type=int,
+        type=whole_number,
         default=os.cpu_count() or 1,
         help=f"worker pool processes (default: one per core, {os.cpu_count() or 1})",
     )
@@ -115,7 +115,9 @@ DEMO_SPEC = {
 
 def _demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--games", type=int, help=f"demo games per configuration (default {DEMO_SPEC['games']})"
+        "--games",
+        type=whole_number,
+        help=f"demo games per configuration (default {DEMO_SPEC['games']})",
     )
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
 

@@ -17,7 +17,7 @@ def add_report(subparsers: argparse._SubParsersAction) -> None:
         "report",
         help="plot a job's statistics to an image or an HTML page",
         description=(
-            "Plot score distributions per bot, win rates with 95%% Wilson intervals per bot and "
+            "Plot score distributions per bot, win rates with 95% Wilson intervals per bot and "
             "per seat, and the game-length histogram, for each configuration. JOB is fetched "
             "from the API server; --from reads a saved statistics document instead "
             "(`azulsim simulate --json > stats.json`). The extension of -o picks the format: "

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .common import UsageError, add_spec_options, spec_from_args
+from .common import UsageError, add_spec_options, spec_from_args, whole_number
 from .output import ProgressBar, write_statistics
 
 # Stand-in for sim.play.play_games (tests set it); None means the real batch engine.
@@ -33,8 +33,10 @@ def add_simulate(subparsers: argparse._SubParsersAction) -> None:
         help="JSON job spec (see sim/spec.py); --games, "
         "--seed and --max-rounds override its values",
     )
-    p.add_argument("--workers", type=int, help="processes (default: CPU count; 1: no pool)")
-    p.add_argument("--chunk-size", type=int, help="games per chunk (default: automatic)")
+    p.add_argument(
+        "--workers", type=whole_number, help="processes (default: CPU count; 1: no pool)"
+    )
+    p.add_argument("--chunk-size", type=whole_number, help="games per chunk (default: automatic)")
     out = p.add_mutually_exclusive_group()
     out.add_argument(
         "--json", action="store_true", help="print the statistics as one JSON document"
