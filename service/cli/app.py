@@ -22,9 +22,10 @@ import sys
 from collections.abc import Sequence
 
 from .common import PROG, CommandError, Parser
-from .jobs import add_bots, add_cancel, add_jobs, add_replay, add_stats, add_submit, add_watch
+from .jobs import add_bots, add_cancel, add_jobs, add_stats, add_submit, add_watch
 from .local import add_demo, add_up
 from .processes import add_serve, add_worker
+from .replay import add_replay
 from .report import add_report
 from .simulate import add_simulate
 

@@ -155,3 +155,28 @@ class rpc_errors:  # noqa: N801 - used as a context manager, like contextlib's
             )
         cls = UsageError if code == grpc.StatusCode.INVALID_ARGUMENT else CommandError
         raise cls(f"{code.name}: {details}") from None
+
+
+_FULL_JOB_ID = re.compile(r"[0-9a-f]{32}")  # the server's ids: uuid4 hex
+_PREFIX = re.compile(r"[0-9a-f]{1,31}")
+PREFIX_PAGES = 20  # ListJobs pages of 1000 searched for a prefix
+
+
+def resolve_job_id(client, text: str) -> str:
+    """The job id that `text` names: a whole id as it is, or the one job whose id starts with
+    `text` (as git and docker take a unique prefix). Several matches are a `UsageError` listing
+    them; none leaves `text` for the server to answer NOT_FOUND."""
+    if _FULL_JOB_ID.fullmatch(text) or not _PREFIX.fullmatch(text):
+        return text
+    matches, token = [], ""
+    for _ in range(PREFIX_PAGES):
+        jobs, token = client.list(1000, token)
+        matches += [j.job_id for j in jobs if j.job_id.startswith(text)]
+        if not token:
+            break
+    if len(matches) > 1:
+        shown = ", ".join(m[: len(text) + 4] + "…" for m in matches[:5])
+        raise UsageError(
+            f"job id {text!r} is ambiguous: {len(matches)} jobs start with it ({shown})"
+        )
+    return matches[0] if matches else text

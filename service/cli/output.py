@@ -240,10 +240,46 @@ def state_name(job) -> str:
     return pb.JobState.Name(job.state)
 
 
-def job_dict(job) -> dict[str, Any]:
-    from google.protobuf import json_format
+def _iso(ts) -> str | None:
+    if not ts.seconds and not ts.nanos:
+        return None
+    return ts.ToDatetime(UTC).isoformat().replace("+00:00", "Z")
 
-    return json_format.MessageToDict(job, preserving_proto_field_name=True)
+
+def job_json(job) -> dict[str, Any]:
+    """A `Job` as plain JSON: every field present, numbers as numbers, the spec in the spec file
+    format (``"seating": "rotate"``), times as ISO 8601 UTC (``null`` when unset)."""
+    from ..convert import SEATING, WALL
+
+    spec = job.spec
+    return {
+        "job_id": job.job_id,
+        "state": state_name(job),
+        "request_id": job.request_id,
+        "spec": {
+            "configurations": [
+                {
+                    "players": c.players,
+                    "bots": list(c.bots),
+                    "seating": SEATING.get(c.seating, "rotate"),
+                    "wall": WALL.get(c.wall, "coloured"),
+                }
+                for c in spec.configurations
+            ],
+            "games": spec.games,
+            "seed": spec.seed,
+            "max_rounds": spec.max_rounds,
+        },
+        "games_total": job.games_total,
+        "games_done": job.games_done,
+        "chunks_total": job.chunks_total,
+        "chunks_done": job.chunks_done,
+        "created_at": _iso(job.created_at),
+        "started_at": _iso(job.started_at),
+        "finished_at": _iso(job.finished_at),
+        "error": job.error,
+        "rules_version": job.rules_version,
+    }
 
 
 def job_line(job) -> str:
