@@ -62,7 +62,8 @@ def test_simulate_draws_a_progress_bar_on_a_terminal_only():
     argv += ["--bots", "greedy,random", "--games", "3000", "--workers", "1", "--json"]
     rc, out, terminal = run_on_terminal(argv)
     assert rc == 0, terminal
-    assert "\r[" in terminal and "games/s" in terminal and "ETA" in terminal
+    assert "\r\x1b[2K" in terminal  # the line is redrawn in place
+    assert "games/s" in terminal and "ETA" in terminal
     assert "3,000/3,000 games" in terminal  # the last redraw shows the whole job done
     assert out.lstrip().startswith("{") and "\r" not in out  # stdout stays clean JSON
 

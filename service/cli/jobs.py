@@ -24,7 +24,8 @@ from .common import (
     spec_from_args,
     whole_number,
 )
-from .output import follow, job_json, job_line, print_statistics, state_name, table, when
+from .output import job_json, job_line, print_statistics, state_name, table, when
+from .progress import follow
 
 # --------------------------------------------------------------------------------------------
 # submit
