@@ -75,7 +75,8 @@ def test_simulate_draws_a_progress_bar_on_a_terminal_only():
 def test_up_serves_a_job_and_stops_everything_on_sigterm():
     port = free_port()
     up = subprocess.Popen(
-        [sys.executable, "-m", "service", "up", "--listen", f"127.0.0.1:{port}", "--workers", "1"],
+        [sys.executable, "-m", "service", "up", "--listen", f"127.0.0.1:{port}", "--workers", "1"]
+        + ["--ephemeral"],
         env=clean_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
