@@ -101,7 +101,8 @@ def test_up_serves_a_job_and_stops_everything_on_sigterm():
             + ["--bots", "greedy,random", "--games", "2000", "--watch"]
         )
         assert rc == 0, terminal
-        assert "games/s" in terminal and "SUCCEEDED" in terminal
+        assert "games/s" in terminal and "ETA" in terminal and "SUCCEEDED" in terminal
+        assert "\r\x1b[2K" in terminal  # redrawn in place, not a line per update
 
         up.send_signal(signal.SIGTERM)
         assert up.wait(timeout=30) == 0
