@@ -202,7 +202,8 @@ def _tiling_text(t: SeatTiling, bot: str) -> str:
     sums = f"{t.before} + {t.placement} - {t.penalty}"
     text = (
         f"    seat {t.seat} ({bot}): {placed or 'nothing placed'}; placement +{t.placement}, "
-        f"floor [{_floor_text(t.floor)}] -{t.penalty}: {sums}"
+        + (f"floor [{_floor_text(t.floor)}] -{t.penalty}" if t.floor else "floor empty -0")
+        + f": {sums}"
     )
     net = max(0, t.before + t.placement - t.penalty)
     raw = t.before + t.placement - t.penalty
