@@ -88,6 +88,8 @@ class NetWorker:
     proc: subprocess.Popen
     logfile: Path
     recvfile: Path
+    respawn: object = None  # () -> Popen: start it again (what the supervisor calls)
+    restarts: list = field(default_factory=list)  # (wall time, exit status) per restart
 
     def log(self) -> str:
         return self.logfile.read_text(errors="replace") if self.logfile.exists() else ""
@@ -251,14 +253,38 @@ class NetStack:
             f"concurrency=1, argv=['--loglevel=INFO', '--hostname={host}-{os.getpid()}@%h', "
             f"'--logfile={logfile}', '--without-mingle', '--without-gossip'])"
         )
-        proc = self._spawn(host, [sys.executable, "-c", code], f"worker-{host}-stdio", env)
-        worker = NetWorker(self.net[host], proc, logfile, self.fault_dir / f"recv-{host}")
+        argv = [sys.executable, "-c", code]
+        proc = self._spawn(host, argv, f"worker-{host}-stdio", env)
+        worker = NetWorker(self.net[host], proc, logfile, self.fault_dir / f"recv-{host}",
+                           respawn=lambda: self._spawn(host, argv, f"worker-{host}-stdio", env))  # fmt: skip
         self.workers.append(worker)
+        self._supervise()
         wait_until(lambda: " ready." in worker.log() or proc.poll() is not None, 90,
                    f"worker on {host}", details=worker.log)  # fmt: skip
         if proc.poll() is not None:
             raise RuntimeError(f"worker on {host} exited {proc.returncode}:\n{worker.log()}")
         return worker
+
+    def _supervise(self) -> None:
+        """Restart a worker that exits with the watchdog's status, as Kubernetes restarts a
+        container whose process ends (restartPolicy Always); one thread per stack."""
+        from workers.watchdog import EXIT_STUCK
+
+        if getattr(self, "_supervisor", None) is not None:
+            return
+        self._supervising = True
+
+        def loop():
+            while self._supervising:
+                for w in list(self.workers):
+                    code = w.proc.poll()
+                    if code == EXIT_STUCK and self._supervising:
+                        w.restarts.append((time.time(), code))
+                        w.proc = w.respawn()
+                time.sleep(0.2)
+
+        self._supervisor = threading.Thread(target=loop, daemon=True)
+        self._supervisor.start()
 
     # -- faults through the proxy -------------------------------------------------------------
 
@@ -301,6 +327,10 @@ class NetStack:
         return "\n".join(parts + [f"--- api ---\n{self.tail('api', 2000)}"])
 
     def stop_workers(self) -> None:
+        self._supervising = False
+        if getattr(self, "_supervisor", None) is not None:
+            self._supervisor.join(5)
+            self._supervisor = None
         for w in self.workers:
             w.stop()
         self.workers.clear()

@@ -31,26 +31,38 @@ NEVER_BRPOP = "import kombu.transport.redis as _r; _r.Channel._brpop_start = lam
 
 def test_clock_needs_every_condition_for_the_whole_limit():
     clock = ConsumeClock(limit_s=10)
-    assert not clock.observe(0, True, 5, 0, 1).stuck
-    assert not clock.observe(9, True, 5, 0, 1).stuck
-    assert clock.observe(11, True, 5, 0, 1).stuck
-    # any break in the conditions starts the clock again
-    for args in ((False, 5, 0, 1), (True, 0, 0, 1), (True, 5, 1, 1)):
+    assert not clock.observe(0, True, 5).stuck
+    assert not clock.observe(9, True, 5).stuck
+    assert clock.observe(11, True, 5).stuck
+    # Redis not answering, or an empty queue, starts the clock again
+    for args in ((False, 5), (True, 0)):
         clock = ConsumeClock(limit_s=10)
-        clock.observe(0, True, 5, 0, 1)
+        clock.observe(0, True, 5)
         assert not clock.observe(6, *args).stuck
-        assert not clock.observe(15, True, 5, 0, 1).stuck
-        assert clock.observe(26, True, 5, 0, 1).stuck
+        assert not clock.observe(15, True, 5).stuck
+        assert clock.observe(26, True, 5).stuck
     clock = ConsumeClock(limit_s=10)
-    clock.observe(0, True, 5, 0, 1)
+    clock.observe(0, True, 5)
     clock.received(8)
-    assert not clock.observe(17, True, 5, 0, 1).stuck
-    assert "no task received for" in clock.observe(30, True, 5, 0, 1).reason
+    assert not clock.observe(17, True, 5).stuck
+    assert "no task received for" in clock.observe(30, True, 5).reason
+
+
+def test_limit_must_exceed_the_hard_time_limit():
+    with pytest.raises(ValueError, match="AZULSIM_WATCHDOG_S .* AZULSIM_TASK_HARD_LIMIT_S"):
+        load_settings({"AZULSIM_WATCHDOG_S": "300"})  # hard limit 360 by default
+    assert load_settings({"AZULSIM_WATCHDOG_S": "0"}).watchdog_s == 0
 
 
 @pytest.fixture
 def env(azulsim_env, tmp_path):
-    return {**azulsim_env, "AZULSIM_WATCHDOG_S": "3", "AZULSIM_LIVENESS_FILE": str(tmp_path / "alive")}
+    return {
+        **azulsim_env,
+        "AZULSIM_TASK_SOFT_LIMIT_S": "1",
+        "AZULSIM_TASK_HARD_LIMIT_S": "2",
+        "AZULSIM_WATCHDOG_S": "3",
+        "AZULSIM_LIVENESS_FILE": str(tmp_path / "alive"),
+    }
 
 
 def _submit(env):

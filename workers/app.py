@@ -125,12 +125,10 @@ class WatchdogStep(bootsteps.StartStopStep):
         if settings.watchdog_s <= 0 or WatchdogStep.watchdog is not None:
             return
         from celery import signals
-        from celery.worker import state
 
         from .watchdog import Watchdog
 
-        concurrency = getattr(parent.controller, "concurrency", None) or 1
-        dog = Watchdog(settings, concurrency, reserved=lambda: len(state.reserved_requests))
+        dog = Watchdog(settings)
         signals.task_received.connect(
             lambda **_: dog.received(), weak=False, dispatch_uid="azulsim.watchdog"
         )

@@ -57,10 +57,10 @@ variable                          default         meaning
 ``AZULSIM_API_REDIS_TIMEOUT_S``   3               the API server's Redis read timeout: its calls
                                                   must fail (UNAVAILABLE) inside a client's
                                                   deadline, not wait out the workers' 15 s
-``AZULSIM_WATCHDOG_S``            120             a worker with a free pool process that receives
-                                                  nothing this long while Redis answers and chunks
-                                                  wait in the queue is stuck (celery#8030): it
-                                                  exits with status 70; 0 turns the watchdog off
+``AZULSIM_WATCHDOG_S``            420             a worker that receives nothing this long while
+                                                  Redis answers and chunks wait in the queue is
+                                                  stuck (celery#8030): it exits with status 70;
+                                                  must exceed the hard limit; 0: off
 ``AZULSIM_LIVENESS_FILE``         (unset)         a file the watchdog touches while the worker is
                                                   alive (a Kubernetes exec probe checks its age)
 ================================  ==============  ================================================
@@ -99,7 +99,7 @@ class Settings:
     redis_user_timeout_s: float = 20.0
     broker_health_s: int = 10
     api_redis_timeout_s: float = 3.0
-    watchdog_s: float = 120.0
+    watchdog_s: float = 420.0
     liveness_file: str = ""
 
     @property
@@ -149,6 +149,11 @@ class Settings:
         for (a, va), (b, vb) in zip(order, order[1:], strict=False):
             if not va < vb:
                 raise ValueError(f"{a} ({va}) must be less than {b} ({vb})")
+        if 0 < self.watchdog_s <= self.task_hard_limit_s:  # a busy worker receives nothing
+            raise ValueError(  # until its running chunks end: at most the hard limit
+                f"AZULSIM_WATCHDOG_S ({self.watchdog_s}) must be more than "
+                f"AZULSIM_TASK_HARD_LIMIT_S ({self.task_hard_limit_s}), or 0 (off)"
+            )
 
 
 _FIELDS = {

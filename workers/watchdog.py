@@ -6,8 +6,7 @@ its connection up (celery/celery#8030, #9054, #10205, #10302; notes/service.md Â
 inside Celery notices, so a thread in the worker's main process checks, every few seconds:
 
 * Redis answers (its own short-timeout client), and
-* chunks wait in the queue (`workers.reconciler.queue_length`), and
-* this worker has a free pool process (fewer reserved requests than its concurrency),
+* chunks wait in the queue (`workers.reconciler.queue_length`),
 
 and the worker has received no task since. Once that has held without a break for
 ``AZULSIM_WATCHDOG_S`` seconds the worker is stuck: the watchdog logs why, stops touching the
@@ -15,6 +14,11 @@ liveness file and exits the process with status 70 (its pool children are killed
 chunks come back by the visibility timeout or the reconciler). ``azulsim worker`` and
 ``celery -A workers.app worker`` both get it (`workers.app.WatchdogStep`); Kubernetes restarts
 the container (deploy/k8s: an exec probe on the liveness file's age, and the exit itself).
+
+Why no "is a pool process free?" condition: the stuck state tests/test_netns.py reproduces
+(three resets within three seconds) leaves a finished task counted as active for ever, so the
+worker looks busy. Instead the limit must exceed the hard time limit (`Settings` checks it): in
+that time every running chunk ends or is killed, so a healthy worker with work waiting receives.
 
 While Redis does not answer nothing is judged: a partition is not the worker's fault, and
 restarting workers during one only adds churn. The clock starts again when Redis answers.
@@ -54,24 +58,22 @@ class ConsumeClock:
         self.received_at = now
         self.since = None
 
-    def observe(self, now: float, redis_ok: bool, waiting: int, reserved: int,
-                concurrency: int) -> Verdict:  # fmt: skip
+    def observe(self, now: float, redis_ok: bool, waiting: int) -> Verdict:
         if not redis_ok:
             self.since = None
             return Verdict(False, "Redis does not answer: not judged")
-        if waiting <= 0 or reserved >= concurrency:
+        if waiting <= 0:
             self.since = None
-            why = "queue empty" if waiting <= 0 else "every pool process busy"
-            return Verdict(False, why)
+            return Verdict(False, "queue empty")
         if self.since is None:
             self.since = now
         idle = now - self.since
         if idle > self.limit_s:
             return Verdict(
                 True,
-                f"{waiting} chunk(s) waiting, {concurrency - reserved} pool process(es) free and "
-                f"Redis answering, yet no task received for {idle:.0f} s (limit {self.limit_s:g} "
-                "s): the consumer is stuck (celery#8030)",
+                f"{waiting} chunk(s) waiting and Redis answering, yet no task received for "
+                f"{idle:.0f} s (limit {self.limit_s:g} s, above the hard time limit): the "
+                "consumer is stuck (celery#8030)",
             )
         return Verdict(False, f"waiting for a task for {idle:.0f} s")
 
@@ -107,14 +109,10 @@ class Watchdog:
     def __init__(
         self,
         settings,
-        concurrency: int,
-        reserved: Callable[[], int],
         on_stuck: Callable[[], None] = _exit_stuck,
         interval: float | None = None,
     ):
         self.settings = settings
-        self.concurrency = concurrency
-        self.reserved = reserved
         self.on_stuck = on_stuck
         self.clock = ConsumeClock(settings.watchdog_s)
         self.interval = interval or max(0.5, min(5.0, settings.watchdog_s / 8))
@@ -145,9 +143,7 @@ class Watchdog:
 
     def check(self) -> Verdict:
         waiting = self._waiting()
-        verdict = self.clock.observe(
-            time.monotonic(), waiting is not None, waiting or 0, self.reserved(), self.concurrency
-        )
+        verdict = self.clock.observe(time.monotonic(), waiting is not None, waiting or 0)
         self.last = verdict
         if not verdict.stuck and self.liveness is not None:
             try:
