@@ -135,7 +135,9 @@ class Host:
     def popen(self, argv: Sequence[str], **kwargs) -> subprocess.Popen:
         return subprocess.Popen(self.argv(argv), **kwargs)
 
-    def run(self, argv: Sequence[str], timeout: float = 30, **kwargs) -> subprocess.CompletedProcess:
+    def run(
+        self, argv: Sequence[str], timeout: float = 30, **kwargs
+    ) -> subprocess.CompletedProcess:
         return subprocess.run(
             self.argv(argv), capture_output=True, text=True, timeout=timeout, **kwargs
         )
@@ -186,8 +188,20 @@ class Network:
         ns = f"{self.tag}-{name}"
         self._new_ns(ns)
         port_if, gw, addr = f"h{i}", f"192.0.2.{4 * i + 1}", f"192.0.2.{4 * i + 2}"
-        _ip("-n", self.router, "link", "add", port_if, "type", "veth", "peer", "name", "eth0",
-            "netns", ns)  # fmt: skip
+        _ip(
+            "-n",
+            self.router,
+            "link",
+            "add",
+            port_if,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "eth0",
+            "netns",
+            ns,
+        )
         _ip("-n", self.router, "addr", "add", f"{gw}/30", "dev", port_if)
         _ip("-n", ns, "addr", "add", f"{addr}/30", "dev", "eth0")
         _ip("-n", self.router, "link", "set", port_if, "up")
@@ -197,8 +211,19 @@ class Network:
         mac_r = _mac(self.router, port_if)
         mac_h = _mac(ns, "eth0")
         _ip("-n", ns, "neigh", "replace", gw, "lladdr", mac_r, "dev", "eth0", "nud", "permanent")
-        _ip("-n", self.router, "neigh", "replace", addr, "lladdr", mac_h, "dev", port_if,
-            "nud", "permanent")  # fmt: skip
+        _ip(
+            "-n",
+            self.router,
+            "neigh",
+            "replace",
+            addr,
+            "lladdr",
+            mac_h,
+            "dev",
+            port_if,
+            "nud",
+            "permanent",
+        )
         host = Host(name, ns, addr, gw, port_if)
         self.hosts[name] = host
         return host
@@ -216,8 +241,19 @@ class Network:
         _ip("-n", self.router, "link", "set", self.hosts[host].port_if, "up")
         # A link that comes back loses the router's routes and neighbours on it: restore them.
         h = self.hosts[host]
-        _ip("-n", self.router, "neigh", "replace", h.addr, "lladdr", _mac(h.ns, "eth0"),
-            "dev", h.port_if, "nud", "permanent")  # fmt: skip
+        _ip(
+            "-n",
+            self.router,
+            "neigh",
+            "replace",
+            h.addr,
+            "lladdr",
+            _mac(h.ns, "eth0"),
+            "dev",
+            h.port_if,
+            "nud",
+            "permanent",
+        )
 
     def flap(self, host: str, times: int, down_s: float, up_s: float) -> list[tuple[float, float]]:
         """`times` short cuts of `host`'s link; returns each cut's (down, up) monotonic times."""
@@ -237,8 +273,19 @@ class Network:
         for src, dst in ((a, b), (b, a)):
             if (src, dst) in self.rules:
                 continue
-            _ip("-n", self.router, "rule", "add", "from", self.hosts[src].addr, "to",
-                self.hosts[dst].addr, "blackhole", "priority", "100")  # fmt: skip
+            _ip(
+                "-n",
+                self.router,
+                "rule",
+                "add",
+                "from",
+                self.hosts[src].addr,
+                "to",
+                self.hosts[dst].addr,
+                "blackhole",
+                "priority",
+                "100",
+            )
             self.rules.add((src, dst))
         _flush_route_cache(self.router)
 
@@ -246,8 +293,19 @@ class Network:
         for src, dst in ((a, b), (b, a)):
             if (src, dst) not in self.rules:
                 continue
-            _ip("-n", self.router, "rule", "del", "from", self.hosts[src].addr, "to",
-                self.hosts[dst].addr, "blackhole", "priority", "100")  # fmt: skip
+            _ip(
+                "-n",
+                self.router,
+                "rule",
+                "del",
+                "from",
+                self.hosts[src].addr,
+                "to",
+                self.hosts[dst].addr,
+                "blackhole",
+                "priority",
+                "100",
+            )
             self.rules.discard((src, dst))
         _flush_route_cache(self.router)
 

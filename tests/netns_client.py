@@ -7,7 +7,8 @@ deadline; the reply says how it ended and how long it took:
 
 ``{"op": "submit", "spec": {...}, "request_id": "r1", "timeout": 10}``
     -> ``{"code": "OK", "elapsed": 0.01, "job_id": "...", "created": true}``
-``{"op": "get", "job_id": "...", "timeout": 5}`` -> ``{"code": "OK", "job": {state, games_done, ...}}``
+``{"op": "get", "job_id": "...", "timeout": 5}``
+    -> ``{"code": "OK", "job": {"state": ..., "games_done": ..., ...}}``
 ``{"op": "statistics", "job_id": "...", "timeout": 10}`` -> ``{"code": "OK", "document": {...}}``
 ``{"op": "health", "timeout": 5}`` -> ``{"code": "OK", "status": "SERVING"}``
 

@@ -142,11 +142,16 @@ def control_reply(routes: dict[str, Route], cmd: dict) -> dict:
         return {
             "ok": True,
             "routes": {
-                n: {"open": len(r.conns), "accepted": r.accepted, "resets": r.resets,
-                    "latency": r.latency, "stalled": not r.open.is_set()}
+                n: {
+                    "open": len(r.conns),
+                    "accepted": r.accepted,
+                    "resets": r.resets,
+                    "latency": r.latency,
+                    "stalled": not r.open.is_set(),
+                }
                 for n, r in routes.items()
             },
-        }  # fmt: skip
+        }
     name = cmd.get("route", "*")
     chosen = list(routes.values()) if name == "*" else [routes[name]]
     if op == "set":

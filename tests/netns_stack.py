@@ -54,7 +54,8 @@ _recv_path = _o.path.join(_o.environ["AZULSIM_FAULT_DIR"], "recv-" + _o.environ[
 def _on_recv(request=None, **_kw):
     args = list(getattr(request, "args", None) or [])
     with open(_recv_path, "a") as f:
-        f.write("%.3f %s %s\n" % (_t.time(), args[0] if args else "-", args[1] if len(args) > 1 else "-"))
+        job, chunk = (args + ["-", "-"])[:2]
+        f.write("%.3f %s %s\n" % (_t.time(), job, chunk))
 _s.task_received.connect(_on_recv, weak=False)
 """
 
@@ -205,9 +206,14 @@ class NetStack:
     def _spawn(self, host: str, argv: list[str], name: str, env: dict | None = None):
         log = open(self.workdir / f"{name}.log", "ab")  # noqa: SIM115
         proc = self.net[host].popen(
-            argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=_child_env(env or {}), start_new_session=True, cwd=REPO,
-        )  # fmt: skip
+            argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=_child_env(env or {}),
+            start_new_session=True,
+            cwd=REPO,
+        )
         self.procs.append(proc)
         return proc
 
@@ -216,25 +222,66 @@ class NetStack:
         if binary is None:
             raise RuntimeError("no redis-server binary")
         redis_addr = self.net["redis"].addr
-        self._spawn("redis", [
-            binary, "--port", str(REDIS_PORT), "--bind", "127.0.0.1", redis_addr,
-            "--protected-mode", "no", "--save", "", "--appendonly", "no",
-            "--dir", str(self.workdir), "--maxmemory-policy", "noeviction",
-            "--unixsocket", self.redis_sock, "--unixsocketperm", "700",
-        ], "redis")  # fmt: skip
+        self._spawn(
+            "redis",
+            [
+                binary,
+                "--port",
+                str(REDIS_PORT),
+                "--bind",
+                "127.0.0.1",
+                redis_addr,
+                "--protected-mode",
+                "no",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.workdir),
+                "--maxmemory-policy",
+                "noeviction",
+                "--unixsocket",
+                self.redis_sock,
+                "--unixsocketperm",
+                "700",
+            ],
+            "redis",
+        )
         client = redis.Redis(unix_socket_path=self.redis_sock, socket_timeout=10)
         wait_until(lambda: _ping(client), 30, "redis-server in the redis host")
         self.store = JobStore(client, self.settings)
         routes = [
             f"--route={h}={redis_addr}:{p}=127.0.0.1:{REDIS_PORT}" for h, p in PROXY_PORTS.items()
         ]
-        self._spawn("redis", [sys.executable, str(REPO / "tests" / "netns_proxy.py"),
-                              "--control", self.proxy_sock, *routes], "proxy")  # fmt: skip
+        self._spawn(
+            "redis",
+            [
+                sys.executable,
+                str(REPO / "tests" / "netns_proxy.py"),
+                "--control",
+                self.proxy_sock,
+                *routes,
+            ],
+            "proxy",
+        )
         wait_until(lambda: os.path.exists(self.proxy_sock), 30, "the fault proxy")
         port_file = self.workdir / "api.port"
-        self._spawn("api", [sys.executable, "-m", "service", "serve", "--listen",
-                            self.api_address, "--port-file", str(port_file)],
-                    "api", self.env_for("api"))  # fmt: skip
+        self._spawn(
+            "api",
+            [
+                sys.executable,
+                "-m",
+                "service",
+                "serve",
+                "--listen",
+                self.api_address,
+                "--port-file",
+                str(port_file),
+            ],
+            "api",
+            self.env_for("api"),
+        )
         wait_until(port_file.exists, 60, "the API server", details=lambda: self.tail("api"))
         self.client = ClientAgent(self.net["client"], self.api_address, self.workdir / "client.log")
         return self
@@ -255,12 +302,21 @@ class NetStack:
         )
         argv = [sys.executable, "-c", code]
         proc = self._spawn(host, argv, f"worker-{host}-stdio", env)
-        worker = NetWorker(self.net[host], proc, logfile, self.fault_dir / f"recv-{host}",
-                           respawn=lambda: self._spawn(host, argv, f"worker-{host}-stdio", env))  # fmt: skip
+        worker = NetWorker(
+            self.net[host],
+            proc,
+            logfile,
+            self.fault_dir / f"recv-{host}",
+            respawn=lambda: self._spawn(host, argv, f"worker-{host}-stdio", env),
+        )
         self.workers.append(worker)
         self._supervise()
-        wait_until(lambda: " ready." in worker.log() or proc.poll() is not None, 90,
-                   f"worker on {host}", details=worker.log)  # fmt: skip
+        wait_until(
+            lambda: " ready." in worker.log() or proc.poll() is not None,
+            90,
+            f"worker on {host}",
+            details=worker.log,
+        )
         if proc.poll() is not None:
             raise RuntimeError(f"worker on {host} exited {proc.returncode}:\n{worker.log()}")
         return worker
@@ -306,7 +362,7 @@ class NetStack:
 
     def heal_all(self) -> None:
         """Undo every fault: links up, partitions healed, proxy latency 0 and no stall."""
-        for name, host in self.net.hosts.items():
+        for name in self.net.hosts:
             self.net.link_up(name)
         for a, b in list(self.net.rules):
             self.net.heal(a, b)

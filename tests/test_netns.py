@@ -40,8 +40,11 @@ SPEC_DICT = {
     "games": 80,  # 4 chunks of 20 per configuration: 8 chunks
     "seed": 1616,
 }
-PROBE_DICT = {"configurations": [{"players": 2, "bots": ["random", "greedy"]}],
-              "games": 120, "seed": 77}  # fmt: skip  6 chunks
+PROBE_DICT = {
+    "configurations": [{"players": 2, "bots": ["random", "greedy"]}],
+    "games": 120,
+    "seed": 77,
+}  # 6 chunks
 CHUNK_DELAY = 1.5  # seconds added to every chunk, so that a fault lands mid-chunk
 
 ENV = {
@@ -92,8 +95,12 @@ def stack(netstack):
     """The module's stack with two fresh workers; every fault undone and the workers stopped
     afterwards, whatever the test did."""
     netstack.heal_all()
-    netstack.start_worker("w1", CHUNK_DELAY, {"AZULSIM_LIVENESS_FILE": str(netstack.workdir / "alive-w1")})
-    netstack.start_worker("w2", CHUNK_DELAY, {"AZULSIM_LIVENESS_FILE": str(netstack.workdir / "alive-w2")})
+    netstack.start_worker(
+        "w1", CHUNK_DELAY, {"AZULSIM_LIVENESS_FILE": str(netstack.workdir / "alive-w1")}
+    )
+    netstack.start_worker(
+        "w2", CHUNK_DELAY, {"AZULSIM_LIVENESS_FILE": str(netstack.workdir / "alive-w2")}
+    )
     try:
         yield netstack
     finally:
@@ -123,8 +130,13 @@ def submit(stack, spec_dict=SPEC_DICT) -> str:
 def wait_finished(stack, job_id: str, timeout: float) -> float:
     """Seconds until the job is SUCCEEDED/FAILED/CANCELLED (read through the management path)."""
     t0 = time.monotonic()
-    wait_until(lambda: stack.store.get_job(job_id).finished, timeout, f"job {job_id}",
-               interval=0.1, details=stack.logs)  # fmt: skip
+    wait_until(
+        lambda: stack.store.get_job(job_id).finished,
+        timeout,
+        f"job {job_id}",
+        interval=0.1,
+        details=stack.logs,
+    )
     return time.monotonic() - t0
 
 
@@ -142,8 +154,12 @@ def assert_exact(stack, job_id: str, counters: dict, document: dict) -> None:
 
 def wait_busy(stack, worker, timeout: float = 30.0) -> int:
     """The chunk `worker` is playing once it plays one."""
-    return wait_until(lambda: worker.busy_chunk(stack.fault_dir), timeout,
-                      f"{worker.host.name} to play a chunk", interval=0.02)  # fmt: skip
+    return wait_until(
+        lambda: worker.busy_chunk(stack.fault_dir),
+        timeout,
+        f"{worker.host.name} to play a chunk",
+        interval=0.02,
+    )
 
 
 def consumes_again(stack, workers, healed_at: float, expected) -> dict[str, float]:
@@ -158,9 +174,13 @@ def consumes_again(stack, workers, healed_at: float, expected) -> dict[str, floa
     if len(gaps()) < len(workers):
         probe = submit(stack, PROBE_DICT)
     left = HEAL_BOUND_S - (time.time() - healed_at)
-    wait_until(lambda: len(gaps()) == len(workers), max(left, 0.1),
-               "every reachable worker to consume again within 60 s of the heal",
-               interval=0.1, details=lambda: f"{gaps()}\n{stack.logs()}")  # fmt: skip
+    wait_until(
+        lambda: len(gaps()) == len(workers),
+        max(left, 0.1),
+        "every reachable worker to consume again within 60 s of the heal",
+        interval=0.1,
+        details=lambda: f"{gaps()}\n{stack.logs()}",
+    )
     out = gaps()
     if probe is not None:
         wait_finished(stack, probe, 60)
@@ -182,9 +202,16 @@ def test_harness_cuts_links_and_pairs_silently(netns_network):
 
     net = netns_network
     a, b, c = net.add_host("a"), net.add_host("b"), net.add_host("c")
-    echo = b.popen([sys.executable, "-c", (
-        "import socket\ns=socket.create_server(('0.0.0.0',7777))\n"
-        "while True:\n c,_=s.accept(); c.sendall(b'ok'); c.close()")])  # fmt: skip
+    echo = b.popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import socket\ns=socket.create_server(('0.0.0.0',7777))\n"
+                "while True:\n c,_=s.accept(); c.sendall(b'ok'); c.close()"
+            ),
+        ]
+    )
     probe = (
         "import socket,sys,time\nt=time.monotonic()\ntry:\n"
         f" s=socket.create_connection(('{b.addr}',7777),timeout=1.5); print(s.recv(2).decode())\n"
@@ -244,9 +271,15 @@ def test_worker_partitioned_mid_chunk_then_healed(stack, expected, down_s):
     gaps = consumes_again(stack, [w1, w2], healed, expected)
     early = [t for t, _ in w1.restarts if t < healed]
     assert not early, "the watchdog must not judge a worker cut off from Redis"
-    report(f"worker partitioned {down_s} s", chunk=chunk, job_done_after_fault_s=finished_after_fault,
-           consumed_again_after_heal_s=gaps,
-           watchdog_restarts_after_heal_s=[round(t - healed, 1) for w in (w1, w2) for t, _ in w.restarts])  # fmt: skip
+    report(
+        f"worker partitioned {down_s} s",
+        chunk=chunk,
+        job_done_after_fault_s=finished_after_fault,
+        consumed_again_after_heal_s=gaps,
+        watchdog_restarts_after_heal_s=[
+            round(t - healed, 1) for w in (w1, w2) for t, _ in w.restarts
+        ],
+    )
 
 
 def test_worker_partitioned_for_good(stack, expected):
@@ -268,8 +301,13 @@ def test_worker_partitioned_for_good(stack, expected):
     assert took < bound, f"job finished {took:.1f} s after the fault (bound {bound} s)"
     redone = [r for r in w2.received() if r[1] == job and r[2] == chunk]
     assert redone, f"w2 never received the lost chunk {chunk}: {w2.received()}"
-    report("worker partitioned for good", chunk=chunk, job_done_after_fault_s=round(took, 2),
-           lost_chunk_redelivered_after_s=round(redone[-1][0] - t_fault, 2), bound_s=bound)  # fmt: skip
+    report(
+        "worker partitioned for good",
+        chunk=chunk,
+        job_done_after_fault_s=round(took, 2),
+        lost_chunk_redelivered_after_s=round(redone[-1][0] - t_fault, 2),
+        bound_s=bound,
+    )
 
 
 def test_resets_three_times_in_three_seconds_on_both_workers(stack, expected):
@@ -280,7 +318,9 @@ def test_resets_three_times_in_three_seconds_on_both_workers(stack, expected):
     wait_busy(stack, w1)
     resets = []
     for k in range(3):
-        resets.append(stack.proxy("reset", route="w1")["reset"] + stack.proxy("reset", route="w2")["reset"])
+        resets.append(
+            stack.proxy("reset", route="w1")["reset"] + stack.proxy("reset", route="w2")["reset"]
+        )
         if k < 2:
             time.sleep(1.0)
     last = time.time()
@@ -289,10 +329,15 @@ def test_resets_three_times_in_three_seconds_on_both_workers(stack, expected):
     gaps = consumes_again(stack, [w1, w2], last, expected)
     assert all(n > 0 for n in resets), f"a reset found no connection to cut: {resets}"
     lost = [w for w in (w1, w2) if "Connection to broker lost" in w.log()]
-    report("resets 3x in 3 s", connections_reset=resets, consumed_again_after_last_s=gaps,
-           workers_logging_broker_lost=[w.host.name for w in lost],
-           watchdog_restarts_after_last_s={w.host.name: [round(t - last, 1) for t, _ in w.restarts]
-                                           for w in (w1, w2)})  # fmt: skip
+    report(
+        "resets 3x in 3 s",
+        connections_reset=resets,
+        consumed_again_after_last_s=gaps,
+        workers_logging_broker_lost=[w.host.name for w in lost],
+        watchdog_restarts_after_last_s={
+            w.host.name: [round(t - last, 1) for t, _ in w.restarts] for w in (w1, w2)
+        },
+    )
 
 
 def test_api_partitioned_from_redis(stack, expected):
@@ -316,18 +361,35 @@ def test_api_partitioned_from_redis(stack, expected):
     submit_reply = stack.client.call("submit", spec=SPEC_DICT, request_id="during", timeout=5)
     stack.net.heal("api", "redis")
     t_heal = time.monotonic()
-    first_ok = wait_until(lambda: stack.client.call("get", job_id=job, timeout=5)["code"] == "OK"
-                          and time.monotonic() - t_heal, 30, "GetJob to answer after the heal")  # fmt: skip
-    serving = wait_until(lambda: stack.client.call("health", timeout=5).get("status") == "SERVING"
-                         and time.monotonic() - t_heal, 30, "health SERVING after the heal")  # fmt: skip
+    first_ok = wait_until(
+        lambda: (
+            stack.client.call("get", job_id=job, timeout=5)["code"] == "OK"
+            and time.monotonic() - t_heal
+        ),
+        30,
+        "GetJob to answer after the heal",
+    )
+    serving = wait_until(
+        lambda: (
+            stack.client.call("health", timeout=5).get("status") == "SERVING"
+            and time.monotonic() - t_heal
+        ),
+        30,
+        "health SERVING after the heal",
+    )
     wait_finished(stack, job, 60)
     assert_exact(stack, job, expected["spec"], expected["document"])
     assert {c for c, _ in calls} == {"UNAVAILABLE"}, calls  # never DEADLINE_EXCEEDED
     assert all(e < 5.0 for c, e in calls if c == "UNAVAILABLE"), calls
     assert not_serving_at is not None and not_serving_at < 15, not_serving_at
     assert submit_reply["code"] == "UNAVAILABLE" and submit_reply["elapsed"] < 5, submit_reply
-    report("API partitioned from Redis", calls=calls, not_serving_after_s=round(not_serving_at, 2),
-           answers_after_heal_s=round(first_ok, 2), serving_after_heal_s=round(serving, 2))  # fmt: skip
+    report(
+        "API partitioned from Redis",
+        calls=calls,
+        not_serving_after_s=round(not_serving_at, 2),
+        answers_after_heal_s=round(first_ok, 2),
+        serving_after_heal_s=round(serving, 2),
+    )
 
 
 def test_latency_on_every_redis_connection(stack, expected):
@@ -344,9 +406,12 @@ def test_latency_on_every_redis_connection(stack, expected):
         assert all(per_worker.values()), f"a worker took no chunk under latency: {per_worker}"
     finally:
         stack.proxy("set", route="*", latency=0.0)
-    report("200 ms latency on every Redis connection", job_s=round(took, 2),
-           submitted_to_done_s=round(stack.store.get_job(job).finished_at - t0, 2),
-           chunks_per_worker=per_worker)  # fmt: skip
+    report(
+        "200 ms latency on every Redis connection",
+        job_s=round(took, 2),
+        submitted_to_done_s=round(stack.store.get_job(job).finished_at - t0, 2),
+        chunks_per_worker=per_worker,
+    )
 
 
 def test_link_flapping(stack, expected):

@@ -78,8 +78,9 @@ def test_stuck_consumer_exits_non_zero(env, celery_worker_process, tmp_path):
     wait_until(alive.exists, 20, "the liveness file")
     store, job = _submit(env)
     t0 = time.monotonic()
-    code = wait_until(lambda: worker.proc.poll(), 30, "the stuck worker to exit",
-                      details=worker.log)  # fmt: skip
+    code = wait_until(
+        lambda: worker.proc.poll(), 30, "the stuck worker to exit", details=worker.log
+    )
     took = time.monotonic() - t0
     assert code == EXIT_STUCK, worker.log()
     assert "the consumer is stuck" in worker.log()

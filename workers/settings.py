@@ -132,7 +132,8 @@ class Settings:
         for name in ("redis_timeout_s", "redis_connect_s", "redis_keepalive_s",
                      "redis_user_timeout_s", "broker_health_s", "api_redis_timeout_s"):  # fmt: skip
             if getattr(self, name) <= 0:
-                raise ValueError(f"AZULSIM_{name.upper()} must be positive; got {getattr(self, name)}")
+                value = getattr(self, name)
+                raise ValueError(f"AZULSIM_{name.upper()} must be positive; got {value}")
         if self.watchdog_s < 0:
             raise ValueError(f"AZULSIM_WATCHDOG_S must not be negative; got {self.watchdog_s}")
         if self.concurrency is not None and self.concurrency < 1:
