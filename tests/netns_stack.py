@@ -286,7 +286,11 @@ class NetStack:
         self.client = ClientAgent(self.net["client"], self.api_address, self.workdir / "client.log")
         return self
 
-    def start_worker(self, host: str, delay: float, extra: dict | None = None) -> NetWorker:
+    def start_worker(
+        self, host: str, delay: float, extra: dict | None = None, argv: tuple[str, ...] = ()
+    ) -> NetWorker:
+        """A worker on `host` (one pool process), each chunk slowed by `delay` s; `extra`: more
+        environment; `argv`: more ``celery worker`` options."""
         logfile = self.workdir / f"worker-{host}-{len(self.workers)}.log"
         env = {
             **self.env_for(host),
@@ -298,7 +302,7 @@ class NetStack:
         code = (
             FAULT_PREAMBLE + RECV_PREAMBLE + "\nimport workers.app as a; a.run_worker("
             f"concurrency=1, argv=['--loglevel=INFO', '--hostname={host}-{os.getpid()}@%h', "
-            f"'--logfile={logfile}', '--without-mingle', '--without-gossip'])"
+            f"'--logfile={logfile}', *{list(argv)!r}])"
         )
         argv = [sys.executable, "-c", code]
         proc = self._spawn(host, argv, f"worker-{host}-stdio", env)

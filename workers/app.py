@@ -77,6 +77,11 @@ def celery_config(settings: Settings) -> dict:
         "task_default_queue": settings.queue,  # chunks go to their own queue
         "task_routes": {TASK_NAME: {"queue": settings.queue}},
         "task_create_missing_queues": True,
+        # Celery's remote control (celery inspect/control, Flower's worker pages) keeps a pub/sub
+        # connection in every worker; after a reset, its blocking re-read is where the worker's
+        # event loop hung for good in tests/test_netns.py (celery#8030). AzulSim needs none of
+        # it (cancel is a state flag in Redis), so it is off unless AZULSIM_REMOTE_CONTROL=1.
+        "worker_enable_remote_control": settings.remote_control,
         "worker_send_task_events": False,  # a pub/sub message per event; Flower turns them on
         "worker_hijack_root_logger": False,  # keep the process's own logging set-up
         "worker_redirect_stdouts": False,  # numpy warnings stay on stderr, not in the task log

@@ -63,6 +63,11 @@ variable                          default         meaning
                                                   must exceed the hard limit; 0: off
 ``AZULSIM_LIVENESS_FILE``         (unset)         a file the watchdog touches while the worker is
                                                   alive (a Kubernetes exec probe checks its age)
+``AZULSIM_REMOTE_CONTROL``        0               1: Celery's remote control in the workers
+                                                  (``celery inspect``, Flower's worker pages and
+                                                  its switching events on); 0 spares each worker
+                                                  the pub/sub connection it needs, where a worker
+                                                  hung after resets (docs/reliability.md)
 ================================  ==============  ================================================
 """
 
@@ -101,6 +106,7 @@ class Settings:
     api_redis_timeout_s: float = 3.0
     watchdog_s: float = 420.0
     liveness_file: str = ""
+    remote_control: bool = False
 
     @property
     def broker_key_prefix(self) -> str:
@@ -180,6 +186,7 @@ _FIELDS = {
     "AZULSIM_API_REDIS_TIMEOUT_S": ("api_redis_timeout_s", float),
     "AZULSIM_WATCHDOG_S": ("watchdog_s", float),
     "AZULSIM_LIVENESS_FILE": ("liveness_file", str),
+    "AZULSIM_REMOTE_CONTROL": ("remote_control", bool),
 }
 _FLAGS = {"1": True, "true": True, "yes": True, "on": True,
           "0": False, "false": False, "no": False, "off": False}  # fmt: skip
