@@ -20,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,18 +63,21 @@ class RedisServer:
     """A private ``redis-server`` on 127.0.0.1: the one launcher (``azulsim up``/``demo``, the
     tests, the benchmarks).
 
-    Persistence is off and memory never evicted (DESIGN §5) unless ``aof=True``: then every write
-    is on disk before its reply (``--appendonly yes --appendfsync always``), and `start` after
-    `kill` replays it on the same port and directory. ``port=0`` takes a free port (retried if
-    another process binds it first); ``password`` sets ``requirepass``. Logs go to
-    ``workdir/redis.log``; the process runs in its own session.
+    Memory is never evicted (DESIGN §5) and there are no snapshots; persistence is off unless
+    ``aof=True``: an append-only file in `workdir`, by default with every write on disk before
+    its reply (``fsync="always"``), and `start` after `kill` replays it on the same port and
+    directory. ``port=0`` takes a free port (retried if another process binds it first);
+    ``password`` sets ``requirepass``. Logs go to `log_path` (default ``workdir/redis.log``); the
+    process runs in its own session.
     """
 
     workdir: Path
     port: int = 0
     aof: bool = False
+    fsync: str = "always"  # with aof: "everysec" for a local stack that only wants to keep data
     password: str = ""
     binary: str | None = None
+    log_path: Path | None = None  # default workdir/redis.log
     proc: subprocess.Popen | None = None
     starts: int = 0
 
@@ -84,10 +88,10 @@ class RedisServer:
 
     @property
     def logfile(self) -> Path:
-        return self.workdir / "redis.log"
+        return self.log_path or self.workdir / "redis.log"
 
     def argv(self) -> list[str]:
-        persistence = ["yes", "--appendfsync", "always"] if self.aof else ["no"]
+        persistence = ["yes", "--appendfsync", self.fsync] if self.aof else ["no"]
         auth = ["--requirepass", self.password] if self.password else []
         return [
             self.binary,
@@ -123,6 +127,7 @@ class RedisServer:
             if pick:
                 self.port = free_port()
             self.workdir.mkdir(parents=True, exist_ok=True)
+            self.logfile.parent.mkdir(parents=True, exist_ok=True)
             self.proc = subprocess.Popen(
                 self.argv(),
                 stdout=subprocess.DEVNULL,
@@ -193,18 +198,28 @@ class RedisServer:
 class Stack:
     """A local stack: a private Redis (unless ``AZULSIM_REDIS_URL`` is set), a worker and the API.
 
-    Each part is a child process with its own session; logs go to files in `workdir`.
+    Each part is a child process with its own session. Without `data_dir` everything lives in a
+    temporary folder that `cleanup` deletes: logs there, and a Redis without persistence. With
+    `data_dir` the stack keeps its data across restarts: the private Redis writes an append-only
+    file under ``data_dir/redis`` (jobs, results and queued chunks survive), logs go to
+    ``data_dir/logs``, and a lock file keeps a second stack off the same folder.
     """
 
     workers: int
     listen: str = "127.0.0.1:50051"
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     workdir: Path | None = None
+    data_dir: Path | None = None
     redis_url: str = ""
     port: int = 0
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     redis: RedisServer | None = None  # the private one, when the stack started it
     _own_workdir: bool = False
+    _lock: Any = None
+
+    @property
+    def logdir(self) -> Path:
+        return self.data_dir / "logs" if self.data_dir is not None else self.workdir
 
     @property
     def address(self) -> str:
@@ -213,7 +228,7 @@ class Stack:
         return f"{host}:{self.port}"
 
     def log(self, name: str) -> Path:
-        return self.workdir / f"{name}.log"
+        return self.logdir / f"{name}.log"
 
     def tail(self, name: str, lines: int = 20) -> str:
         path = self.log(name)
@@ -234,6 +249,8 @@ class Stack:
         return proc
 
     def start(self, timeout: float = 60.0) -> Stack:
+        if self.data_dir is not None:
+            self._take(self.data_dir)
         if self.workdir is None:
             self.workdir = Path(tempfile.mkdtemp(prefix="azulsim-"))
             self._own_workdir = True
@@ -267,9 +284,15 @@ class Stack:
         return self
 
     def _start_redis(self) -> None:
-        self.redis = RedisServer(self.workdir).start(timeout=10)
-        self.procs["redis"] = self.redis.proc
-        self.redis_url = self.redis.url
+        if self.data_dir is not None:  # keeps its data: an append-only file, fsync every second
+            server = RedisServer(
+                self.data_dir / "redis", aof=True, fsync="everysec", log_path=self.log("redis")
+            )
+        else:
+            server = RedisServer(self.workdir, log_path=self.log("redis"))
+        self.redis = server.start(timeout=10)
+        self.procs["redis"] = server.proc
+        self.redis_url = server.url
         self.env["AZULSIM_REDIS_URL"] = self.redis_url
 
     def check(self) -> None:
@@ -299,9 +322,33 @@ class Stack:
                 proc.wait(timeout=5)
         self.procs.clear()
 
+    def _take(self, data_dir: Path) -> None:
+        """Create `data_dir` and lock it for this stack (two Redis servers on one append-only
+        file would corrupt it)."""
+        import fcntl
+
+        try:
+            for sub in ("redis", "logs"):
+                (data_dir / sub).mkdir(parents=True, exist_ok=True)
+            lock = open(data_dir / "lock", "a+")  # noqa: SIM115 - held until cleanup
+        except OSError as exc:
+            raise StackError(f"cannot use the data directory {data_dir}: {exc}") from None
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            raise StackError(
+                f"another `azulsim up` is using the data directory {data_dir}; stop it first, "
+                "or give this one --data-dir DIR or --ephemeral"
+            ) from None
+        self._lock = lock
+
     def cleanup(self) -> None:
         if self._own_workdir and self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
     def __enter__(self) -> Stack:
         return self.start()

@@ -159,6 +159,18 @@ class Settings:
     max_tasks_per_child: int = setting("AZULSIM_MAX_TASKS_PER_CHILD", 200, INTEGER)
     concurrency: int | None = setting("AZULSIM_CONCURRENCY", None, INTEGER, doc_default="CPU count")
     prefix_broker_keys: bool = setting("AZULSIM_PREFIX_BROKER_KEYS", True, FLAG)
+    # Connections to Redis (`redis_client_options`, `workers.app.celery_config`): a command on a
+    # silently dead connection fails after `redis_timeout_s`, then is retried.
+    redis_timeout_s: float = setting("AZULSIM_REDIS_TIMEOUT_S", 15.0, NUMBER)
+    redis_connect_s: float = setting("AZULSIM_REDIS_CONNECT_S", 5.0, NUMBER)
+    redis_keepalive_s: int = setting("AZULSIM_REDIS_KEEPALIVE_S", 10, INTEGER)
+    redis_user_timeout_s: float = setting("AZULSIM_REDIS_USER_TIMEOUT_S", 20.0, NUMBER)
+    broker_health_s: int = setting("AZULSIM_BROKER_HEALTH_S", 10, INTEGER)
+    api_redis_timeout_s: float = setting("AZULSIM_API_REDIS_TIMEOUT_S", 3.0, NUMBER)
+    # The worker liveness watchdog (`workers.watchdog`); 0 turns it off.
+    watchdog_s: float = setting("AZULSIM_WATCHDOG_S", 420.0, NUMBER)
+    liveness_file: str = setting("AZULSIM_LIVENESS_FILE", "", doc_default="unset")
+    remote_control: bool = setting("AZULSIM_REMOTE_CONTROL", False, FLAG)
 
     @property
     def broker_key_prefix(self) -> str:
@@ -190,6 +202,13 @@ class Settings:
             raise ValueError(
                 "AZULSIM_RECONCILE_INTERVAL_S and AZULSIM_MAX_TASKS_PER_CHILD must not be negative"
             )
+        for name in ("redis_timeout_s", "redis_connect_s", "redis_keepalive_s",
+                     "redis_user_timeout_s", "broker_health_s", "api_redis_timeout_s"):  # fmt: skip
+            if getattr(self, name) <= 0:
+                value = getattr(self, name)
+                raise ValueError(f"AZULSIM_{name.upper()} must be positive; got {value}")
+        if self.watchdog_s < 0:
+            raise ValueError(f"AZULSIM_WATCHDOG_S must not be negative; got {self.watchdog_s}")
         if self.concurrency is not None and self.concurrency < 1:
             raise ValueError(f"AZULSIM_CONCURRENCY must be at least 1; got {self.concurrency}")
         order = [
@@ -204,6 +223,11 @@ class Settings:
         for (a, va), (b, vb) in zip(order, order[1:], strict=False):
             if not va < vb:
                 raise ValueError(f"{a} ({va}) must be less than {b} ({vb})")
+        if 0 < self.watchdog_s <= self.task_hard_limit_s:  # a busy worker receives nothing
+            raise ValueError(  # until its running chunks end: at most the hard limit
+                f"AZULSIM_WATCHDOG_S ({self.watchdog_s}) must be more than "
+                f"AZULSIM_TASK_HARD_LIMIT_S ({self.task_hard_limit_s}), or 0 (off)"
+            )
 
 
 @dataclass(frozen=True)
@@ -229,3 +253,64 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """`Settings` from environment variables (default `os.environ`); unset or empty variables take
     their defaults. Raises ValueError naming the variable on a bad value."""
     return from_env(Settings, env)
+
+
+def tcp_options(settings: Settings) -> dict[int, int]:
+    """``socket_keepalive_options`` for redis-py and kombu (set with ``IPPROTO_TCP``).
+
+    Why each: a partition drops packets silently, so without them a connection to Redis can hang
+    for the kernel's ~15 min of retransmissions (idle: for ever). Keepalives end an idle one
+    (the consumer's between BRPOPs; the job store's between chunks); TCP_USER_TIMEOUT ends one
+    with a request in flight, which keepalives never probe.
+    """
+    import socket
+
+    opts: dict[int, int] = {}
+    idle = int(settings.redis_keepalive_s)
+    for name, value in (
+        ("TCP_KEEPIDLE", idle),
+        ("TCP_KEEPINTVL", max(1, idle // 3)),
+        ("TCP_KEEPCNT", 3),
+        ("TCP_USER_TIMEOUT", int(settings.redis_user_timeout_s * 1000)),  # milliseconds
+    ):
+        if hasattr(socket, name):  # Linux has all four; others may lack some
+            opts[getattr(socket, name)] = value
+    return opts
+
+
+def redis_client_options(settings: Settings, api: bool = False) -> dict:
+    """Keyword arguments of ``redis.Redis`` for the job store of a worker, or (``api``) of the
+    API server. Reasons:
+
+    * ``socket_timeout``: a command on a dead connection fails instead of waiting for ever; the
+      API's is short (`api_redis_timeout_s`) so that a call answers UNAVAILABLE in its deadline;
+    * ``socket_connect_timeout``: a connect into a partition gives up quickly, then retries;
+    * keepalive and TCP_USER_TIMEOUT (`tcp_options`): see there;
+    * ``health_check_interval``: a connection idle that long is PINGed before use, so a stale
+      one is replaced before a script is sent on it;
+    * ``retry``: 3 retries with jittered back-off capped at 1 s ride over a reset or a short
+      flap (a repeated script is harmless: the done bit refuses a second merge, and an attempt
+      counted twice only brings the attempt cap nearer); the API retries once, to stay inside a
+      deadline. redis-py 8's default is 10 retries, each waiting out the socket timeout: a
+      command into a partition then blocks for minutes.
+    """
+    import socket
+
+    from redis.backoff import ExponentialWithJitterBackoff
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+    from redis.retry import Retry
+
+    timeout = settings.api_redis_timeout_s if api else settings.redis_timeout_s
+    return {
+        "socket_timeout": timeout,
+        "socket_connect_timeout": min(settings.redis_connect_s, timeout),
+        "socket_keepalive": True,
+        "socket_keepalive_options": tcp_options(settings),
+        "health_check_interval": settings.broker_health_s,
+        "retry": Retry(
+            ExponentialWithJitterBackoff(base=0.1, cap=1.0),
+            1 if api else 3,
+            supported_errors=(RedisConnectionError, RedisTimeoutError, socket.timeout),
+        ),
+    }
