@@ -32,7 +32,6 @@ from typing import Any, TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from . import convert
 from .api import SERVICE_NAME
@@ -40,6 +39,7 @@ from .api import azulsim_pb2 as pb
 from .api import azulsim_pb2_grpc as pb_grpc
 from .config import ServerConfig
 from .metrics import MetricsInterceptor, start_api_metrics
+from .reflection import enable_reflection
 
 log = logging.getLogger("azulsim.server")
 
@@ -538,13 +538,8 @@ async def start_server(
     pb_grpc.add_AzulSimServicer_to_server(AzulSimServicer(backend, pool, config), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (
-            SERVICE_NAME,
-            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-            reflection.SERVICE_NAME,
-        ),
-        server,
+    enable_reflection(
+        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server
     )
     address = listen or config.listen
     if config.tls_cert:

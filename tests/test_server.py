@@ -243,6 +243,45 @@ def test_health_and_reflection(client):
     assert files.file_descriptor_response.file_descriptor_proto
 
 
+def test_reflection_v1_lists_and_describes_services(client):
+    """grpcurl and the Java/Go clients ask for grpc.reflection.v1 first; the proto header promises
+    it. The request is written as raw protobuf bytes (field 7 `list_services`, field 4
+    `file_containing_symbol`), and the replies are read with the v1alpha classes: the two versions
+    share every field number, so this checks the v1 method by its wire format alone."""
+    from google.protobuf import descriptor_pb2
+    from grpc_reflection.v1alpha import reflection_pb2
+
+    call = client.channel.stream_stream(
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        request_serializer=lambda raw: raw,
+        response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+    )
+    symbol = b"grpc.reflection.v1.ServerReflection"
+    listed, described = call(
+        iter([b"\x3a\x00", b"\x22" + bytes([len(symbol)]) + symbol]), timeout=5
+    )
+    names = {s.name for s in listed.list_services_response.service}
+    assert {
+        "azulsim.v1.AzulSim",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
+    } <= names
+    files = [
+        descriptor_pb2.FileDescriptorProto.FromString(raw)
+        for raw in described.file_descriptor_response.file_descriptor_proto
+    ]
+    (v1,) = [f for f in files if f.name == "grpc/reflection/v1/reflection.proto"]
+    assert v1.package == "grpc.reflection.v1"
+    (method,) = v1.service[0].method
+    assert (method.name, method.input_type, method.output_type) == (
+        "ServerReflectionInfo",
+        ".grpc.reflection.v1.ServerReflectionRequest",
+        ".grpc.reflection.v1.ServerReflectionResponse",
+    )
+    assert method.client_streaming and method.server_streaming
+
+
 def test_bearer_token_auth(start):
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
