@@ -18,6 +18,10 @@ pool child inherits it. It is driven by environment variables of that worker:
 ``AZULSIM_FAULT_RACE``   ``1``: the task's own "is the job still running?" check before merging
                          always says yes, as if a cancel landed just after it; only the Lua
                          merge's atomic check is left to refuse
+``AZULSIM_FAULT_DELIVER_DELAY``  ``chunk:seconds`` items: the worker's main process waits that
+                         long between taking the chunk's message off the queue (BRPOP) and
+                         kombu's ``unacked`` bookkeeping. In that window the message is in
+                         neither, so "queue and unacked empty" does not mean "every message ran"
 
 Files written in the directory: ``busy-<pid>`` (the chunk a pool child is playing, while it plays),
 ``killed-<phase>-<chunk>`` (time of a self-kill), ``held-<chunk>``.
@@ -90,6 +94,23 @@ def _merge_chunk(self, job_id, chunk, *args, **kwargs):
             time.sleep(0.05)
     return out
 _fs.JobStore.merge_chunk = _merge_chunk
+
+_fdeliver = {}
+for _item in filter(None, (os.environ.get("AZULSIM_FAULT_DELIVER_DELAY") or "").split(",")):
+    _c, _, _s = _item.partition(":")
+    _fdeliver[int(_c)] = float(_s)
+if _fdeliver:
+    import json as _fjson
+    import kombu.transport.redis as _fkr
+    _fappend = _fkr.QoS.append
+    def _append(self, message, delivery_tag):
+        try:
+            _c = int(_fjson.loads(message.body)[0][1])
+        except Exception:
+            _c = -1
+        time.sleep(_fdeliver.get(_c, 0.0))
+        return _fappend(self, message, delivery_tag)
+    _fkr.QoS.append = _append
 
 if os.environ.get("AZULSIM_FAULT_RACE") == "1":
     _fs.JobStore.job_state = lambda self, job_id: "RUNNING"

@@ -160,11 +160,29 @@ def requeued_or_restarted(store: JobStore, job_id: str) -> set[int]:
 
 
 def broker_idle(store: JobStore) -> bool:
-    """No chunk message waiting and none delivered but unacked (kombu's ``unacked`` hash)."""
+    """No chunk message waiting and none delivered but unacked (kombu's ``unacked`` hash).
+
+    Not enough to say every message has run: a worker takes a message off the queue (BRPOP) and
+    only then records it in ``unacked`` (kombu ``QoS.append``), and in between it is in neither.
+    Tests that read outcomes from the log wait for them with `wait_outcomes` first."""
     return (
         queue_length(store, store.settings.queue) == 0
         and store.redis.hlen(store.settings.broker_key_prefix + "unacked") == 0
     )
+
+
+def wait_outcomes(workers, job_id: str, messages: int, timeout: float = 60.0) -> dict:
+    """Wait until `messages` chunk messages of the job have each logged their outcome (every task
+    that ends without being killed logs one), then until the broker is idle; the outcomes."""
+    found = wait_until(
+        lambda: (seen := outcomes(logs_of(workers), job_id))
+        and sum(map(len, seen.values())) >= messages
+        and seen,
+        timeout,
+        f"{messages} chunk outcomes of {job_id} in the log",
+        details=lambda: logs_of(workers)[-6000:],
+    )
+    return found
 
 
 def report(fault: str, **figures) -> None:
@@ -252,7 +270,9 @@ def test_pool_child_sigkills_itself_at_each_phase(
     assert_exact(store, job.job_id, expected, [worker])
     assert len(list(fault_dir.glob("killed-*"))) == 6
     assert worker.log().count("WorkerLostError") >= 6
-    # Every redelivered message has run (acked) before we read the log.
+    # Every message ends with one logged outcome, the redelivered ones included (the killed
+    # attempts log none): 12. Then nothing is left in the broker.
+    wait_outcomes([worker], job.job_id, CHUNKS)
     wait_until(lambda: broker_idle(store), 30, "the broker to drain", details=worker.log)
     seen = outcomes(worker.log(), job.job_id)
     for c in (1, 7, 3, 9):  # died before merging: the second attempt merged
@@ -390,7 +410,9 @@ def test_duplicate_broker_messages_count_once(
     by_chunk = {chunk_of(m): m for m in raw}
     for c in (0, 6):  # adjacent copies: both delivered together to the two children
         assert store.redis.linsert(queue, "BEFORE", by_chunk[c], by_chunk[c]) > 0
-    (worker,) = start_workers(celery_worker_process, env, concurrency=2, delay=0.3)
+    (worker,) = start_workers(
+        celery_worker_process, env, concurrency=2, delay=0.3, AZULSIM_FAULT_DELIVER_DELAY="3:0.5"
+    )
     wait_until(
         lambda: store.redis.getbit(store.job_keys(job.job_id)["done"], 1),
         60,
@@ -401,9 +423,14 @@ def test_duplicate_broker_messages_count_once(
     store.redis.rpush(queue, by_chunk[1])  # next to be consumed: a late copy of a merged chunk
     wait_job(store, job.job_id, [worker])
     store.redis.rpush(queue, by_chunk[3])  # a copy after the job finished
+    # 12 messages, 2 twins, the late copy and the copy after the end: 16 outcomes. Waiting for
+    # the broker to look idle instead missed the last copy while it was between the queue and
+    # kombu's unacked hash (the worker's 0.5 s delay on chunk 3's deliveries widens that window).
+    wait_outcomes([worker], job.job_id, CHUNKS + 4)
     wait_until(lambda: broker_idle(store), 30, "the broker to drain", details=worker.log)
     assert_exact(store, job.job_id, expected, [worker])
     seen = outcomes(worker.log(), job.job_id)
+    assert sum(map(len, seen.values())) == CHUNKS + 4, seen
     for c in range(CHUNKS):
         assert seen[c].count("merged") + seen[c].count("finished") == 1, (c, seen[c])
     for c in (0, 6):  # the twin was skipped at start or refused by the merge's done bit
@@ -714,7 +741,9 @@ def _cancel_mid_chunks(store, cancel, celery_worker_process, env, fault_dir, **e
     cancelled = cancel(job.job_id)
     snapshot = (store.counters(job.job_id), store.get_job(job.job_id))
     assert cancelled.state in ("CANCELLED", 5)  # the store's JobInfo or the API's enum
-    # Drain: the chunks in play end, every message left runs (and is skipped), all acked.
+    # Drain: the chunks in play end, every message left runs (and is skipped), all acked. Each
+    # of the 12 messages logs one outcome (merged, refused, or skipped before or after play).
+    wait_outcomes(workers, job.job_id, CHUNKS)
     wait_until(
         lambda: not busy_children(fault_dir) and broker_idle(store),
         60,

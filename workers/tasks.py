@@ -91,6 +91,7 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
         job = store.get_job(job_id)
         games, counters, timings = play_chunk(job.spec, job.chunk_games, chunk)
         if store.job_state(job_id) not in ("QUEUED", "RUNNING"):  # cancelled while playing
+            log.info("chunk %s/%d skipped: state (ended while it played)", job_id, chunk)
             return {"status": "skipped", "reason": "state"}
         t0 = time.perf_counter()
         code, state = store.merge_chunk(job_id, chunk, games, counters, job.request_id)
