@@ -194,6 +194,32 @@ def test_limits(start):
     assert "the replay of game 0 (" in details and "message limit of 4,096" in details
 
 
+def test_queued_limit_holds_for_submits_with_request_ids(start):
+    """Issue 10 item 1: with AZULSIM_MAX_QUEUED_JOBS=3 and no workers, five submits each with a
+    new request id: three accepted, the fourth and fifth RESOURCE_EXHAUSTED (a missing request
+    key read back as the string "None" made every request id look known). A known one is still
+    answered from its job at the limit, and a refused one left nothing behind."""
+    # 100,000 games a chunk: 20 messages per job, not 40,000 (no worker plays them here).
+    client = start(env_extra={"AZULSIM_CHUNK_GAMES": "100000"}, max_queued_jobs=3)
+    accepted = [
+        client.submit(_spec(games=2_000_000, bots=("greedy", "greedy"), seed=100 + i),
+                      request_id=f"limit-{i}")
+        for i in range(3)
+    ]
+    assert all(created for _, created in accepted)
+    for i in (3, 4):
+        code, details = _code(
+            client.submit, _spec(games=2_000_000, bots=("greedy", "greedy"), seed=100 + i),
+            request_id=f"limit-{i}",
+        )
+        assert code == C.RESOURCE_EXHAUSTED and "3 jobs are already queued" in details, details
+    again, created = client.submit(
+        _spec(games=2_000_000, bots=("greedy", "greedy"), seed=101), request_id="limit-1"
+    )
+    assert again.job_id == accepted[1][0].job_id and not created
+    assert len(client.list()[0]) == 3
+
+
 def test_deadline_is_honoured(client):
     job, _ = client.submit(_spec())  # no worker: it stays QUEUED
     began = time.monotonic()

@@ -96,6 +96,9 @@ def test_create_get_and_idempotency(store):
     assert store.count_queued(at_least=5) == 2  # far below: SCARD alone
     assert store.count_queued(at_least=2) == 1
     assert store.count_queued() == 1
+    # An unknown request id is unknown (it read back as the string "None": issue 10 item 1).
+    assert store.job_for_request("never-sent") is None
+    assert store.job_for_request("req-1") == job.job_id
 
 
 def test_list_jobs_newest_first_with_stable_pages(store):

@@ -122,6 +122,8 @@ def _unavailable(method):
 
 
 def _text(value: Any) -> str:
+    if value is None:  # a missing key or field: never the string "None" (issue 10 item 1)
+        raise TypeError("_text(None): the caller must handle a missing value")
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
@@ -269,13 +271,15 @@ class JobStore:
 
     @_unavailable
     def is_published(self, job_id: str) -> bool:
-        return _text(self.redis.hget(self.meta_key(job_id), "published")) != "0"
+        raw = self.redis.hget(self.meta_key(job_id), "published")
+        return raw is None or _text(raw) != "0"  # no field: a job from before the mark
 
     @_unavailable
     def job_for_request(self, request_id: str | None) -> str | None:
         """The id of the live job created for `request_id`, if any (idempotent resubmits)."""
         key = self.request_key(request_id)
-        return _text(self.redis.get(key)) if key else None
+        raw = self.redis.get(key) if key else None
+        return _text(raw) if raw is not None else None
 
     @_unavailable
     def get_job(self, job_id: str) -> JobInfo:
