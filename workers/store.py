@@ -187,6 +187,9 @@ class JobStore:
                 "fail_chunk",
                 "cancel_job",
                 "republish",
+                "lease_chunk",
+                "take_over",
+                "mark_missing",
             )
         }
 
@@ -217,6 +220,11 @@ class JobStore:
     @property
     def active_key(self) -> str:
         return f"{self.prefix}:active"
+
+    @property
+    def republished_key(self) -> str:
+        """Chunks the reconciler published again, service-wide (a counter; never expires)."""
+        return f"{self.prefix}:republished"
 
     def _script_keys(self, job_id: str, request_id: str | None) -> list[str]:
         k = self.job_keys(job_id)
@@ -503,7 +511,19 @@ class JobStore:
         """Start an attempt at a chunk: ``('run', attempt)`` to play it, ``('done', state)`` if
         merged already, ``('state', state)`` if the job is not QUEUED/RUNNING (``''``: gone), or
         ``('failed', error)`` if this attempt is past the cap (the job is now FAILED)."""
-        return self._chunk_script("begin_chunk", job_id, chunk)
+        return self._chunk_script("begin_chunk", job_id, chunk, self.settings.lease_s)
+
+    @_unavailable
+    def renew_lease(self, job_id: str, chunk: int) -> bool:
+        """Push the chunk's lease to now + ``lease_s`` (its attempt still plays); False when the
+        job ended or the chunk is merged (nothing written)."""
+        keys = self.job_keys(job_id)
+        deadline = repr(time.time() + self.settings.lease_s)
+        return bool(
+            self._scripts["lease_chunk"](
+                keys=[keys["meta"], keys["done"], keys["chunks"]], args=[chunk, deadline]
+            )
+        )
 
     @_unavailable
     def fail_chunk(self, job_id: str, chunk: int, error: str) -> tuple[str, str]:
@@ -568,13 +588,64 @@ class JobStore:
         }
 
     @_unavailable
-    def mark_republished(self, job_id: str, chunk_ids: list[int]) -> list[int]:
-        """Count a republish of each chunk still wanted; returns those to publish."""
-        if not chunk_ids:
+    def mark_republished(
+        self, job_id: str, seen: dict[int, int], now: float | None = None
+    ) -> list[int]:
+        """Count a republish of each chunk still wanted; returns those to publish.
+
+        `seen` maps each chunk to the start count the reconciler's decision saw: a chunk that
+        started since, holds a live lease (at `now`, default the clock) or merged is dropped
+        (republish.lua)."""
+        if not seen:
             return []
         keys = self.job_keys(job_id)
+        args: list[Any] = [repr(time.time() if now is None else now), self.settings.job_ttl_s]
+        for chunk, starts in seen.items():
+            args += [chunk, starts]
         got = self._scripts["republish"](
-            keys=[keys["meta"], keys["done"], keys["chunks"]],
-            args=[repr(time.time()), self.settings.job_ttl_s, *chunk_ids],
+            keys=[keys["meta"], keys["done"], keys["chunks"], self.republished_key], args=args
         )
         return [int(_text(c)) for c in got]
+
+    @_unavailable
+    def take_over(
+        self, job_id: str, chunk: int, unacked: str, tags: list[str], now: float | None = None
+    ) -> bool:
+        """Remove the chunk's entries (`tags`) from kombu's unacked hash `unacked` (and its index)
+        if no live lease (at `now`) holds the chunk; True: publish it again (take_over.lua)."""
+        keys = self.job_keys(job_id)
+        return bool(
+            self._scripts["take_over"](
+                keys=[
+                    keys["meta"],
+                    keys["done"],
+                    keys["chunks"],
+                    unacked,
+                    unacked + "_index",
+                    self.republished_key,
+                ],
+                args=[repr(time.time() if now is None else now), self.settings.job_ttl_s, chunk,
+                      *tags],
+            )
+        )
+
+    @_unavailable
+    def mark_missing(self, job_id: str, marks: dict[int, str]) -> int:
+        """Write the reconciler's "missing" marks (``m:<chunk>``) of chunks not merged."""
+        if not marks:
+            return 0
+        keys = self.job_keys(job_id)
+        args: list[Any] = [self.settings.job_ttl_s]
+        for chunk, mark in marks.items():
+            args += [chunk, mark]
+        return int(
+            self._scripts["mark_missing"](
+                keys=[keys["meta"], keys["done"], keys["chunks"]], args=args
+            )
+        )
+
+    @_unavailable
+    def republished_total(self) -> int:
+        """Chunks the reconciler has published again so far, service-wide."""
+        raw = self.redis.get(self.republished_key)
+        return int(raw) if raw is not None else 0

@@ -27,6 +27,7 @@ from typing import Any
 import redis
 from celery.exceptions import Reject
 
+from .leases import keep_lease
 from .settings import Settings
 from .store import JobStore, StoreUnavailable, chunk_games_range
 
@@ -80,22 +81,23 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
         status, detail = store.begin_chunk(job_id, chunk)
     except StoreUnavailable as exc:
         # The attempt may have been counted with its reply lost: requeue the message rather than
-        # let it be acked as a failure, which would leave the chunk to the reconciler's stall
-        # rule (AZULSIM_STALL_S, 15 min by default). tests/test_faults.py::test_lost_script_reply
+        # let it be acked as a failure, which would leave the chunk to the reconciler (a lapsed
+        # lease, message nowhere). tests/test_faults.py::test_lost_script_reply
         raise Reject(exc, requeue=True) from exc
     if status != "run":
         log.info("chunk %s/%d skipped: %s %s", job_id, chunk, status, detail)
         return {"status": "skipped", "reason": status, "detail": detail}
     attempt = int(detail)
     try:
-        job = store.get_job(job_id)
-        games, counters, timings = play_chunk(job.spec, job.chunk_games, chunk)
-        if store.job_state(job_id) not in ("QUEUED", "RUNNING"):  # cancelled while playing
-            log.info("chunk %s/%d skipped: state (ended while it played)", job_id, chunk)
-            return {"status": "skipped", "reason": "state"}
-        t0 = time.perf_counter()
-        code, state = store.merge_chunk(job_id, chunk, games, counters, job.request_id)
-        timings["merge"] = time.perf_counter() - t0
+        with keep_lease(store, job_id, chunk):  # the reconciler leaves a leased chunk alone
+            job = store.get_job(job_id)
+            games, counters, timings = play_chunk(job.spec, job.chunk_games, chunk)
+            if store.job_state(job_id) not in ("QUEUED", "RUNNING"):  # cancelled while playing
+                log.info("chunk %s/%d skipped: state (ended while it played)", job_id, chunk)
+                return {"status": "skipped", "reason": "state"}
+            t0 = time.perf_counter()
+            code, state = store.merge_chunk(job_id, chunk, games, counters, job.request_id)
+            timings["merge"] = time.perf_counter() - t0
     except Exception as exc:  # SoftTimeLimitExceeded included: a failed attempt
         error = f"{type(exc).__name__}: {exc}"
         log.error(
