@@ -119,6 +119,28 @@ def test_list_jobs_newest_first_with_stable_pages(store):
         store.list_jobs(5, "garbage")
 
 
+@pytest.mark.parametrize(
+    "token",
+    # The plain integers the token used to be, and what int() took besides (issue 10 item 3);
+    # base64 of other payloads, non-canonical encodings, and long values.
+    ["3", "+3", " 3", "3_0", "\u0663", "-1", "99999999999999999999999", "0", "", "djEuMw==",
+     "dj" "EuMw=", "djEuMw\n", " djEuMw", "djEuMx", "djEuMD", "djEuLTE", "djIuMw",
+     "djEuMDE", "djEuOTk5OTk5OTk5OTk5OTk5OTk5OTk", "x" * 10_000, "djEuMw" * 2_000],
+)
+def test_page_tokens_are_opaque_and_strict(store, token):
+    from workers.store.paging import decode_page_token, encode_page_token
+
+    assert encode_page_token(3) == "djEuMw"  # base64url("v1.3"), no padding
+    assert decode_page_token(encode_page_token(2**63 - 1)) == 2**63 - 1
+    if not token:
+        return
+    with pytest.raises(ValueError) as err:
+        store.list_jobs(5, token)
+    message = str(err.value)
+    assert message.startswith("page_token is not a next_page_token from ListJobs: ")
+    assert len(message) <= 120 and f"({len(token)} characters)" in message, message
+
+
 def test_cancel_semantics(store, chunk_counters):
     parts, _ = chunk_counters
     job, _ = store.create_job(SPEC, "r")

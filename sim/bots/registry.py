@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from ..quote import shown  # messages quote a short prefix of a value (a 10 KB spec: one line)
+
 ENTRY_POINT_GROUP = "azulsim.bots"
 BUILTIN_MODULE = "sim.bots.builtin"
 
@@ -60,14 +62,6 @@ PARAM_TYPES = ("float", "int", "bool", "choice")
 _DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?\Z")
 _INTEGER = re.compile(r"-?[0-9]+\Z")
 _MAX_INT_DIGITS = 30  # far above any bound; keeps int() off Python's 4,300-digit limit
-# Messages quote at most this much of a value a user sent (a 10 KB spec gives a short error).
-_SHOWN = 40
-
-
-def shown(value: Any) -> str:
-    """`value` quoted for an error message: its repr, cut to a short prefix when long."""
-    text = repr(value)
-    return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}... ({len(str(value))} characters)"
 
 
 @dataclass(frozen=True)
@@ -115,7 +109,7 @@ class Param:
 
         Raises ValueError naming the bot, the parameter and the reason.
         """
-        where = f"bot {shown(bot)[1:-1]!r}: parameter {self.name!r}"
+        where = f"bot {bot!r}: parameter {self.name!r}"  # a registered name: short
         if self.type == "bool":
             if isinstance(value, bool):
                 return value
