@@ -220,6 +220,36 @@ def test_queued_limit_holds_for_submits_with_request_ids(start):
     assert len(client.list()[0]) == 3
 
 
+def test_a_second_server_on_the_same_port_fails_at_start(azulsim_env, tmp_path):
+    """Issue 10 item 6: gRPC sets SO_REUSEPORT by default, so a second `serve`/`up` bound the
+    same address beside the first and calls alternated between the two. Now the second fails at
+    start, naming the address: in process, as `azulsim serve`, and as `azulsim up` (Stack)."""
+    from service.stack import Stack, StackError
+
+    settings = load_settings(azulsim_env)
+    config = ServerConfig()
+    with ServerThread(make_backend(config, settings), config) as first:
+        address = first.address
+        with pytest.raises(OSError) as err:
+            ServerThread(make_backend(config, settings), config, listen=address).start()
+        assert f"cannot listen on {address}" in str(err.value)
+        assert "in use" in str(err.value)
+        env = {**os.environ, **azulsim_env, "PYTHONPATH": str(REPO)}
+        serve = subprocess.run(
+            [sys.executable, "-m", "service", "serve", "--listen", address],
+            env=env, capture_output=True, text=True, timeout=60,
+        )
+        assert serve.returncode != 0
+        assert f"cannot listen on {address}" in serve.stderr, serve.stderr
+        stack = Stack(workers=1, listen=address, env=env, workdir=tmp_path)
+        with pytest.raises(StackError) as err:
+            stack.start(timeout=60)
+        assert f"cannot listen on {address}" in str(err.value), str(err.value)
+        # The first server still answers: nothing took its calls.
+        with Client(address, token="", timeout=10) as client:
+            assert client.bots()
+
+
 def test_deadline_is_honoured(client):
     job, _ = client.submit(_spec())  # no worker: it stays QUEUED
     began = time.monotonic()
