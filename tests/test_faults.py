@@ -29,6 +29,7 @@ from sim.local import run_local
 from sim.spec import JobSpec
 from tests.faults_util import (
     FAULT_PREAMBLE,
+    ApiProcess,
     RedisProcess,
     busy_children,
     wait_until,
@@ -558,52 +559,6 @@ def test_redis_dies_between_merge_and_ack(
 
 
 # --- 5. the gRPC server restarted while jobs run ------------------------------------------------
-
-
-class ApiProcess:
-    """``azulsim serve`` (``python -m service serve``) as a child process on a fixed port."""
-
-    def __init__(self, env: dict[str, str], port: int, workdir: Path):
-        self.env = {**os.environ, **env, "PYTHONPATH": str(REPO)}
-        self.port, self.workdir = port, workdir
-        self.proc: subprocess.Popen | None = None
-        self.starts = 0
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self) -> ApiProcess:
-        port_file = self.workdir / "api.port"
-        port_file.unlink(missing_ok=True)
-        log = open(self.workdir / f"api-{self.starts}.log", "wb")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service", "serve", "--listen", self.address,
-             "--port-file", str(port_file)],
-            env=self.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
-        self.starts += 1
-        wait_until(
-            lambda: port_file.exists() or self.proc.poll() is not None,
-            60,
-            "the API server to listen",
-            details=self.log,
-        )
-        assert self.proc.poll() is None, self.log()
-        return self
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def log(self) -> str:
-        return "\n".join(p.read_text(errors="replace") for p in sorted(self.workdir.glob("api-*")))
 
 
 @pytest.fixture
