@@ -121,7 +121,9 @@ class Chaos:
         return self.start_worker(self.env, concurrency=2, preamble=FAULT_PREAMBLE)
 
     def logs(self) -> str:
-        return "\n".join(w.log()[-3000:] for w in self.start_worker.started) + self.api.log()[-2000:]
+        return (
+            "\n".join(w.log()[-3000:] for w in self.start_worker.started) + self.api.log()[-2000:]
+        )
 
     def fire(self, kind: str) -> str:
         """Fire one fault; returns what was hit."""
@@ -177,13 +179,19 @@ def run_chaos(tmp_path, azulsim_env, celery_worker_process, seed: int, faults: i
                     break
                 hit = chaos.fire(kind)
                 fired.append(
-                    {"fault": kind, "hit": hit, "at_s": round(time.monotonic() - began, 1),
-                     "chunks_done": state.chunks_done}
+                    {
+                        "fault": kind,
+                        "hit": hit,
+                        "at_s": round(time.monotonic() - began, 1),
+                        "chunks_done": state.chunks_done,
+                    }
                 )
             done = wait_until(
-                lambda: (j := _answer(lambda: client.get(job.job_id, timeout=2)))
-                and j.state not in (pb.QUEUED, pb.RUNNING)
-                and j,
+                lambda: (
+                    (j := _answer(lambda: client.get(job.job_id, timeout=2)))
+                    and j.state not in (pb.QUEUED, pb.RUNNING)
+                    and j
+                ),
                 180,
                 f"chaos job {job.job_id} to end",
                 interval=0.2,

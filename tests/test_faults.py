@@ -16,8 +16,6 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -177,9 +175,11 @@ def wait_outcomes(workers, job_id: str, messages: int, timeout: float = 60.0) ->
     """Wait until `messages` chunk messages of the job have each logged their outcome (every task
     that ends without being killed logs one), then until the broker is idle; the outcomes."""
     found = wait_until(
-        lambda: (seen := outcomes(logs_of(workers), job_id))
-        and sum(map(len, seen.values())) >= messages
-        and seen,
+        lambda: (
+            (seen := outcomes(logs_of(workers), job_id))
+            and sum(map(len, seen.values())) >= messages
+            and seen
+        ),
         timeout,
         f"{messages} chunk outcomes of {job_id} in the log",
         details=lambda: logs_of(workers)[-6000:],

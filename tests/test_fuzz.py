@@ -205,8 +205,15 @@ odd_text = st.one_of(
 
 GOOD_BOTS = st.one_of(
     st.sampled_from(
-        ["greedy", "random", "heuristic", "heuristic:floor=2.50", "heuristic:floor=-0",
-         "rollout:width=2", "rollout:width=03"]
+        [
+            "greedy",
+            "random",
+            "heuristic",
+            "heuristic:floor=2.50",
+            "heuristic:floor=-0",
+            "rollout:width=2",
+            "rollout:width=03",
+        ]
     ),
     st.builds(  # plain decimals only (no exponent): positional, up to 20 decimals
         lambda k, v, d: f"heuristic:{k}={v:.{d}f}",
@@ -505,8 +512,17 @@ def _b64(raw: bytes) -> str:
         st.integers(-(10**30), 10**30).map(str),  # the old plain-integer tokens
         st.sampled_from(["+3", " 3", "3_0", "\u0663", "-1", "99999999999999999999999", "0"]),
         st.builds(_b64, st.binary(max_size=40)),  # well-formed base64 of anything
-        st.sampled_from([_b64(b"v1.0"), _b64(b"v1.-1"), _b64(b"v1.01"), _b64(b"v2.3"),
-                         _b64(b"v1." + b"9" * 30), _b64(b"v1.3 "), _b64("v1.\u0663".encode())]),
+        st.sampled_from(
+            [
+                _b64(b"v1.0"),
+                _b64(b"v1.-1"),
+                _b64(b"v1.01"),
+                _b64(b"v2.3"),
+                _b64(b"v1." + b"9" * 30),
+                _b64(b"v1.3 "),
+                _b64("v1.\u0663".encode()),
+            ]
+        ),
         odd_text,
         st.sampled_from(["9" * 4300, "9" * 5000, *LONG]),
     ),
@@ -622,17 +638,32 @@ def test_oversize_requests(server, method, size):
 def test_long_values_are_never_echoed_in_full(server, value):
     """Every string field of every request, set to a long value: whatever the status, the
     message stays short (`_seen` checks MAX_DETAILS)."""
-    spec = pb.JobSpec(configurations=[pb.Configuration(players=2, bots=["greedy", "random"])],
-                      games=1, seed=1)
-    many = pb.JobSpec(games=1, seed=1, configurations=[
-        pb.Configuration(players=2, bots=[value[:200]] * 40)])  # 40 bots of 200: a bad count
+    spec = pb.JobSpec(
+        configurations=[pb.Configuration(players=2, bots=["greedy", "random"])], games=1, seed=1
+    )
+    many = pb.JobSpec(
+        games=1, seed=1, configurations=[pb.Configuration(players=2, bots=[value[:200]] * 40)]
+    )  # 40 bots of 200: a bad count
     requests = [
         ("SubmitJob", pb.SubmitJobRequest(spec=spec, request_id=value)),
         ("SubmitJob", pb.SubmitJobRequest(spec=many)),
-        ("SubmitJob", pb.SubmitJobRequest(spec=pb.JobSpec(
-            configurations=[pb.Configuration(players=2, bots=[value, "random"])], games=1))),
-        ("SubmitJob", pb.SubmitJobRequest(spec=pb.JobSpec(
-            configurations=[pb.Configuration(players=2, bots=[value[:200], "random"])], games=1))),
+        (
+            "SubmitJob",
+            pb.SubmitJobRequest(
+                spec=pb.JobSpec(
+                    configurations=[pb.Configuration(players=2, bots=[value, "random"])], games=1
+                )
+            ),
+        ),
+        (
+            "SubmitJob",
+            pb.SubmitJobRequest(
+                spec=pb.JobSpec(
+                    configurations=[pb.Configuration(players=2, bots=[value[:200], "random"])],
+                    games=1,
+                )
+            ),
+        ),
         ("ListJobs", pb.ListJobsRequest(page_token=value)),
         ("GetJob", pb.GetJobRequest(job_id=value)),
         ("GetJob", pb.GetJobRequest(job_id=value[:64])),

@@ -161,8 +161,9 @@ def test_a_dead_nodes_message_is_taken_over_once(stack):
 
 
 @pytest.mark.slow
-def test_a_burst_with_workers_is_never_published_again(stack, azulsim_env, celery_worker_process,
-                                                       tmp_path):
+def test_a_burst_with_workers_is_never_published_again(
+    stack, azulsim_env, celery_worker_process, tmp_path
+):
     """150 one-chunk jobs at once on one worker (2 children, each chunk slowed to 0.2 s), so the
     last ones wait about 20 s, well past a stall time of 12 s, with the worker's sweeps every
     second: no chunk is published again (before leases, each job still queued after the stall
@@ -177,8 +178,9 @@ def test_a_burst_with_workers_is_never_published_again(stack, azulsim_env, celer
         "AZULSIM_LEASE_S": "3",
         "AZULSIM_RECONCILE_INTERVAL_S": "1",
     }
-    small = JobSpec.from_dict({**SPEC.to_dict(), "configurations": SPEC.to_dict()[
-        "configurations"][:1], "games": 20})
+    small = JobSpec.from_dict(
+        {**SPEC.to_dict(), "configurations": SPEC.to_dict()["configurations"][:1], "games": 20}
+    )
     jobs = [submit(store, app, small, None)[0] for _ in range(150)]
     fault_dir = tmp_path / "faults"
     fault_dir.mkdir()
@@ -190,8 +192,9 @@ def test_a_burst_with_workers_is_never_published_again(stack, azulsim_env, celer
     )
     began = time.monotonic()
     for job in jobs:
-        wait_until(lambda j=job: store.get_job(j.job_id).finished, 120, "the burst",
-                   details=worker.log)
+        wait_until(
+            lambda j=job: store.get_job(j.job_id).finished, 120, "the burst", details=worker.log
+        )
     assert time.monotonic() - began > 12  # the last jobs waited past the stall time
     assert all(store.get_job(j.job_id).state == "SUCCEEDED" for j in jobs)
     assert "again" not in worker.log()

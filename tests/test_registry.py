@@ -262,8 +262,12 @@ def test_canonical_numbers_are_positional_and_shortest(bots):
 
 
 def test_error_messages_show_only_a_short_prefix_of_a_long_value(bots):
-    for text in ("t_heur:floor=" + "1" * 10_000, "t_heur:order=" + "x" * 10_000,
-                 "t_" + "x" * 10_000, "t_heur:" + "k" * 10_000 + "=1"):
+    for text in (
+        "t_heur:floor=" + "1" * 10_000,
+        "t_heur:order=" + "x" * 10_000,
+        "t_" + "x" * 10_000,
+        "t_heur:" + "k" * 10_000 + "=1",
+    ):
         with pytest.raises(ValueError) as err:
             parse_bot_spec(text)
         assert len(str(err.value)) <= 300, str(err.value)[:400]

@@ -202,14 +202,16 @@ def test_queued_limit_holds_for_submits_with_request_ids(start):
     # 100,000 games a chunk: 20 messages per job, not 40,000 (no worker plays them here).
     client = start(env_extra={"AZULSIM_CHUNK_GAMES": "100000"}, max_queued_jobs=3)
     accepted = [
-        client.submit(_spec(games=2_000_000, bots=("greedy", "greedy"), seed=100 + i),
-                      request_id=f"limit-{i}")
+        client.submit(
+            _spec(games=2_000_000, bots=("greedy", "greedy"), seed=100 + i), request_id=f"limit-{i}"
+        )
         for i in range(3)
     ]
     assert all(created for _, created in accepted)
     for i in (3, 4):
         code, details = _code(
-            client.submit, _spec(games=2_000_000, bots=("greedy", "greedy"), seed=100 + i),
+            client.submit,
+            _spec(games=2_000_000, bots=("greedy", "greedy"), seed=100 + i),
             request_id=f"limit-{i}",
         )
         assert code == C.RESOURCE_EXHAUSTED and "3 jobs are already queued" in details, details
@@ -237,7 +239,10 @@ def test_a_second_server_on_the_same_port_fails_at_start(azulsim_env, tmp_path):
         env = {**os.environ, **azulsim_env, "PYTHONPATH": str(REPO)}
         serve = subprocess.run(
             [sys.executable, "-m", "service", "serve", "--listen", address],
-            env=env, capture_output=True, text=True, timeout=60,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert serve.returncode != 0
         assert f"cannot listen on {address}" in serve.stderr, serve.stderr

@@ -123,9 +123,29 @@ def test_list_jobs_newest_first_with_stable_pages(store):
     "token",
     # The plain integers the token used to be, and what int() took besides (issue 10 item 3);
     # base64 of other payloads, non-canonical encodings, and long values.
-    ["3", "+3", " 3", "3_0", "\u0663", "-1", "99999999999999999999999", "0", "", "djEuMw==",
-     "dj" "EuMw=", "djEuMw\n", " djEuMw", "djEuMx", "djEuMD", "djEuLTE", "djIuMw",
-     "djEuMDE", "djEuOTk5OTk5OTk5OTk5OTk5OTk5OTk", "x" * 10_000, "djEuMw" * 2_000],
+    [
+        "3",
+        "+3",
+        " 3",
+        "3_0",
+        "\u0663",
+        "-1",
+        "99999999999999999999999",
+        "0",
+        "",
+        "djEuMw==",
+        "djEuMw=",
+        "djEuMw\n",
+        " djEuMw",
+        "djEuMx",
+        "djEuMD",
+        "djEuLTE",
+        "djIuMw",
+        "djEuMDE",
+        "djEuOTk5OTk5OTk5OTk5OTk5OTk5OTk",
+        "x" * 10_000,
+        "djEuMw" * 2_000,
+    ],
 )
 def test_page_tokens_are_opaque_and_strict(store, token):
     from workers.store.paging import decode_page_token, encode_page_token

@@ -15,8 +15,8 @@ from sim.local import run_local
 from sim.spec import JobSpec
 from sim.stats import derive
 from workers.app import celery_config, make_app
-from workers.dispatch import publish_chunks, submit
 from workers.broker import chunk_of_raw
+from workers.dispatch import publish_chunks, submit
 from workers.reconciler import queue_length, reconcile_once
 from workers.settings import load_settings
 from workers.store import JobStore

@@ -190,8 +190,7 @@ def reconcile_once(
             publish_chunks(app, job_id, wanted)
             out[job_id] = sorted(wanted)
             log.warning(
-                "reconciler: job %s: published %d chunk(s) again: %s (%d taken from a gone "
-                "worker)",
+                "reconciler: job %s: published %d chunk(s) again: %s (%d taken from a gone worker)",
                 job_id,
                 len(wanted),
                 sorted(wanted)[:20],

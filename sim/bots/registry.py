@@ -152,7 +152,8 @@ class Param:
         text = value if isinstance(value, str) else None
         if text is None or not _INTEGER.match(text):
             raise ValueError(
-                f"{where} must be an integer; got {shown(value)} (a plain decimal integer such as 3)"
+                f"{where} must be an integer; got {shown(value)} "
+                "(a plain decimal integer such as 3)"
             )
         if len(text.lstrip("-")) > _MAX_INT_DIGITS:
             raise ValueError(f"{where}: integer too long; got {shown(value)}")

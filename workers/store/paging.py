@@ -17,7 +17,6 @@ from .base import StoreBase
 from .errors import unavailable
 from .records import JobInfo, job_info, text
 
-
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9_-]{1,32}\Z")  # 32 chars: 24 bytes, room for any seq
 _PAYLOAD = re.compile(rb"v1\.([1-9][0-9]{0,18})\Z")
 _SHOWN = 16  # characters of a bad token quoted in the error
