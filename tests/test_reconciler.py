@@ -199,3 +199,34 @@ def test_a_burst_with_workers_is_never_published_again(
     assert all(store.get_job(j.job_id).state == "SUCCEEDED" for j in jobs)
     assert "again" not in worker.log()
     assert store.republished_total() == 0
+
+
+def test_the_lease_is_renewed_while_the_chunk_plays_and_never_outlives_its_job(azulsim_env):
+    """`keep_lease` pushes the deadline on every third of the lease; once the chunk merged (or
+    the job ended) a renewal writes nothing, so no chunks hash comes back without its TTL."""
+    from workers.leases import keep_lease
+
+    settings = load_settings({**azulsim_env, "AZULSIM_LEASE_S": "0.3"})
+    store = JobStore(redis.Redis.from_url(settings.redis_url), settings)
+    spec = JobSpec.from_dict({**SPEC.to_dict(), "games": 50})  # 2 chunks: one per configuration
+    job, _ = store.create_job(spec, None)
+    assert store.begin_chunk(job.job_id, 0)[0] == "run"
+
+    def lease():
+        return float(store.chunk_state(job.job_id)["chunks"]["l:0"])
+
+    first = lease()
+    with keep_lease(store, job.job_id, 0):
+        wait_until(lambda: lease() > first + 0.2, 10, "two renewals")
+    stopped = lease()
+    time.sleep(0.5)
+    assert lease() == stopped  # no renewal after the block
+    counters = run_local(spec, workers=1).counters  # any counters do: only the key set matters
+    assert store.merge_chunk(job.job_id, 0, 50, {k: 0 for k in counters})[0] == 1
+    assert "l:0" not in store.chunk_state(job.job_id)["chunks"]  # cleared by the merge
+    assert store.renew_lease(job.job_id, 0) is False
+    assert store.begin_chunk(job.job_id, 1)[0] == "run"
+    store.cancel_job(job.job_id)  # the chunks hash is deleted with the cancel
+    assert store.renew_lease(job.job_id, 1) is False
+    assert not store.redis.exists(store.job_keys(job.job_id)["chunks"])
+    store.redis.close()

@@ -5,8 +5,9 @@ A chunk task has two JSON arguments, ``(job_id, chunk)``. Its steps:
 1. ``begin_chunk.lua``: skip if the job is not QUEUED/RUNNING (cancelled, failed, gone) or the
    chunk is merged already; otherwise count the attempt (a job whose chunk is past
    ``max_attempts`` attempts becomes FAILED here, which also ends a redelivery loop of a chunk
-   that kills its process) and move the job to RUNNING;
-2. load the spec (parsed once per process), then play and count the chunk's games with
+   that kills its process), give the attempt a lease on the chunk and move the job to RUNNING;
+2. while a thread renews the lease (`workers.leases`: the reconciler leaves a leased chunk
+   alone), load the spec (parsed once per process), then play and count the chunk's games with
    `sim.chunk.play_chunk` (the function `sim.local` uses too);
 3. check the job is still running, then merge with ``merge_chunk.lua`` (which checks again,
    atomically, and test-and-sets the chunk's done bit, so a duplicate never counts twice).
