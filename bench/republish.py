@@ -126,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backlog-s", type=float, default=30.0, help="seconds the backlog waits")
     p.add_argument("--workers", type=int, default=2, help="worker pool processes (default 2)")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds to wait per phase")
+    p.add_argument(
+        "--phases", default="burst,backlog", help="which phases, in order (default both)"
+    )
+    p.add_argument("--keep", action="store_true", help="keep the work directory (worker log)")
     p.add_argument("--out", default=str(ROOT / "bench" / "results" / "republish.json"))
     args = p.parse_args(argv)
 
@@ -156,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             ServerThread(make_backend(config, settings), config) as server,
             Client(server.address, token="", timeout=30) as client,
         ):
-            for phase in ("burst", "backlog"):
+            for phase in args.phases.split(","):
                 before = store.republished_total()
                 logged_before = workers.republished_in_log()
                 t0 = time.monotonic()
@@ -184,7 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         rproc.terminate()
         rproc.wait(10)
-        shutil.rmtree(workdir, ignore_errors=True)
+        if args.keep:
+            print(f"work directory kept: {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
     result.update(
         settings={
             "jobs": args.jobs,
