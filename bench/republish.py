@@ -207,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     ok = all(
-        result[p]["republished"] == 0 and result[p]["unfinished"] == 0 for p in ("burst", "backlog")
+        result[p]["republished"] == 0 and result[p]["unfinished"] == 0
+        for p in args.phases.split(",")
     )
     print(f"{'OK' if ok else 'FAILED'}: wrote {out}")
     return 0 if ok else 1
