@@ -362,9 +362,11 @@ def test_worker_node_killed_replaced_at_once_reconciler(
     recover = merged_times(store, job.job_id, in_flight, killed_at, timeout=60)
     wait_job(store, job.job_id, celery_worker_process)
     assert_exact(store, job.job_id, expected, celery_worker_process)
+    # Taken over (had kombu restored them first, take_over.lua would have found no entry and
+    # published nothing), and published once each. Their merge comes later than the take-over:
+    # a republished message joins the back of the queue.
     assert f"({len(in_flight)} taken from a gone worker)" in node_b.log(), node_b.log()
     assert store.republished_total() == len(in_flight)
-    assert max(recover.values()) < store.settings.visibility_timeout_s, recover
     seen = wait_outcomes(celery_worker_process, job.job_id, CHUNKS)  # A's and B's logs
     assert all(seen[c].count("merged") + seen[c].count("finished") == 1 for c in in_flight), seen
     report(

@@ -141,23 +141,31 @@ def test_a_dead_nodes_message_is_taken_over_once(stack):
     """Chunk 5 was delivered to a node that died while playing it: its message sits in kombu's
     unacked hash, which only a consuming worker's visibility-timeout sweep would restore. While
     its lease holds, nothing happens; after the lease and the grace, the reconciler removes the
-    unacked entry and publishes the chunk once; kombu has nothing left to restore."""
+    unacked entry and publishes the chunk once; kombu has nothing left to restore. Chunk 4 was
+    delivered too but never started: its consumer may be alive and busy (a sweep on its event
+    loop), so it is left to the visibility timeout."""
     store, app = stack
     job, _ = submit(store, app, SPEC, None)
-    (raw,) = [m for m in _queued(store) if chunk_of_raw(m) == (job.job_id, 5)]
+    by_chunk = {chunk_of_raw(m): m for m in _queued(store)}
     now = time.time()
-    _deliver_to_dead_node(store, raw, "tag-5", now)
+    _deliver_to_dead_node(store, by_chunk[(job.job_id, 5)], "tag-5", now)
+    _deliver_to_dead_node(store, by_chunk[(job.job_id, 4)], "tag-4", now)
     assert store.begin_chunk(job.job_id, 5)[0] == "run"
-    assert set(read_unacked(store).entries) == {(job.job_id, 5)}
-    assert reconcile_once(store, app, now=now + 20, grace_s=10) == {}  # leased
+    assert set(read_unacked(store).entries) == {(job.job_id, 5), (job.job_id, 4)}
+    assert reconcile_once(store, app, now=now + 20, grace_s=10) == {}  # leased; 4 delivered
     lease = store.settings.lease_s
     assert reconcile_once(store, app, now=now + lease + 5, grace_s=10) == {}  # grace
     assert reconcile_once(store, app, now=now + lease + 11, grace_s=10) == {job.job_id: [5]}
+    assert set(read_unacked(store).entries) == {(job.job_id, 4)}
+    vt = store.settings.visibility_timeout_s
+    assert reconcile_once(store, app, now=now + vt + 5, grace_s=10) == {}
+    assert reconcile_once(store, app, now=now + vt + 11, grace_s=10) == {job.job_id: [4]}
     assert read_unacked(store).entries == {}
     assert store.redis.zcard(store.settings.broker_key_prefix + "unacked_index") == 0
-    assert reconcile_once(store, app, now=now + lease + 60, grace_s=10, scan=True) == {}
-    assert [chunk_of_raw(m) for m in _queued(store)].count((job.job_id, 5)) == 1
-    assert store.republished_total() == 1
+    assert reconcile_once(store, app, now=now + vt + 60, grace_s=10, scan=True) == {}
+    queued = [chunk_of_raw(m) for m in _queued(store)]
+    assert queued.count((job.job_id, 5)) == queued.count((job.job_id, 4)) == 1
+    assert store.republished_total() == 2
 
 
 @pytest.mark.slow

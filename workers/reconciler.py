@@ -11,9 +11,12 @@ that no copy of it is waiting or playing:
 * a started attempt holds a **lease** (`workers.leases`: ``l:<chunk>``, renewed by its worker
   every ``lease_s / 3``); a leased chunk is playing, whatever its age;
 * a chunk with an entry in kombu's ``unacked`` hash was taken by a consumer (`workers.broker`);
-  it is left alone, unless that entry is older than ``lease_s + grace_s`` with no live lease: no
-  live process took it up, its node is gone. The entry is then removed (atomically, so kombu's
-  restore cannot bring a second copy back) and the chunk published once (**take-over**);
+  it is left alone, unless an attempt started after that delivery and its lease lapsed, with the
+  delivery older than ``lease_s + grace_s``: the process playing it is gone. (A delivery that
+  never started may sit with a live but busy consumer: the worker's event loop delivers nothing
+  while a sweep runs on it. It is taken over only past ``visibility_timeout_s + grace_s``, when
+  kombu would restore it too.) The entry is then removed (atomically, so kombu's restore cannot
+  bring a second copy back) and the chunk published once (**take-over**);
 * otherwise the chunk's message should be in the queue. If the queue is empty, or a scan of it
   (one LRANGE, at most once per ``stall_s`` service-wide) does not find it, the chunk is
   **marked** missing; a sweep at least ``grace_s`` later publishes it if it is still neither
@@ -24,8 +27,10 @@ A chunk published or started less than ``grace_s`` ago is not looked at. ``grace
 sweep intervals. Recovery bounds (defaults: lease 60 s, sweeps every 30 s, grace 60 s, scan every
 900 s), from the moment the message is lost or its node dies:
 
-* node killed with the chunk in play or delivered: at the first sweep after the lease lapsed and
-  the delivery is ``lease_s + grace_s`` old: ``lease_s + grace_s + interval`` (150 s);
+* node killed with the chunk in play: at the first sweep after the lease lapsed and the delivery
+  is ``lease_s + grace_s`` old: ``lease_s + grace_s + interval`` (150 s); with the chunk
+  delivered but not started: ``visibility_timeout_s + grace_s + interval`` (690 s; kombu's
+  restore at a consuming worker's sweep may come first);
 * message lost, queue empty: marked at the first sweep ``grace_s`` after its last publish or
   start, published ``grace_s`` later: ``lease_s + 2 grace_s + 2 interval`` at most (4 min);
 * message lost while a backlog waits: marked at the next queue scan, published ``grace_s``
@@ -89,6 +94,7 @@ def decide(
     state: dict,
     now: float,
     lease_s: float,
+    visibility_s: float,
     grace_s: float,
     unacked: Unacked,
     queue_empty: bool,
@@ -109,7 +115,14 @@ def decide(
             continue  # leased: an attempt plays it
         entries = unacked.of(job_id, chunk)
         if entries:
-            if all(now - delivered > lease_s + grace_s for _, delivered in entries):
+            started = float(info.get(f"t:{chunk}", 0.0))
+            if all(
+                # started after the delivery (clocks of two hosts: 2 s of slack), lease lapsed
+                (started >= delivered - 2.0 and now - delivered > lease_s + grace_s)
+                # never started: a slow consumer is not a dead one; kombu's own bound
+                or now - delivered > visibility_s + grace_s
+                for _, delivered in entries
+            ):
                 out.take_over[chunk] = [tag for tag, _ in entries]
             continue  # taken by a consumer, about to start (or just taken over)
         starts, published = int(info.get(f"s:{chunk}", 0)), int(info.get(f"p:{chunk}", 0))
@@ -159,19 +172,17 @@ def reconcile_once(
     now = time.time() if now is None else now
     if grace_s is None:
         grace_s = 2 * settings.reconcile_interval_s or DEFAULT_GRACE_S
-    states = {}
-    for job_id in store.active_jobs():
-        state = store.chunk_state(job_id)
-        if state["state"] is None:  # expired: drop it from the active set
-            store.redis.srem(store.active_key, job_id)
-            continue
-        states[job_id] = state
+    states = store.chunk_states(store.active_jobs())
+    gone = [job_id for job_id, state in states.items() if state["state"] is None]
+    if gone:  # expired: drop them from the active set
+        store.redis.srem(store.active_key, *gone)
+    states = {job_id: state for job_id, state in states.items() if state["state"] is not None}
     if not states:
         return {}
     # Queue first, then unacked: a message moves from the one to the other, never back unseen.
     queue_empty = queue_length(store, settings.queue) == 0
     unacked = read_unacked(store)
-    args = (now, settings.lease_s, grace_s, unacked, queue_empty)
+    args = (now, settings.lease_s, settings.visibility_timeout_s, grace_s, unacked, queue_empty)
     decisions = {job: decide(job, st, *args, None) for job, st in states.items()}
     unknown = [job for job, d in decisions.items() if d.unknown]
     if unknown and scan is not False and (scan or _scan_due(store)):

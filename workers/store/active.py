@@ -40,20 +40,31 @@ class ActiveJobs(StoreBase):
     @unavailable
     def chunk_state(self, job_id: str) -> dict[str, Any]:
         """What the reconciler needs: meta fields, the done bitmap and the in-flight bookkeeping."""
-        keys = self.job_keys(job_id)
+        return self.chunk_states([job_id])[job_id]
+
+    @unavailable
+    def chunk_states(self, job_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """`chunk_state` of many jobs in one round trip: the reconciler sweeps on a worker's event
+        loop, which delivers no message while it runs."""
         pipe = self.redis.pipeline(transaction=False)
-        pipe.hmget(keys["meta"], "state", "chunks_total", "published_at", "updated_at")
-        pipe.get(keys["done"])
-        pipe.hgetall(keys["chunks"])
-        (state, total, published, updated), done, chunks = pipe.execute()
-        return {
-            "state": text(state) if state else None,
-            "chunks_total": int(total) if total else 0,
-            "published_at": float_or_none(published) or 0.0,
-            "updated_at": float_or_none(updated) or 0.0,
-            "done": bytes(done or b""),
-            "chunks": {text(k): text(v) for k, v in chunks.items()},
-        }
+        for job_id in job_ids:
+            keys = self.job_keys(job_id)
+            pipe.hmget(keys["meta"], "state", "chunks_total", "published_at", "updated_at")
+            pipe.get(keys["done"])
+            pipe.hgetall(keys["chunks"])
+        replies = pipe.execute()
+        out = {}
+        for i, job_id in enumerate(job_ids):
+            (state, total, published, updated), done, chunks = replies[3 * i : 3 * i + 3]
+            out[job_id] = {
+                "state": text(state) if state else None,
+                "chunks_total": int(total) if total else 0,
+                "published_at": float_or_none(published) or 0.0,
+                "updated_at": float_or_none(updated) or 0.0,
+                "done": bytes(done or b""),
+                "chunks": {text(k): text(v) for k, v in chunks.items()},
+            }
+        return out
 
     @unavailable
     def mark_republished(
