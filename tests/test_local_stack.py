@@ -135,7 +135,46 @@ def test_a_queued_job_says_what_is_ahead_of_it_every_2_s(tmp_path):
         assert last.startswith(f"job {small} SUCCEEDED: 100,000/100,000 games"), "".join(
             x for _, x in lines
         )
-        assert any("games/s" in ln and "ETA" in ln for _, ln in lines if ln.startswith("running"))
+        running = [ln for _, ln in lines if ln.startswith("running")]
+        assert running[0].startswith("running: ")  # said as soon as it starts
+        assert any(
+            re.match(r"running: [\d,]+/100,000 games  [\d,]+ games/s  ETA \d", ln) for ln in running
+        )
         up.stop()
     finally:
         up.kill()
+
+
+def test_a_job_stopped_half_way_finishes_after_a_restart(tmp_path):
+    """Its remaining chunks wait in the kept Redis; the result equals an in-process run."""
+    data = tmp_path / "azulsim-data"
+    up = Up("--data-dir", str(data), AZULSIM_CHUNK_GAMES="2000")
+    try:
+        job_id = up.cli(
+            "submit", "--bots", "greedy,random", "--games", "20000", "--seed", "5"
+        ).stdout.strip()
+        deadline = time.monotonic() + 60
+        while True:  # stop once some but not all chunks are counted
+            job = json.loads(up.cli("jobs", "--json").stdout)["jobs"][0]
+            if job["games_done"] > 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        up.stop()
+    finally:
+        up.kill()
+    assert 0 < job["games_done"] < 20000, job
+
+    up = Up("--data-dir", str(data), AZULSIM_CHUNK_GAMES="2000")
+    try:
+        assert up.cli("watch", job_id, timeout=180).returncode == 0
+        doc = json.loads(up.cli("stats", job_id, "--json").stdout)
+        up.stop()
+    finally:
+        up.kill()
+    local = json.loads(
+        azulsim(
+            "simulate", "--bots", "greedy,random", "--games", "20000", "--seed", "5", "--json"
+        ).stdout
+    )
+    local.pop("timing")
+    assert doc == local
