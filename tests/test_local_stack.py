@@ -68,7 +68,7 @@ def test_jobs_and_statistics_survive_a_restart(tmp_path):
         assert re.search(rf"data +{re.escape(str(data))}/ +\(Redis append-only file", up.banner)
         # a second stack on the same data directory is refused, with the reason
         second = azulsim("up", "--data-dir", str(data), "--listen", "127.0.0.1:0", check=False)
-        assert second.returncode == 1 and "another `azulsim up` is using" in second.stderr
+        assert second.returncode == 1 and "another `azulsim up`" in second.stderr
         job = up.cli("submit", "--bots", "greedy,random", "--games", "300", "--seed", "9")
         job_id = job.stdout.strip()
         assert up.cli("watch", job_id).returncode == 0
@@ -178,3 +178,24 @@ def test_a_job_stopped_half_way_finishes_after_a_restart(tmp_path):
     )
     local.pop("timing")
     assert doc == local
+
+
+def test_a_redis_left_running_keeps_a_second_stack_off_its_data(tmp_path):
+    """`up` killed outright leaves its children; their Redis still holds the data directory, so
+    a new `up` refuses it instead of starting a second Redis on the same append-only file."""
+    data = tmp_path / "azulsim-data"
+    up = Up("--data-dir", str(data))
+    try:
+        up.proc.kill()
+        up.proc.wait()
+        again = azulsim("up", "--data-dir", str(data), "--listen", "127.0.0.1:0", check=False)
+        assert again.returncode == 1
+        assert "or a redis-server it left running" in again.stderr
+    finally:
+        up.kill()  # the orphans too
+    psutil.wait_procs(up.children, timeout=10)
+    up = Up("--data-dir", str(data))  # with them gone the directory is free again
+    try:
+        up.stop()
+    finally:
+        up.kill()
