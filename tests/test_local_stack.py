@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from service.stack import free_port
 from tests.cli_util import AZULSIM, azulsim, user_env
@@ -145,6 +146,7 @@ def test_a_queued_job_says_what_is_ahead_of_it_every_2_s(tmp_path):
         up.kill()
 
 
+@pytest.mark.slow  # about 25 s; `make test-all`
 def test_a_job_stopped_half_way_finishes_after_a_restart(tmp_path):
     """Its remaining chunks wait in the kept Redis; the result equals an in-process run."""
     data = tmp_path / "azulsim-data"
