@@ -78,6 +78,7 @@ class RedisServer:
     password: str = ""
     binary: str | None = None
     log_path: Path | None = None  # default workdir/redis.log
+    pass_fds: tuple[int, ...] = ()  # file descriptors it inherits (a lock it must hold too)
     proc: subprocess.Popen | None = None
     starts: int = 0
 
@@ -134,6 +135,7 @@ class RedisServer:
                 stderr=subprocess.DEVNULL,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                pass_fds=self.pass_fds,
             )
             self.starts += 1
             deadline = time.monotonic() + timeout
@@ -235,7 +237,9 @@ class Stack:
         text = path.read_text(errors="replace") if path.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
 
-    def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen:
+    def _spawn(
+        self, name: str, argv: list[str], pass_fds: tuple[int, ...] = ()
+    ) -> subprocess.Popen:
         with open(self.log(name), "ab") as out:
             proc = subprocess.Popen(
                 argv,
@@ -244,6 +248,7 @@ class Stack:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                pass_fds=pass_fds,
             )
         self.procs[name] = proc
         return proc
@@ -285,8 +290,14 @@ class Stack:
 
     def _start_redis(self) -> None:
         if self.data_dir is not None:  # keeps its data: an append-only file, fsync every second
+            # Redis holds the data directory's lock too: should this process die, a Redis left
+            # running on the append-only file still keeps a second stack off it.
             server = RedisServer(
-                self.data_dir / "redis", aof=True, fsync="everysec", log_path=self.log("redis")
+                self.data_dir / "redis",
+                aof=True,
+                fsync="everysec",
+                log_path=self.log("redis"),
+                pass_fds=(self._lock.fileno(),),
             )
         else:
             server = RedisServer(self.workdir, log_path=self.log("redis"))
@@ -338,8 +349,9 @@ class Stack:
         except OSError:
             lock.close()
             raise StackError(
-                f"another `azulsim up` is using the data directory {data_dir}; stop it first, "
-                "or give this one --data-dir DIR or --ephemeral"
+                f"another `azulsim up` (or a redis-server it left running) is using the data "
+                f"directory {data_dir}; stop it first, or give this one --data-dir DIR or "
+                "--ephemeral"
             ) from None
         self._lock = lock
 

@@ -98,9 +98,9 @@ class QueueDepthCollector:
     def lengths(self) -> dict[str, int]:
         """``{queue: messages waiting}`` (raises redis errors); `workers.broker.queue_lengths`,
         the figure the reconciler reads too."""
-        from .broker import queue_key, queue_lengths
+        from .broker import queue_lengths
 
-        keys = {q: queue_key(self.key_prefix, q) for q in self.queues}
+        keys = {q: self.key_prefix + q for q in self.queues}  # kombu's global_keyprefix first
         lengths = queue_lengths(self._redis(), keys.values())
         return {q: lengths[key] for q, key in keys.items()}
 

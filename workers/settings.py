@@ -155,6 +155,8 @@ class Settings:
     task_hard_limit_s: float = setting("AZULSIM_TASK_HARD_LIMIT_S", 360.0, NUMBER)
     visibility_timeout_s: int = setting("AZULSIM_VISIBILITY_TIMEOUT_S", 600, INTEGER)
     stall_s: float = setting("AZULSIM_STALL_S", 900.0, NUMBER)
+    # A started chunk's lease: its worker renews it while the chunk plays (`workers.reconciler`).
+    lease_s: float = setting("AZULSIM_LEASE_S", 60.0, NUMBER)
     reconcile_interval_s: float = setting("AZULSIM_RECONCILE_INTERVAL_S", 30.0, NUMBER)
     max_tasks_per_child: int = setting("AZULSIM_MAX_TASKS_PER_CHILD", 200, INTEGER)
     concurrency: int | None = setting("AZULSIM_CONCURRENCY", None, INTEGER, doc_default="CPU count")
@@ -178,13 +180,15 @@ class Settings:
         ``prefix_broker_keys``, else nothing (the queue list is then the bare queue name)."""
         return f"{self.prefix}:celery:" if self.prefix_broker_keys else ""
 
+    def broker_key(self, name: str) -> str:
+        """The Redis key kombu uses for `name` (a queue, ``unacked``): the prefix first."""
+        return self.broker_key_prefix + name
+
     @property
     def queue_key(self) -> str:
-        """The Redis list holding the chunk queue's waiting messages (priority 0: all of them,
-        `workers.broker`)."""
-        from .broker import queue_key
-
-        return queue_key(self.broker_key_prefix, self.queue)
+        """The Redis list holding the chunk queue's waiting messages (priority 0: all of them;
+        `workers.broker.queue_keys` has the other levels' lists)."""
+        return self.broker_key(self.queue)
 
     def __post_init__(self) -> None:
         if not self.prefix or any(c in self.prefix for c in " {}"):
@@ -202,6 +206,8 @@ class Settings:
             raise ValueError(
                 "AZULSIM_RECONCILE_INTERVAL_S and AZULSIM_MAX_TASKS_PER_CHILD must not be negative"
             )
+        if not self.lease_s > 0:
+            raise ValueError(f"AZULSIM_LEASE_S must be positive; got {self.lease_s}")
         for name in ("redis_timeout_s", "redis_connect_s", "redis_keepalive_s",
                      "redis_user_timeout_s", "broker_health_s", "api_redis_timeout_s"):  # fmt: skip
             if getattr(self, name) <= 0:
