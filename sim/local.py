@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .alloc import tune_allocator
 from .play import DEFAULT_BATCH
 from .spec import JobSpec
 from .stats import Counters, count, derive, merge
@@ -78,6 +79,7 @@ _worker_state: dict[str, Any] = {}
 
 
 def _init_worker(spec: JobSpec, play: PlayGames | None) -> None:
+    tune_allocator()  # inherited through fork already; set again for other start methods
     _worker_state["spec"] = spec
     _worker_state["play"] = play
 
@@ -120,6 +122,7 @@ def run_local(
         chunk_size = default_chunk_size(spec.games, workers)
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size}")
+    tune_allocator()  # this process plays (workers == 1) or forks the pool that does
     tasks = list(chunks(spec, chunk_size))
     workers = min(workers, len(tasks))
     counters: Counters = {}
