@@ -18,9 +18,6 @@ from ..tables import POP5
 
 CAP = np.arange(1, 6, dtype=np.int16)[:, None]  # (5, 1): capacity of pattern line r
 _R5 = np.arange(5)
-_FIELD_LOW = np.int32(sum(1 << (6 * c) for c in range(5)))  # bit 6c for every colour
-_FIELD_ADD31 = np.int32(31 * _FIELD_LOW)
-_K_LOW = np.array([k * _FIELD_LOW for k in range(1, 5)], dtype=np.int32)  # k in every field
 FIELD6 = np.array([6 * c for c in range(5)], dtype=np.int32)
 # Bits 0, 5, 10, 15, 20 (one per row) times this land on bits 20..24 with no carries between
 # the cross terms (their positions 20 + 5i - 4j are all distinct), so a column of a 25-bit
@@ -94,19 +91,6 @@ def per_line(arr: np.ndarray, seat: np.ndarray, slots: np.ndarray) -> np.ndarray
 def unpack(packed: np.ndarray) -> np.ndarray:
     """(S, n) packed sources -> (S, 5, n) int16 tiles per colour."""
     return ((packed[:, None, :] >> FIELD6[None, :, None]) & 63).astype(np.int16)
-
-
-def factory_classes(factories: np.ndarray) -> np.ndarray:
-    """(5, 5, n) int16: ``[k, c]`` = factories holding exactly k tiles of colour c (k = 0 unused).
-
-    SWAR on the packed fields: a field equals k when ``field ^ k`` is zero.
-    """
-    x = factories[None] ^ _K_LOW[:, None, None]  # (4, F, n), fields <= 7
-    nonzero = ((x + _FIELD_ADD31) >> 5) & _FIELD_LOW
-    packed = (nonzero ^ _FIELD_LOW).sum(axis=1, dtype=np.int32)  # (4, n): field c counts
-    out = np.zeros((5, 5, factories.shape[1]), np.int16)
-    out[1:] = (packed[:, None, :] >> FIELD6[None, :, None]) & 63
-    return out
 
 
 def pending_wall(wall, row_colours, counts, colours):

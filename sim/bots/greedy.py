@@ -18,7 +18,8 @@ Implementation: everything is computed per (colour, destination) from per-colour
 dense action mask. For a destination with room ``R``, the best factory for colour c is the one
 whose count ``k`` of c is the smallest ``k >= R`` (all placed, least excess), else the largest
 ``k``; factories hold 1..4 tiles of a colour, so a table over the 4-bit mask of the counts present
-gives it, and the number of factories holding exactly that count gives the tie multiplicity.
+gives it, and the number of factories holding exactly that count gives the tie multiplicity. Those
+counts come bit-sliced from the packed factories (`count_classes`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from .features import (
     CAP,
     FIELD6,
     best_columns,
-    factory_classes,
     flat,
     per_line,
     per_seat,
@@ -41,7 +41,12 @@ from .features import (
 
 _NEG = np.int16(-20000)
 # Accept bit 5c + r of colour c, line r, arranged (5 colours, 5 lines, 1).
-_ACCEPT_SHIFT = (5 * np.arange(5)[:, None] + np.arange(5)[None, :])[:, :, None].astype(np.int32)
+_ACCEPT_BIT = np.int32(1) << (5 * np.arange(5)[:, None] + np.arange(5)[None, :])[:, :, None].astype(
+    np.int32
+)
+_LOW = np.int64(sum(1 << (6 * c) for c in range(5)))  # bit 6c of every colour field
+_LOW10 = np.int64(_LOW | (_LOW << 30))  # ... and of the fields at 30 + 6c
+_F6 = (6 * np.arange(5, dtype=np.int64))[:, None]
 
 
 def _best_k() -> np.ndarray:
@@ -60,10 +65,51 @@ def _best_k() -> np.ndarray:
         for room in range(1, 6):
             above = [k for k in ks if k >= room]
             table[mask, room + 1] = min(above) if above else max(ks)
-    return table.ravel()
+    return table
 
 
-_BEST_K = _best_k()
+# BEST_ROW[mask]: BEST_K[mask, R + 1] for R = -1..5 in the 3-bit fields at 3 (R + 1), so one
+# (5, n) look-up per colour and a shift per destination replace a (5, 6, n) gather.
+_BEST_ROW = np.array(
+    [sum(int(k) << (3 * i) for i, k in enumerate(row)) for row in _best_k()], np.int32
+)
+
+
+def count_classes(factories: np.ndarray):
+    """How many factories hold exactly k = 1..4 tiles of each colour, from (F, n) packed factories.
+
+    Bit-sliced: a factory holds 0..4 tiles of a colour (bits b2 b1 b0 of its field), so exactly 1
+    is ``b0 & ~b1``, 2 is ``b1 & ~b0``, 3 is ``b0 & b1`` and 4 is ``b2``; these land on bit 6c and
+    are summed over the factories in 6-bit fields (at most 9 factories: no carries).
+
+    Returns
+    -------
+    avail : (5, n) intp, bit k - 1 set when some factory holds exactly k tiles of the colour
+    counts : (5, n) int32, the count for k in the 4-bit field at 4 (k - 1)
+    """
+    p = factories.astype(np.int64)
+    b0 = p & _LOW
+    b1 = (p >> 1) & _LOW
+    e3 = b0 & b1
+    s13 = (b0 ^ e3) | (e3 << 30)  # k = 1 at bit 6c, k = 3 at 30 + 6c
+    s24 = (b1 ^ e3) | (((p >> 2) & _LOW) << 30)  # k = 2, k = 4
+    a = s13[0].copy()
+    b = s24[0].copy()
+    for f in range(1, p.shape[0]):  # row adds: a sum along axis 0 would widen and be slower
+        a += s13[f]
+        b += s24[f]
+    nz = (((a + 31 * _LOW10) >> 5) & _LOW10) | ((((b + 31 * _LOW10) >> 5) & _LOW10) << 1)
+    nz |= nz >> 28  # k = 3, 4 from bits 30 + 6c (+1) down to 6c + 2 (+3)
+    avail = ((nz[None] >> _F6) & 15).astype(np.intp)
+    wa = a[None] >> _F6
+    wb = b[None] >> _F6
+    counts = (wa & 15) | ((wb & 15) << 4) | (((wa >> 30) & 15) << 8) | (((wb >> 30) & 15) << 12)
+    return avail, counts.astype(np.int32)
+
+
+def _sum8(mask: np.ndarray) -> np.ndarray:
+    """Number of True along axis 0 of a (Q <= 127, n) bool array (a bool sum widens to int64)."""
+    return mask.view(np.int8).sum(axis=0, dtype=np.int8)
 
 
 def greedy_actions(st, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -72,19 +118,17 @@ def greedy_actions(st, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
     seat = seat_to_move(st, slots)
     acc = per_seat(st.accept, seat, slots)
     room = (CAP - per_line(st.line_count, seat, slots)).astype(np.int16)  # (5, n)
-    src = st.sources[:, slots]
+    src = np.take(st.sources, slots, axis=1)  # C order (a [:, slots] gather is F-ordered)
     centre = ((src[0][None] >> FIELD6[:, None]) & 63).astype(np.int16)  # (5, n)
-    classes = factory_classes(src[1:])  # (5 k, 5 c, n)
-    avail = np.zeros((5, n), np.int16)
-    for k in range(1, 5):
-        avail |= (classes[k] > 0).astype(np.int16) << (k - 1)
+    factories = src[1:]
+    avail, counts = count_classes(factories)
     marker = (st.marker_in_centre[slots]).astype(np.int16)
 
     # R[c, d]: room of destination d for colour c, -1 when illegal, 0 for the floor.
     big_r = np.zeros((5, 6, n), np.int16)
-    legal = ((acc[None, None] >> _ACCEPT_SHIFT) & 1).astype(np.int16)  # (5 c, 5 r, n)
+    legal = ((acc[None, None] & _ACCEPT_BIT) != 0).view(np.int8)  # (5 c, 5 r, n)
     big_r[:, :5] = legal * (room[None] + 1) - 1
-    kstar = _BEST_K.take(avail[:, None, :] * 7 + big_r + 1)  # (5, 6, n)
+    kstar = ((_BEST_ROW.take(avail)[:, None, :] >> (3 * (big_r + 1))) & 7).astype(np.int16)
     placed_f = np.minimum(kstar, big_r)
     key_f = placed_f * 65 - kstar + _NEG * (kstar == 0)
     placed_c = np.minimum(centre[:, None, :], big_r)
@@ -95,15 +139,15 @@ def greedy_actions(st, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
     key_f = key_f.reshape(30, n)
     key_c = key_c.reshape(30, n)
     cols = np.arange(n)
-    # Factories tied in each (colour, destination): those holding exactly kstar of the colour.
-    colour_of = np.repeat(np.arange(5), 6)[:, None]
-    mult_f = flat(classes).take((kstar.reshape(30, n) * 5 + colour_of) * n + cols)
+    # Factories tied in each (colour, destination): those holding exactly kstar of the colour
+    # (kstar = 0 shifts by 28: nothing).
+    mult_f = ((counts[:, None, :] >> ((4 * kstar - 4) & 31)) & 15).astype(np.int16).reshape(30, n)
     tie_c = (key_c == best).astype(np.int16)
     mult = (key_f == best) * mult_f + tie_c
-    total = mult.sum(axis=0)
+    total = mult.sum(axis=0, dtype=np.int16)
     j = rng.pick(u, total)
     cum = running_sum(mult)
-    q = (cum <= j).sum(axis=0)  # the (colour, destination) holding the j-th tied action
+    q = _sum8(cum <= j).astype(np.intp)  # the (colour, destination) holding the j-th tied action
     at = q * n + cols
     rank = j - (flat(cum).take(at) - flat(mult).take(at))
     colour = q // 6
@@ -111,9 +155,9 @@ def greedy_actions(st, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
     tie_c_q = flat(tie_c).take(at)
     # Not the centre: the (rank - tie_c)-th factory holding exactly kstar tiles of the colour.
     want = flat(kstar).take(at)
-    held = (src[1:] >> (6 * colour).astype(np.int32)) & 63
+    held = (factories >> (6 * colour).astype(np.int32)) & 63
     seen = running_sum((held == want).astype(np.int16))
-    factory = (seen <= (rank - tie_c_q)).sum(axis=0)
+    factory = _sum8(seen <= (rank - tie_c_q))
     source = np.where((tie_c_q == 1) & (rank == 0), 0, factory + 1)
     return (source * 5 + colour) * 6 + dest
 
