@@ -126,6 +126,16 @@ def cell_values(wall: np.ndarray, points: float, bonus: float):
     return pts * np.float32(points) + rows[:, None, :] + cols[None, :, :]
 
 
+def row_cell_values(wall: np.ndarray, row: int, points: float, bonus: float) -> np.ndarray:
+    """``cell_values(wall, points, bonus)[row]``, (5 cols, n), computing only that row."""
+    rm = (wall >> (5 * row)) & 31
+    cm = column_masks(wall)
+    pts = PTS.take((rm[None] * 32 + cm) * 25 + (5 * row + _R5[:, None]))
+    rows = (2 * POP5[rm] + 1).astype(np.float32) * (2 * bonus / 25)
+    cols = (2 * POP5[cm] + 1).astype(np.float32) * (7 * bonus / 25)
+    return pts * np.float32(points) + rows[None, :] + cols
+
+
 def colour_progress(row_colours: np.ndarray, bonus: float) -> np.ndarray:
     """(5 colours, n) float32: the colour-bonus share (worth 10) of one more tile of each colour."""
     have = POP5[column_masks(row_colours)]
@@ -172,7 +182,7 @@ def best_columns(wall: np.ndarray, row: int, legal: np.ndarray, bonus: float) ->
     """Gray wall: the legal column (5-bit mask `legal`) of `row` with the highest cell value
     (adjacency points plus `bonus` times the row/column shares of `cell_values`), ties leftmost.
     """
-    base = cell_values(wall, 1.0, bonus)[row]  # (5 cols, n)
+    base = row_cell_values(wall, row, 1.0, bonus)  # (5 cols, n)
     ok = (legal[None] >> _R5[:, None]) & 1
     score = base - np.float32(1e4) * (1 - ok)
     return first_max(score)
