@@ -22,19 +22,29 @@ for _ = 1, n do
   redis.call('HINCRBY', counters, ARGV[i], ARGV[i + 1])
   i = i + 2
 end
-while i < #ARGV do
-  local field, value = ARGV[i], ARGV[i + 1]
-  local current = redis.call('HGET', counters, field)
-  local take = not current
-  if not take then
-    if string.sub(field, 1, 4) == 'min|' then
-      take = tonumber(value) < tonumber(current)
-    else
-      take = tonumber(value) > tonumber(current)
+-- The extrema: one HMGET for all of them and one HSET of those that move (two calls, not two
+-- per field). Their values are game figures (scores, rounds, margins), far below 2^53.
+if i < #ARGV then
+  local fields = {}
+  for j = i, #ARGV - 1, 2 do fields[#fields + 1] = ARGV[j] end
+  local current = redis.call('HMGET', counters, unpack(fields))
+  local changed = {}
+  for k, field in ipairs(fields) do
+    local value, now_v = ARGV[i + 2 * k - 1], current[k]
+    local take = not now_v
+    if not take then
+      if string.sub(field, 1, 4) == 'min|' then
+        take = tonumber(value) < tonumber(now_v)
+      else
+        take = tonumber(value) > tonumber(now_v)
+      end
+    end
+    if take then
+      changed[#changed + 1] = field
+      changed[#changed + 1] = value
     end
   end
-  if take then redis.call('HSET', counters, field, value) end
-  i = i + 2
+  if #changed > 0 then redis.call('HSET', counters, unpack(changed)) end
 end
 
 if state == 'QUEUED' then
