@@ -19,7 +19,6 @@ Play is unchanged; only where numpy's buffers come from. Elsewhere than glibc it
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 
 # mallopt parameter numbers (glibc malloc.h).
@@ -38,8 +37,7 @@ _tuned_pid: int | None = None
 
 def _mallopt():
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        fn = libc.mallopt
+        fn = ctypes.CDLL(None).mallopt  # the C library already loaded (find_library would fork)
     except (OSError, AttributeError):  # not glibc (musl, macOS, Windows)
         return None
     fn.argtypes = [ctypes.c_int, ctypes.c_int]

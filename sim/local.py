@@ -9,6 +9,13 @@ With ``workers > 1`` the chunks run in a ``multiprocessing`` pool; the play func
 workers through the pool initialiser (inherited, not pickled, under the default ``fork`` start
 method), and the counters come back as plain dicts. Progress is reported in the parent, after each
 chunk, as the number of games done so far.
+
+Memory does not grow with the job: chunks are generated as they are submitted and at most
+`IN_FLIGHT_PER_WORKER` per pool process are in flight, so ``--games 10**12`` holds what
+``--games 10**6`` holds. SIGINT and SIGTERM stop a run cleanly: in the main thread both raise
+`Interrupted` (a ``KeyboardInterrupt``) while `run_local` runs, the pool is terminated and joined
+on the way out (no process is left behind), and the pool processes ignore SIGINT and die quietly
+on the SIGTERM the pool sends them (no traceback from them).
 """
 
 from __future__ import annotations
@@ -16,8 +23,13 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import queue
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from itertools import islice
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +46,13 @@ Progress = Callable[[int], None]
 # progress moves every few seconds and the work spreads over the pool.
 MIN_CHUNK = 2 * DEFAULT_BATCH
 MAX_CHUNK = 8 * DEFAULT_BATCH
+# Chunks submitted ahead per pool process: enough that no process waits for the parent's next
+# submission, few enough that memory stays flat whatever the job's size.
+IN_FLIGHT_PER_WORKER = 2
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM (or SIGINT) arrived while `run_local` ran; the pool has been stopped."""
 
 
 @dataclass
@@ -68,6 +87,11 @@ def default_chunk_size(games: int, workers: int) -> int:
     return max(1, min(games, max(MIN_CHUNK, min(MAX_CHUNK, even))))
 
 
+def chunk_count(spec: JobSpec, chunk_size: int) -> int:
+    """Number of chunks `chunks` yields, without generating them."""
+    return len(spec.configurations) * -(-spec.games // chunk_size)
+
+
 def chunks(spec: JobSpec, chunk_size: int) -> Iterator[tuple[int, int, int]]:
     """``(configuration index, start, stop)`` of every chunk, in order."""
     for k in range(len(spec.configurations)):
@@ -82,6 +106,15 @@ def _init_worker(spec: JobSpec, play: PlayGames | None) -> None:
     tune_allocator()  # inherited through fork already; set again for other start methods
     _worker_state["spec"] = spec
     _worker_state["play"] = play
+
+
+def _init_pool_process(spec: JobSpec, play: PlayGames | None) -> None:
+    # The parent stops the pool on SIGINT/SIGTERM; a pool process ignores Ctrl-C (sent to the
+    # whole process group) and dies at once on the pool's SIGTERM (the parent's handler, which
+    # fork copied, would raise in it and print a traceback).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _init_worker(spec, play)
 
 
 def _play_chunk(task: tuple[int, int, int]) -> tuple[int, Counters]:
@@ -123,30 +156,87 @@ def run_local(
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size}")
     tune_allocator()  # this process plays (workers == 1) or forks the pool that does
-    tasks = list(chunks(spec, chunk_size))
-    workers = min(workers, len(tasks))
+    total = chunk_count(spec, chunk_size)
+    workers = min(workers, total)
     counters: Counters = {}
     done = 0
     began = time.perf_counter()
-    if workers == 1:
-        _init_worker(spec, play)
-        try:
-            for n, part in map(_play_chunk, tasks):
-                counters = merge(counters, part)
-                done += n
-                if progress:
-                    progress(done)
-        finally:
-            _worker_state.clear()
-    else:
-        with multiprocessing.Pool(workers, initializer=_init_worker, initargs=(spec, play)) as pool:
-            for n, part in pool.imap_unordered(_play_chunk, tasks):
-                counters = merge(counters, part)
-                done += n
-                if progress:
-                    progress(done)
+    with _stop_on_signals():
+        if workers == 1:
+            _init_worker(spec, play)
+            try:
+                for n, part in map(_play_chunk, chunks(spec, chunk_size)):
+                    counters = merge(counters, part)
+                    done += n
+                    if progress:
+                        progress(done)
+            finally:
+                _worker_state.clear()
+        else:
+            with closing(_pool_results(spec, play, workers, chunk_size)) as results:
+                for n, part in results:
+                    counters = merge(counters, part)
+                    done += n
+                    if progress:
+                        progress(done)
     seconds = time.perf_counter() - began
-    return LocalResult(spec, counters, seconds, workers, chunk_size, len(tasks))
+    return LocalResult(spec, counters, seconds, workers, chunk_size, total)
+
+
+def _pool_results(spec: JobSpec, play, workers: int, chunk_size: int):
+    """``(games, counters)`` of every chunk, in completion order, from a pool of `workers`.
+
+    Chunks are submitted as earlier ones finish, at most ``IN_FLIGHT_PER_WORKER * workers`` at a
+    time (a whole job's chunk list, or ``imap`` over it, would be sized by the job). Leaving the
+    generator early (an error, `Interrupted`) terminates and joins the pool.
+    """
+    tasks = chunks(spec, chunk_size)
+    finished: queue.SimpleQueue = queue.SimpleQueue()
+    pool = multiprocessing.Pool(workers, initializer=_init_pool_process, initargs=(spec, play))
+    try:
+
+        def submit(n: int) -> int:
+            sent = 0
+            for task in islice(tasks, n):
+                pool.apply_async(
+                    _play_chunk,
+                    (task,),
+                    callback=lambda r: finished.put((True, r)),
+                    error_callback=lambda e: finished.put((False, e)),
+                )
+                sent += 1
+            return sent
+
+        in_flight = submit(IN_FLIGHT_PER_WORKER * workers)
+        while in_flight:
+            ok, result = finished.get()
+            in_flight -= 1
+            if not ok:
+                raise result
+            in_flight += submit(1)
+            yield result
+        pool.close()
+    finally:
+        pool.terminate()  # kills (SIGTERM) and joins the pool processes; at once if closed
+        pool.join()
+
+
+@contextmanager
+def _stop_on_signals():
+    """While the block runs in the main thread, SIGTERM and SIGINT raise `Interrupted`."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, _frame):
+        raise Interrupted(signal.Signals(signum).name)
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def simulate(spec: JobSpec, **kwargs: Any) -> dict[str, Any]:
