@@ -1,7 +1,8 @@
 """Run a job in this process (or a local process pool): no Redis, no Celery (DESIGN.md §7).
 
-`run_local` splits each configuration's games ``[0, games)`` into chunks of consecutive games, plays
-each chunk with `sim.play.play_games`, counts it (`sim.stats.count`) and merges the counters. Game
+`run_local` splits each configuration's games ``[0, games)`` into chunks of consecutive games
+(`sim.chunk`, numbered as the service numbers them), plays and counts each chunk with
+`sim.chunk.play_chunk` and merges the counters. Game
 ``g`` plays the same in any chunk and `merge` is exact, associative and commutative, so the result
 is identical whatever the worker count and chunk size.
 
@@ -10,17 +11,17 @@ workers through the pool initialiser (inherited, not pickled, under the default 
 method), and the counters come back as plain dicts. Progress is reported in the parent, after each
 chunk, as the number of games done so far.
 
-Memory does not grow with the job: chunks are generated as they are submitted and at most
-`IN_FLIGHT_PER_WORKER` per pool process are in flight, so ``--games 10**12`` holds what
-``--games 10**6`` holds. SIGINT and SIGTERM stop a run cleanly: in the main thread both raise
-`Interrupted` (a ``KeyboardInterrupt``) while `run_local` runs, the pool is terminated and joined
-on the way out (no process is left behind), and the pool processes ignore SIGINT and die quietly
-on the SIGTERM the pool sends them (no traceback from them).
+Memory does not grow with the job: chunks are submitted as earlier ones finish, at most
+`IN_FLIGHT_PER_WORKER` per pool process at a time, so ``--games 10**12`` holds what ``--games
+10**6`` holds. SIGINT and SIGTERM stop a run cleanly: in the main thread both raise `Interrupted`
+(a ``KeyboardInterrupt``) while `run_local` runs, the pool is terminated and joined on the way out
+(no process is left behind), and the pool processes ignore SIGINT and die quietly on the SIGTERM
+the pool sends them (no traceback from them).
 """
 
 from __future__ import annotations
 
-import math
+import contextlib
 import multiprocessing
 import os
 import queue
@@ -28,24 +29,16 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
-from itertools import islice
 from dataclasses import dataclass, field
 from typing import Any
 
 from .alloc import tune_allocator
-from .play import DEFAULT_BATCH
+from .chunk import PlayGames, chunks_total, default_chunk_size, play_chunk
 from .spec import JobSpec
-from .stats import Counters, count, derive, merge
+from .stats import Counters, derive, merge
 
-PlayGames = Callable[..., Any]
 Progress = Callable[[int], None]
 
-# Games per chunk by default: several times the engine's batch width, so that filling and draining
-# the batch costs little (chunks of a few thousand games run at half speed), yet small enough that
-# progress moves every few seconds and the work spreads over the pool.
-MIN_CHUNK = 2 * DEFAULT_BATCH
-MAX_CHUNK = 8 * DEFAULT_BATCH
 # Chunks submitted ahead per pool process: enough that no process waits for the parent's next
 # submission, few enough that memory stays flat whatever the job's size.
 IN_FLIGHT_PER_WORKER = 2
@@ -81,53 +74,27 @@ class LocalResult:
         return doc
 
 
-def default_chunk_size(games: int, workers: int) -> int:
-    """About four chunks per worker per configuration, within [`MIN_CHUNK`, `MAX_CHUNK`] games."""
-    even = math.ceil(games / (4 * max(1, workers)))
-    return max(1, min(games, max(MIN_CHUNK, min(MAX_CHUNK, even))))
-
-
-def chunk_count(spec: JobSpec, chunk_size: int) -> int:
-    """Number of chunks `chunks` yields, without generating them."""
-    return len(spec.configurations) * -(-spec.games // chunk_size)
-
-
-def chunks(spec: JobSpec, chunk_size: int) -> Iterator[tuple[int, int, int]]:
-    """``(configuration index, start, stop)`` of every chunk, in order."""
-    for k in range(len(spec.configurations)):
-        for start in range(0, spec.games, chunk_size):
-            yield k, start, min(start + chunk_size, spec.games)
-
-
 _worker_state: dict[str, Any] = {}
 
 
-def _init_worker(spec: JobSpec, play: PlayGames | None) -> None:
+def _init_worker(spec: JobSpec, chunk_size: int, play: PlayGames | None) -> None:
     tune_allocator()  # inherited through fork already; set again for other start methods
-    _worker_state["spec"] = spec
-    _worker_state["play"] = play
+    _worker_state.update(spec=spec, chunk_size=chunk_size, play=play)
 
 
-def _init_pool_process(spec: JobSpec, play: PlayGames | None) -> None:
+def _init_pool_process(spec: JobSpec, chunk_size: int, play: PlayGames | None) -> None:
     # The parent stops the pool on SIGINT/SIGTERM; a pool process ignores Ctrl-C (sent to the
     # whole process group) and dies at once on the pool's SIGTERM (the parent's handler, which
     # fork copied, would raise in it and print a traceback).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _init_worker(spec, play)
+    _init_worker(spec, chunk_size, play)
 
 
-def _play_chunk(task: tuple[int, int, int]) -> tuple[int, Counters]:
-    k, start, stop = task
-    spec: JobSpec = _worker_state["spec"]
-    play = _worker_state["play"]
-    if play is None:
-        from .play import play_games as play
-    config = spec.configurations[k]
-    records = play(config, spec.seed, start, stop, spec.max_rounds)
-    if len(records) != stop - start:
-        raise RuntimeError(f"play_games returned {len(records)} records for {stop - start} games")
-    return stop - start, count(records, k, config)
+def _play_chunk(chunk: int) -> tuple[int, Counters]:
+    s = _worker_state
+    games, counters, _ = play_chunk(s["spec"], s["chunk_size"], chunk, s["play"])
+    return games, counters
 
 
 def run_local(
@@ -156,55 +123,58 @@ def run_local(
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size}")
     tune_allocator()  # this process plays (workers == 1) or forks the pool that does
-    total = chunk_count(spec, chunk_size)
-    workers = min(workers, total)
+    tasks = range(chunks_total(spec, chunk_size))
+    workers = min(workers, len(tasks))
     counters: Counters = {}
     done = 0
     began = time.perf_counter()
-    with _stop_on_signals():
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_stop_on_signals())
         if workers == 1:
-            _init_worker(spec, play)
-            try:
-                for n, part in map(_play_chunk, chunks(spec, chunk_size)):
-                    counters = merge(counters, part)
-                    done += n
-                    if progress:
-                        progress(done)
-            finally:
-                _worker_state.clear()
+            _init_worker(spec, chunk_size, play)
+            stack.callback(_worker_state.clear)
+            parts = map(_play_chunk, tasks)
         else:
-            with closing(_pool_results(spec, play, workers, chunk_size)) as results:
-                for n, part in results:
-                    counters = merge(counters, part)
-                    done += n
-                    if progress:
-                        progress(done)
+            parts = stack.enter_context(
+                contextlib.closing(_pool_results(spec, chunk_size, play, workers, tasks))
+            )
+        for n, part in parts:
+            counters = merge(counters, part)
+            done += n
+            if progress:
+                progress(done)
     seconds = time.perf_counter() - began
-    return LocalResult(spec, counters, seconds, workers, chunk_size, total)
+    return LocalResult(spec, counters, seconds, workers, chunk_size, len(tasks))
 
 
-def _pool_results(spec: JobSpec, play, workers: int, chunk_size: int):
-    """``(games, counters)`` of every chunk, in completion order, from a pool of `workers`.
+def _pool_results(
+    spec: JobSpec, chunk_size: int, play, workers: int, tasks: range
+) -> Iterator[tuple[int, Counters]]:
+    """``(games, counters)`` of every chunk of `tasks`, in completion order, from a pool.
 
     Chunks are submitted as earlier ones finish, at most ``IN_FLIGHT_PER_WORKER * workers`` at a
-    time (a whole job's chunk list, or ``imap`` over it, would be sized by the job). Leaving the
-    generator early (an error, `Interrupted`) terminates and joins the pool.
+    time (``imap`` would hand the pool's feeder thread the whole job). Closing the generator
+    early (an error, `Interrupted`) terminates and joins the pool.
     """
-    tasks = chunks(spec, chunk_size)
+    pending = iter(tasks)
     finished: queue.SimpleQueue = queue.SimpleQueue()
-    pool = multiprocessing.Pool(workers, initializer=_init_pool_process, initargs=(spec, play))
+    pool = multiprocessing.Pool(
+        workers, initializer=_init_pool_process, initargs=(spec, chunk_size, play)
+    )
     try:
 
         def submit(n: int) -> int:
             sent = 0
-            for task in islice(tasks, n):
+            for chunk in pending:
                 pool.apply_async(
                     _play_chunk,
-                    (task,),
+                    (chunk,),
                     callback=lambda r: finished.put((True, r)),
                     error_callback=lambda e: finished.put((False, e)),
                 )
                 sent += 1
+                if sent == n:
+                    break
             return sent
 
         in_flight = submit(IN_FLIGHT_PER_WORKER * workers)
@@ -221,7 +191,7 @@ def _pool_results(spec: JobSpec, play, workers: int, chunk_size: int):
         pool.join()
 
 
-@contextmanager
+@contextlib.contextmanager
 def _stop_on_signals():
     """While the block runs in the main thread, SIGTERM and SIGINT raise `Interrupted`."""
     if threading.current_thread() is not threading.main_thread():

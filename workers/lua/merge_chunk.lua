@@ -22,12 +22,23 @@ for _ = 1, n do
   redis.call('HINCRBY', counters, ARGV[i], ARGV[i + 1])
   i = i + 2
 end
--- The extrema: one HMGET for all of them and one HSET of those that move (two calls, not two
--- per field). Their values are game figures (scores, rounds, margins), far below 2^53.
+-- The extrema: HMGET them and HSET those that move, in batches of 500 fields (unpack's stack
+-- limit), instead of an HGET (+ HSET) per field. Their values are game figures (scores, rounds,
+-- margins), far below 2^53.
+local function batched(cmd, list, step)
+  local out = {}
+  for from = 1, #list, step do
+    local got = redis.call(cmd, counters, unpack(list, from, math.min(from + step - 1, #list)))
+    if type(got) == 'table' then
+      for _, v in ipairs(got) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
 if i < #ARGV then
   local fields = {}
   for j = i, #ARGV - 1, 2 do fields[#fields + 1] = ARGV[j] end
-  local current = redis.call('HMGET', counters, unpack(fields))
+  local current = batched('HMGET', fields, 500)
   local changed = {}
   for k, field in ipairs(fields) do
     local value, now_v = ARGV[i + 2 * k - 1], current[k]
@@ -44,7 +55,7 @@ if i < #ARGV then
       changed[#changed + 1] = value
     end
   end
-  if #changed > 0 then redis.call('HSET', counters, unpack(changed)) end
+  if #changed > 0 then batched('HSET', changed, 1000) end
 end
 
 if state == 'QUEUED' then
