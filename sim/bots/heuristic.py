@@ -134,6 +134,7 @@ class _Evaluation:
         self.b = value * (1 - partial * frac) + penalty
         self.room = (CAP - counts).astype(np.int16)  # (5 r, n)
         self.floor_w = np.float32(bot.floor_w)
+        self._floor_table = bot.floor_table
         src = np.take(st.sources, slots, axis=1)
         self.tiles = unpack(src)  # (S, 5, n)
         self.marker = st.marker_in_centre[slots].astype(np.int16)
@@ -142,7 +143,7 @@ class _Evaluation:
         best_by_k[0] = -_BIG * 4
         for k in range(1, 5):
             _max_over_lines(self._best_line(k, self.a, self.b, 0), out=best_by_k[k])
-            np.maximum(best_by_k[k], -self.floor_w * self._floor_cost(k), out=best_by_k[k])
+            np.maximum(best_by_k[k], -self._floor_cost(k), out=best_by_k[k])
         fk = self.tiles[1:]
         leftover = fk.sum(axis=1, dtype=np.int16)[:, None, :] - fk
         colour_at = np.arange(5)[:, None] * n + self.cols  # (5, n)
@@ -151,7 +152,7 @@ class _Evaluation:
         kc = self.tiles[0]
         m = self.marker
         centre = _max_over_lines(self._best_line(kc[:, None, :], self.a, self.b, m))
-        np.maximum(centre, -self.floor_w * self._floor_cost(kc + m), out=centre)
+        np.maximum(centre, -self._floor_cost(kc + m), out=centre)
         centre += np.float32(bot.marker) * m - _BIG * 4 * (kc == 0)
         self.values = np.concatenate([centre[None], factory]).reshape(-1, n)  # (S * 5, n)
         self._centre_w = np.float32(bot.centre)
@@ -170,7 +171,7 @@ class _Evaluation:
         m = np.zeros((self.tiles.shape[0], 1, 1, n), np.int16)
         m[0] = self.marker
         lines = self._best_line(k, self.a[None], self.b[None], m)  # (S, 5, 5, n)
-        to_floor = -self.floor_w * self._floor_cost(k + m)  # (S, 5, 1, n)
+        to_floor = -self._floor_cost(k + m)  # (S, 5, 1, n)
         out = np.concatenate([lines, to_floor], axis=2)
         out[1:] -= (self._centre_w * self._leftover)[:, :, None, :]
         out[0] += (self._marker_w * self.marker)[None, None]
@@ -184,18 +185,22 @@ class _Evaluation:
         return out.reshape(-1, n)
 
     def _floor_cost(self, extra) -> np.ndarray:
-        """`floor_cost` of this seat's floor (the row offsets computed once)."""
-        return _FLOOR_COST.take(self._floor_at + np.minimum(extra, FLOOR_MAX_X - 1))
+        """``floor`` weight x `floor_cost` of this seat's floor: a look-up in the bot's weighted
+        table (the same float32 products), with the row offsets computed once."""
+        return self._floor_table.take(self._floor_at + np.minimum(extra, FLOOR_MAX_X - 1))
 
     def _best_line(self, k, a, b, m):
         """Value of putting k tiles (m: the marker comes too) on each line: (..., 5 r, n)."""
         low = (self.room > k).astype(np.float32)  # k < room: the line stays incomplete
         over = np.maximum(k - self.room, 0) + m
-        fc = self.floor_w * self._floor_cost(over)
+        fc = self._floor_cost(over)
+        # int16 x float32 converts k in the loop: converting the small k first gives the same
+        # products in a float32-only loop.
+        ka = (k.astype(np.float32) if isinstance(k, np.ndarray) else k) * a
         if isinstance(m, int) and m == 0:  # floor_cost(f, 0) is +0.0, and x - +0.0 == x exactly
-            return b - fc + low * (k * a - b + fc)
-        fcm = self.floor_w * self._floor_cost(m)
-        return b - fc + low * (k * a - fcm - b + fc)
+            return b - fc + low * (ka - b + fc)
+        fcm = self._floor_cost(m)
+        return b - fc + low * (ka - fcm - b + fc)
 
     def action(self, q: np.ndarray) -> np.ndarray:
         """Action ids for pick indices q (into `values`) with their best destination."""
@@ -208,7 +213,7 @@ class _Evaluation:
         a = flat(self.a).take(at * n + cols)
         b = flat(self.b).take(at * n + cols)
         lines = self._best_line(k, a, b, m)
-        to_floor = -self.floor_w * self._floor_cost(k + m)
+        to_floor = -self._floor_cost(k + m)
         dest = first_max(np.concatenate([lines, to_floor[None]]))
         return (source * 5 + colour) * 6 + dest
 
@@ -227,6 +232,8 @@ class HeuristicBot(Bot):
         self.points = points
         self.partial = partial
         self.floor_w = floor
+        # floor x the floor-cost table, float32: the products the evaluation would form.
+        self.floor_table = np.float32(floor) * _FLOOR_COST
         self.bonus = bonus
         self.centre = centre
         self.marker = marker
