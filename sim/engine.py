@@ -237,7 +237,7 @@ def play(
     src_flat[slots] = rest + centre * factory
     # Presence: a factory loses every colour and the centre gains its leftovers' colours; a pick
     # from the centre only loses the colour taken.
-    gained = np.where(factory, T.SPREAD11[T.nonzero_colours(rest)], 0)
+    gained = np.where(factory, T.SPREAD11.take(T.nonzero_colours(rest)), 0)
     st.presence[slots] = (st.presence[slots] & ~T.ACTION_GONE.take(actions)) | gained
     st.tiles_left[slots] -= taken
 
