@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rng
-from .base import Bot, turn_uniforms
+from .base import Bot, elementwise_columns, turn_uniforms
 from .features import (
     CAP,
     FIELD6,
@@ -162,6 +162,7 @@ def greedy_actions(st, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
     return (source * 5 + colour) * 6 + dest
 
 
+@elementwise_columns
 class GreedyBot(Bot):
     def act(self, st, slots, keys) -> np.ndarray:
         return greedy_actions(st, slots, turn_uniforms(st, slots, keys))

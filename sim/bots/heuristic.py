@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Bot
+from .base import Bot, elementwise_columns
 from .features import (
     CAP,
     best_columns,
@@ -218,6 +218,7 @@ class _Evaluation:
         return (source * 5 + colour) * 6 + dest
 
 
+@elementwise_columns
 class HeuristicBot(Bot):
     def __init__(
         self,
