@@ -44,9 +44,9 @@ _NEG = np.int16(-20000)
 _ACCEPT_BIT = np.int32(1) << (5 * np.arange(5)[:, None] + np.arange(5)[None, :])[:, :, None].astype(
     np.int32
 )
-_LOW = np.int64(sum(1 << (6 * c) for c in range(5)))  # bit 6c of every colour field
-_LOW10 = np.int64(_LOW | (_LOW << 30))  # ... and of the fields at 30 + 6c
-_F6 = (6 * np.arange(5, dtype=np.int64))[:, None]
+_LOW = np.int32(sum(1 << (6 * c) for c in range(5)))  # bit 6c of every colour field
+_LOW31 = np.int32(31 * _LOW)
+_F6 = (6 * np.arange(5, dtype=np.int32))[:, None]
 
 
 def _best_k() -> np.ndarray:
@@ -80,31 +80,26 @@ def count_classes(factories: np.ndarray):
 
     Bit-sliced: a factory holds 0..4 tiles of a colour (bits b2 b1 b0 of its field), so exactly 1
     is ``b0 & ~b1``, 2 is ``b1 & ~b0``, 3 is ``b0 & b1`` and 4 is ``b2``; these land on bit 6c and
-    are summed over the factories in 6-bit fields (at most 9 factories: no carries).
+    are summed over the factories in the same 6-bit fields (at most 9 factories: no carries).
 
     Returns
     -------
     avail : (5, n) intp, bit k - 1 set when some factory holds exactly k tiles of the colour
     counts : (5, n) int32, the count for k in the 4-bit field at 4 (k - 1)
     """
-    p = factories.astype(np.int64)
-    b0 = p & _LOW
-    b1 = (p >> 1) & _LOW
+    b0 = factories & _LOW
+    b1 = (factories >> 1) & _LOW
     e3 = b0 & b1
-    s13 = (b0 ^ e3) | (e3 << 30)  # k = 1 at bit 6c, k = 3 at 30 + 6c
-    s24 = (b1 ^ e3) | (((p >> 2) & _LOW) << 30)  # k = 2, k = 4
-    a = s13[0].copy()
-    b = s24[0].copy()
-    for f in range(1, p.shape[0]):  # row adds: a sum along axis 0 would widen and be slower
-        a += s13[f]
-        b += s24[f]
-    nz = (((a + 31 * _LOW10) >> 5) & _LOW10) | ((((b + 31 * _LOW10) >> 5) & _LOW10) << 1)
-    nz |= nz >> 28  # k = 3, 4 from bits 30 + 6c (+1) down to 6c + 2 (+3)
+    exactly = [b0 ^ e3, b1 ^ e3, e3, (factories >> 2) & _LOW]  # k = 1, 2, 3, 4
+    sums = [e.sum(axis=0, dtype=np.int32) for e in exactly]
+    nz = np.zeros_like(sums[0])
+    for k, s in enumerate(sums):
+        nz |= (((s + _LOW31) >> 5) & _LOW) << k  # bit 6c + k - 1: some factory holds exactly k
     avail = ((nz[None] >> _F6) & 15).astype(np.intp)
-    wa = a[None] >> _F6
-    wb = b[None] >> _F6
-    counts = (wa & 15) | ((wb & 15) << 4) | (((wa >> 30) & 15) << 8) | (((wb >> 30) & 15) << 12)
-    return avail, counts.astype(np.int32)
+    counts = np.zeros((5, factories.shape[1]), np.int32)
+    for k, s in enumerate(sums):
+        counts |= ((s[None] >> _F6) & 15) << (4 * k)
+    return avail, counts
 
 
 def _sum8(mask: np.ndarray) -> np.ndarray:
