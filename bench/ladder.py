@@ -182,8 +182,8 @@ def _pct(s: dict) -> str:
 
 def tables(result: dict) -> str:
     lines = [
-        f"Measured with `{result['command']}` (seed {result['seed']}, Python {result['python']}, "
-        f"numpy {result['numpy']}); win rates over games that ended naturally, with 95 % Wilson "
+        f"Measured with `{result['command']}` (seed {result['seed']}, {result['machine']}, "
+        f"Python {result['python']}, numpy {result['numpy']}); win rates over games that ended naturally, with 95 % Wilson "
         "intervals; shared wins count as wins.",
         "",
         "**2 players, coloured wall** (seats rotated): win rate of the row bot against the column "
@@ -224,12 +224,19 @@ def tables(result: dict) -> str:
                 f"| {row['players']} | {row['wall']} | {upper} | {lower} | {row['games']} | {cell} "
                 f"| {scores} | {row['truncated']} |"
             )
-    lines += ["", "**Throughput** (self-play, one process, CPU time via `time.process_time`):", ""]
-    lines.append("| bot | players | games | games/s | mean score | mean turns |")
-    lines.append("| --- | --- | --- | --- | --- | --- |")
+    lines += [
+        "",
+        "**Throughput** (self-play, one process; games per CPU-second via `time.process_time`, "
+        "and per wall second, which other load on the machine lowers):",
+        "",
+    ]
+    lines.append("| bot | players | games | games/CPU-s | games/wall-s | mean score | mean turns |")
+    lines.append("| --- | --- | --- | --- | --- | --- | --- |")
     for row in result["throughput"]:
+        wall = row.get("games_per_wall_s")
         lines.append(
             f"| {row['bot']} | {row['players']} | {row['games']} | {row['games_per_s']:,.0f} | "
+            f"{'—' if wall is None else f'{wall:,.0f}'} | "
             f"{row['mean_score']:.1f} | {row['mean_turns']:.1f} |"
         )
     return "\n".join(lines)
