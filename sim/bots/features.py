@@ -213,11 +213,12 @@ def floor_cost(floor: np.ndarray, extra) -> np.ndarray:
 def substate(st: BatchState, slots: np.ndarray) -> BatchState:
     """An independent copy of the games in `slots` (repeats allowed), in that order.
 
-    Arrays are made C-contiguous: the engine writes through ``reshape(-1)`` views, which would
-    silently be copies of the F-ordered result of a last-axis gather.
+    Arrays must be C-contiguous: the engine writes through ``reshape(-1)`` views, which would
+    silently be copies of the F-ordered result of a ``[..., slots]`` gather; ``np.take`` along the
+    last axis gives a C-ordered copy in one pass.
     """
     out = {}
     for f in fields(st):
         v = getattr(st, f.name)
-        out[f.name] = np.ascontiguousarray(v[..., slots]) if isinstance(v, np.ndarray) else v
+        out[f.name] = np.take(v, slots, axis=-1) if isinstance(v, np.ndarray) else v
     return BatchState(**out)
