@@ -773,10 +773,17 @@ def test_lost_script_reply(script, proxy, aof_env, expected, celery_worker_proce
     assert_exact(store, job.job_id, expected, [worker])
     seen = outcomes(worker.log(), job.job_id)
     assert all(seen[c].count("merged") + seen[c].count("finished") <= 1 for c in seen)
-    if script == "merge_chunk":  # merged, reply lost: fail_chunk finds the done bit, no retry
-        assert worker.log().count("'outcome': 'done'") == 3, worker.log()
-    else:  # attempt counted, reply lost: the message is requeued (was: acked and dropped)
-        assert worker.log().count("reject requeue=True") == 3, worker.log()
+    log = worker.log()
+    # redis-py retries a command whose connection dropped (workers.settings: bounded retries), so
+    # a lost reply is taken up in the same delivery, or by fail_chunk/requeue when retries ran out.
+    if script == "merge_chunk":  # merged, reply lost: the retry or fail_chunk finds the done bit
+        # (a retry can be cut again: three cuts fall on one to three chunks)
+        assert 1 <= log.count("duplicate (job") + log.count("'outcome': 'done'") <= 3, log
+    else:  # attempt counted, reply lost: played again under a new attempt (was: acked, dropped)
+        last = {}
+        for chunk, attempt in re.findall(rf"chunk {job.job_id}/(\d+) attempt (\d+):", log):
+            last[chunk] = max(last.get(chunk, 1), int(attempt))
+        assert sum(a - 1 for a in last.values()) == 3, log
     report(
         f"lost-reply/{script}",
         cuts=proxy.cut,
