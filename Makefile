@@ -4,6 +4,10 @@ VENV := .venv
 PYTHON ?= $(VENV)/bin/python
 BOOTSTRAP_PYTHON ?= $(shell command -v python3.11 || command -v python3 || command -v python)
 SOURCES := $(wildcard sim service workers tests bench)
+# The suite mostly waits (on redis-server, worker subprocesses, gRPC), so test processes in parallel
+# (pytest-xdist) overlap the waits even on two cores; loadgroup keeps a module's shared stack on one
+# process. PYTEST_PARALLEL= (empty) runs everything in one process.
+PYTEST_PARALLEL ?= -n 4 --dist loadgroup
 
 .PHONY: install test test-all lint format bench demo venv
 
@@ -22,19 +26,23 @@ venv: $(VENV)/.installed-test  ## create .venv with the package and its test ext
 demo: $(VENV)/.installed  ## the README's first command: a demo batch through gRPC, Celery and Redis
 	$(VENV)/bin/azulsim demo
 
-install:  ## editable install with test and lint tools
-	$(PYTHON) -m pip install -e '.[dev]'
+# With the default PYTHON, targets that need the test extras (pytest, ruff) create .venv first; with
+# PYTHON=/some/python they use that interpreter as it is.
+NEEDS_VENV := $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(VENV)/.installed-test)
 
-test: $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(VENV)/.installed-test)  ## the README's test command: everything but the slow checks
-	$(PYTHON) -m pytest -q -m "not slow"
+install: $(NEEDS_VENV)  ## editable install with the test and lint tools (creates .venv on a fresh clone)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 
-test-all:  ## every test, slow ones included
+test: $(NEEDS_VENV)  ## the README's test command: everything but the slow checks
+	$(PYTHON) -m pytest -q -m "not slow" $(PYTEST_PARALLEL)
+
+test-all: $(NEEDS_VENV)  ## every test, slow ones included
 	$(PYTHON) -m pytest -q
 
-lint:  ## ruff (rules in pyproject.toml)
+lint: $(NEEDS_VENV)  ## ruff (rules in pyproject.toml; ruff is one of the test extras)
 	$(PYTHON) -m ruff check $(SOURCES)
 
-format:  ## ruff format, in place
+format: $(NEEDS_VENV)  ## ruff format, in place
 	$(PYTHON) -m ruff format $(SOURCES)
 
 bench:  ## every benchmark; each prints its figures and writes them under bench/results/

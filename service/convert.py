@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from google.protobuf import json_format
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from sim.quote import shown
 from sim.spec import JobSpec
 
 from .api import azulsim_pb2 as pb
@@ -86,7 +89,33 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
     try:
         return JobSpec.from_dict(data)
     except ValueError as exc:
-        raise ValueError(f"{path}.{exc}") from None
+        raise ValueError(f"{path}.{exc}" if path else str(exc)) from None
+
+
+def spec_from_document(data: Any) -> JobSpec:
+    """A job spec from its JSON form, as a spec file or the Python client gives it.
+
+    The format is `sim.spec.JobSpec.from_dict`'s (``"seating": "rotate"``, defaults as on the
+    command line). The proto's JSON mapping of `JobSpec` — what grpcurl sends: ``SEATING_ROTATE``,
+    int64 numbers as strings, ``maxRounds`` — is read too, and so is a whole `SubmitJobRequest`
+    (``{"spec": …, "request_id": …}``). Errors are those of the file format.
+    """
+    if (
+        isinstance(data, Mapping)
+        and "spec" in data
+        and set(data) <= {"spec", "request_id", "requestId"}
+    ):
+        data = data["spec"]
+    try:
+        return JobSpec.from_dict(data)
+    except ValueError as first:
+        if not isinstance(data, Mapping):
+            raise
+        try:
+            msg = json_format.ParseDict(data, pb.JobSpec())
+        except json_format.ParseError:
+            raise first from None
+        return spec_from_proto(msg, path="")
 
 
 def spec_to_proto(spec: JobSpec) -> pb.JobSpec:
@@ -110,7 +139,7 @@ def check_request_id(request_id: str) -> str:
     if request_id and not REQUEST_ID.fullmatch(request_id):
         raise ValueError(
             "request_id must be 1 to 128 characters from A-Z a-z 0-9 . _ : -; "
-            f"got {request_id[:140]!r}"
+            f"got {shown(request_id)}"
         )
     return request_id
 
@@ -119,7 +148,7 @@ def check_job_id(job_id: str) -> str:
     if not job_id:
         raise ValueError("job_id is required")
     if not JOB_ID.fullmatch(job_id):
-        raise ValueError(f"job_id is not a job id; got {job_id[:80]!r}")
+        raise ValueError(f"job_id is not a job id; got {shown(job_id)}")
     return job_id
 
 

