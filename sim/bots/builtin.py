@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .external import register_builtin as register_external
 from .greedy import GreedyBot
 from .heuristic import PARAMS as HEURISTIC_PARAMS
 from .heuristic import make_heuristic
@@ -46,3 +47,6 @@ register_bot(
     # Measured (bench/ladder.py): about 50x greedy's time per game at the default width of 4.
     cost=lambda params: 12.5 * params["width"],
 )
+
+# `external` (a program speaking the JSON-lines protocol) and the names in AZULSIM_EXTERNAL_BOTS.
+register_external()

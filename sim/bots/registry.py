@@ -47,7 +47,10 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 # Characters a label must never contain: '|' separates the parts of statistics counter keys.
 _FORBIDDEN_IN_LABEL = "|"
 
-PARAM_TYPES = ("float", "int", "bool", "choice")
+PARAM_TYPES = ("float", "int", "bool", "choice", "text")
+# A text value (e.g. an external bot's command path): no whitespace, and none of the characters
+# that separate specs, parameters and counter keys.
+_TEXT_FORBIDDEN = ",|"
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,8 @@ class Param:
     Parameters
     ----------
     name : identifier used in spec strings (``heuristic:floor=2.5``)
-    type : ``"float"``, ``"int"``, ``"bool"`` or ``"choice"`` (one of `choices`, a string)
+    type : ``"float"``, ``"int"``, ``"bool"``, ``"choice"`` (one of `choices`, a string) or
+        ``"text"`` (any string without whitespace, ``,`` or ``|``; at most 1000 characters)
     default : value used when the spec does not give one (must itself be valid)
     min, max : inclusive bounds for ``float`` and ``int`` (None: unbounded)
     choices : allowed strings for ``choice``
@@ -105,6 +109,16 @@ class Param:
             if text in ("false", "0", "no", "off"):
                 return False
             raise ValueError(f"{where} must be a boolean (true or false); got {value!r}")
+        if self.type == "text":
+            if not isinstance(value, str):
+                raise ValueError(f"{where} must be a string; got {value!r}")
+            text = value.strip()
+            if len(text) > 1000 or any(ch.isspace() or ch in _TEXT_FORBIDDEN for ch in text):
+                raise ValueError(
+                    f"{where} must be at most 1000 characters without whitespace, ',' or '|'; "
+                    f"got {text[:40]!r}"
+                )
+            return text
         if self.type == "choice":
             text = str(value).strip()
             if text not in self.choices:
