@@ -284,6 +284,7 @@ class ExternalBot(Bot):
             ok[ok] = mask[np.flatnonzero(ok), chosen[ok]]
             if not ok.all():
                 i = int(np.flatnonzero(~ok)[0])
+                _drop(self.argv)
                 raise self._error(f"illegal action {int(chosen[i])}", where[i])
             out[lo : lo + part.shape[0]] = chosen
         return out
@@ -294,7 +295,9 @@ class ExternalBot(Bot):
             part = slots[lo : lo + self.batch]
             where = positions(st, part, np.full(part.shape[0], seat, np.int8))
             bits = legal[lo : lo + self.batch]
-            for pos, c, m in zip(where, colours[lo : lo + self.batch].tolist(), bits.tolist()):
+            for pos, c, m in zip(
+                where, colours[lo : lo + self.batch].tolist(), bits.tolist(), strict=True
+            ):
                 pos["row"] = row
                 pos["colour"] = c
                 pos["columns"] = [k for k in range(5) if m >> k & 1]
@@ -303,6 +306,7 @@ class ExternalBot(Bot):
             ok[ok] = (bits[ok] >> chosen[ok]) & 1 == 1
             if not ok.all():
                 i = int(np.flatnonzero(~ok)[0])
+                _drop(self.argv)
                 raise self._error(f"illegal column {int(chosen[i])} for row {row}", where[i])
             out[lo : lo + part.shape[0]] = chosen
         return out
@@ -377,13 +381,8 @@ def _cmd_argv(params: dict) -> list[str]:
 
 def _make_cmd_bot(params: dict) -> ExternalBot:
     _check_cmd(params)
-    label = "external:cmd=" + params["cmd"]
+    label = "external:cmd=" + params["cmd"] + (",args=" + params["args"] if params["args"] else "")
     return ExternalBot(_cmd_argv(params), label, params["timeout"], params["batch"])
-
-
-def _cmd_cost(params: dict) -> float:
-    _check_cmd(params)  # JobSpec.cost runs at submit: a job that cannot run is refused there
-    return params["cost"]
 
 
 def register_external_bot(name: str, command: str | list[str], *, replace: bool = False):
@@ -420,6 +419,7 @@ def register_builtin() -> None:
         _make_cmd_bot,
         CMD_PARAMS,
         source="builtin",
-        cost=_cmd_cost,
+        cost=lambda params: params["cost"],
+        check=_check_cmd,  # at parse time: a job that cannot run is refused at submit
     )
     register_from_environment()

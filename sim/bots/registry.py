@@ -197,6 +197,9 @@ class BotInfo:
     # Time per game relative to `greedy` (a number, or a function of the parameter dict): jobs with
     # costly bots get smaller chunks, so a chunk still takes seconds (`JobSpec.cost`).
     cost: float | Callable[[dict[str, Any]], float] = 1.0
+    # Checks a whole parameter set when a spec is parsed (raises ValueError): for rules no single
+    # parameter's schema says, e.g. a required value or a setting of the process that parses it.
+    check: Callable[[dict[str, Any]], None] | None = None
 
     def cost_of(self, params: Mapping[str, Any]) -> float:
         return float(self.cost(dict(params)) if callable(self.cost) else self.cost)
@@ -250,6 +253,7 @@ def register_bot(
     replace: bool = False,
     source: str = "registered",
     cost: float | Callable[[dict[str, Any]], float] = 1.0,
+    check: Callable[[dict[str, Any]], None] | None = None,
 ) -> BotInfo:
     """Add a bot to the registry and return its entry.
 
@@ -263,7 +267,7 @@ def register_bot(
         raise ValueError(f"bot {name!r}: duplicate parameter names in {names}")
     if not callable(factory):
         raise ValueError(f"bot {name!r}: factory is not callable")
-    info = BotInfo(name, " ".join(description.split()), factory, tuple(params), source, cost)
+    info = BotInfo(name, " ".join(description.split()), factory, tuple(params), source, cost, check)
     with _lock:
         if name in _registry and not replace:
             raise ValueError(f"bot {name!r} is already registered")
@@ -311,7 +315,13 @@ def _load_entry_point(ep: importlib.metadata.EntryPoint) -> BotInfo:
             f"bot {ep.name!r}: entry point {ep.value!r} gave {type(obj).__name__}, not a BotInfo"
         )
     return register_bot(
-        ep.name, obj.description, obj.factory, obj.params, source=f"entry point {ep.value}"
+        ep.name,
+        obj.description,
+        obj.factory,
+        obj.params,
+        source=f"entry point {ep.value}",
+        cost=obj.cost,
+        check=obj.check,
     )
 
 
@@ -386,6 +396,8 @@ def bot_spec_from_params(name: str, params: Mapping[str, Any]) -> BotSpec:
 
 def _make_spec(info: BotInfo, given: Mapping[str, Any]) -> BotSpec:
     full = {p.name: given.get(p.name, p.default) for p in info.params}
+    if info.check is not None:
+        info.check(dict(full))
     changed = sorted(
         (p for p in info.params if p.name in given and given[p.name] != p.default),
         key=lambda p: p.name,
