@@ -8,6 +8,8 @@ from .heuristic import PARAMS as HEURISTIC_PARAMS
 from .heuristic import make_heuristic
 from .random_bot import RandomBot
 from .registry import register_bot
+from .round_search import PARAMS as SEARCH_PARAMS
+from .round_search import make_search, search_cost
 from .search import PARAMS as ROLLOUT_PARAMS
 from .search import make_rollout
 
@@ -50,3 +52,14 @@ register_bot(
 
 # `external` (a program speaking the JSON-lines protocol) and the names in AZULSIM_EXTERNAL_BOTS.
 register_external()
+
+register_bot(
+    "search",
+    "Two-ply Max-N search within the round: the heuristic's best picks, the next seat's best "
+    "replies to each, heuristic play-outs of at most `depth` picks, round-end values "
+    "(docs/bots.md).",
+    make_search,
+    SEARCH_PARAMS,
+    source="builtin",
+    cost=search_cost,
+)

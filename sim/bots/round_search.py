@@ -1,0 +1,123 @@
+"""The `search` bot: a two-ply Max-N search within the round, batched over games.
+
+Definition. At each decision of seat ``me``:
+
+1. **My candidates**: the ``width`` best picks by the `heuristic`'s value (`rollout`'s candidate
+   list: distinct factories only, fewer when fewer picks are legal).
+2. **Replies**: each candidate is played on a copy of the game. If the round goes on, the seat to
+   move next (``q``) answers with each of its ``replies`` best picks by the heuristic, each on its
+   own copy.
+3. **Play-out**: on every copy, every seat plays the heuristic (same weights) for at most ``depth``
+   more picks, stopping earlier when the factories and the centre are empty. Then the round is
+   ended as the engine does (wall tiling, floor penalties, end bonuses if the game ends; no tiles
+   are dealt), so a copy that stopped at ``depth`` with tiles still out is scored as if the round
+   ended there.
+4. **Values**: each seat's value of a copy is `rollout`'s round-end value (score, bonus potential of
+   the wall, credit for incomplete lines, the marker), and its *margin* is its value less the best
+   other seat's.
+5. **Max-N back-up**: ``q`` is taken to play the reply with the highest margin for ``q``; each
+   candidate is worth ``me``'s margin after that reply (after the candidate itself when it ends the
+   round). ``me`` plays the candidate worth the most; ties go to the heuristic's order.
+
+Chance: the search never deals. Within a round nothing is random, and it stops at the round's end,
+where the next deal would be drawn; the round-end value stands in for the future. It reads only
+public information (no bag order, no deal stream). It uses no random numbers, so its decisions
+depend only on the position and its parameters.
+
+Cost per decision: about ``width * replies`` copies, each played ``min(depth, rest of the round)``
+heuristic picks, plus one round end and one valuation per copy. Games are searched in groups of at
+most `GROUP` so the copies of a large batch stay within a few hundred MB.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import engine
+from .features import first_max, substate
+from .heuristic import PARAMS as HEURISTIC_PARAMS
+from .registry import Param
+from .search import RolloutBot
+
+PARAMS = (
+    Param("width", "int", 6, 1, 16, doc="candidate picks of the seat to move"),
+    Param("replies", "int", 4, 1, 16, doc="replies of the next seat searched per candidate"),
+    Param("depth", "int", 4, 0, 100, doc="heuristic picks played out after a reply at most"),
+) + HEURISTIC_PARAMS
+
+# Games searched together: width * replies copies of each (24 by default) are live at once.
+GROUP = 1024
+
+
+class SearchBot:
+    def __init__(self, width: int = 6, replies: int = 4, depth: int = 4, **heuristic):
+        self.width = int(width)
+        self.replies = int(replies)
+        self.depth = int(depth)
+        self.mine = RolloutBot(width=self.width, **heuristic)  # candidates, round-end values
+        self.theirs = RolloutBot(width=self.replies, **heuristic)
+        self.policy = self.mine.policy
+
+    def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
+        return self.policy.choose_columns(st, slots, seat, row, colours, legal)
+
+    def act(self, st, slots, keys=None) -> np.ndarray:
+        out = np.empty(slots.shape[0], np.int64)
+        for lo in range(0, slots.shape[0], GROUP):
+            out[lo : lo + GROUP] = self._search(st, slots[lo : lo + GROUP])
+        return out
+
+    def _search(self, st, slots: np.ndarray) -> np.ndarray:
+        n = slots.shape[0]
+        k1, k2 = self.width, self.replies
+        cand = self.mine.candidates(st, slots)  # (k1, n)
+        if n == 0 or k1 == 1:
+            return cand[0]
+        m1 = k1 * n
+        first = substate(st, np.tile(slots, k1))  # copy j * n + i: candidate j of game i
+        engine.play(first, np.arange(m1), cand.reshape(-1), defer_round_end=True)
+        going = np.flatnonzero(first.tiles_left > 0)
+        reply_seat = first.current.astype(np.intp)  # (m1,) the seat that replies
+        replies = np.full((k2, m1), -1, np.int64)
+        if going.size:
+            replies[:, going] = self.theirs.candidates(first, going)
+        # Copy r * m1 + c: reply r to copy c. Copies whose round ended get no reply (all equal).
+        tree = substate(first, np.tile(np.arange(m1), k2))
+        flat = replies.reshape(-1)
+        answered = np.flatnonzero(flat >= 0)
+        if answered.size:
+            engine.play(tree, answered, flat[answered], defer_round_end=True)
+        for _ in range(self.depth):
+            running = np.flatnonzero(~tree.done & (tree.tiles_left > 0))
+            if running.size == 0:
+                break
+            engine.play(tree, running, self.policy.act(tree, running), defer_round_end=True)
+        waiting = np.flatnonzero(~tree.done)
+        if waiting.size:  # the round's end, or the depth reached: tile now
+            columns = self.mine._columns if tree.gray else None
+            engine.end_rounds(tree, waiting, columns, deal=False)
+        value = self.mine.position_values(tree).reshape(st.players, k2, m1)
+        copies = np.arange(m1)
+        theirs = _margins(value, reply_seat, copies)  # (k2, m1)
+        chosen = first_max(theirs)  # the reply the next seat prefers
+        me = np.tile(st.current[slots].astype(np.intp), k1)
+        mine = _margins(value, me, copies)[chosen, copies].reshape(k1, n)
+        return cand[first_max(mine), np.arange(n)]
+
+
+def _margins(value: np.ndarray, seat: np.ndarray, copies: np.ndarray) -> np.ndarray:
+    """(k2, m) margin of `seat[c]` in copy c: its value less the best other seat's value."""
+    own = value[seat, :, copies].T  # (k2, m)
+    others = value.copy()
+    others[seat, :, copies] = -np.inf
+    return own - others.max(axis=0)
+
+
+def make_search(params: dict) -> SearchBot:
+    return SearchBot(**params)
+
+
+def search_cost(params: dict) -> float:
+    """Time per game relative to greedy (bench/search.py measures the constants)."""
+    copies = params["width"] * min(params["replies"], 8)
+    return 2.0 + 0.6 * copies * (min(params["depth"], 12) + 2.5)
