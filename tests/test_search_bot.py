@@ -127,3 +127,13 @@ def test_search_beats_rollout():
     rec = play_games(Configuration(2, ["search", "rollout"]), 99, 0, 60)
     wins = (rec.winners & (rec.seat_bot == 0)).any(axis=1)[~rec.truncated].mean()
     assert wins >= 0.6
+
+
+@pytest.mark.parametrize("wall", ["coloured", "gray"])
+@pytest.mark.parametrize("spec", ["search", "search:width=5,replies=3,depth=1", "search:depth=100"])
+def test_two_player_pruning_changes_no_choice(wall, spec):
+    """2 players: the bounded search (`_search_two`) picks what the full Max-N tree picks."""
+    st, _ = _positions(2, wall, games=60)
+    slots = np.flatnonzero(~st.done)
+    bot = make_bot(spec)
+    assert np.array_equal(bot._search_two(st, slots), bot._search(st, slots))

@@ -63,9 +63,84 @@ class SearchBot:
 
     def act(self, st, slots, keys=None) -> np.ndarray:
         out = np.empty(slots.shape[0], np.int64)
+        search = self._search_two if st.players == 2 else self._search
         for lo in range(0, slots.shape[0], GROUP):
-            out[lo : lo + GROUP] = self._search(st, slots[lo : lo + GROUP])
+            out[lo : lo + GROUP] = search(st, slots[lo : lo + GROUP])
         return out
+
+    def _play_out(self, tree, depth: int) -> np.ndarray:
+        """Heuristic picks for at most `depth` plies, then the round's end: (P, copies) values."""
+        for _ in range(depth):
+            running = np.flatnonzero(~tree.done & (tree.tiles_left > 0))
+            if running.size == 0:
+                break
+            engine.play(tree, running, self.policy.act(tree, running), defer_round_end=True)
+        waiting = np.flatnonzero(~tree.done)
+        if waiting.size:  # the round's end, or the depth reached: tile now
+            columns = self.mine._columns if tree.gray else None
+            engine.end_rounds(tree, waiting, columns, deal=False)
+        return self.mine.position_values(tree)
+
+    def _search_two(self, st, slots: np.ndarray) -> np.ndarray:
+        """Two players: the same choice as `_search`, with fewer copies.
+
+        With two seats the reply seat's margin is minus ours, so Max-N is minimax and a
+        candidate's value after the heuristic's reply alone (reply 0) bounds its value from above.
+        Candidates are expanded to all replies best bound first, and one whose bound cannot beat
+        the best value found so far (ties: the earlier candidate wins, as in `_search`) is skipped.
+        """
+        n = slots.shape[0]
+        k1, k2 = self.width, self.replies
+        cand = self.mine.candidates(st, slots)  # (k1, n)
+        if n == 0 or k1 == 1:
+            return cand[0]
+        cols = np.arange(n)
+        me = st.current[slots].astype(np.intp)
+        # Reply 0 to every candidate: the heuristic's pick, i.e. depth + 1 heuristic plies.
+        first = substate(st, np.tile(slots, k1))  # copy j * n + i: candidate j of game i
+        engine.play(first, np.arange(k1 * n), cand.reshape(-1), defer_round_end=True)
+        value = self._play_out(first, self.depth + 1)
+        bound = _margins(value[:, None], np.tile(me, k1), np.arange(k1 * n))[0].reshape(k1, n)
+        # Distinct candidates only (the list repeats its first pick when short).
+        bound[1:][cand[1:] == cand[0]] = -np.inf
+        rank = np.argsort(-bound, axis=0, kind="stable")  # best bound first, ties by index
+        best = np.full(n, -np.inf, np.float32)
+        best_j = np.full(n, k1, np.intp)
+        for t in range(k1):
+            j = rank[t]
+            u = bound[j, cols]
+            need = np.flatnonzero((u > best) | ((u == best) & (j < best_j)))
+            if need.size == 0:
+                break
+            full = u[need].copy()
+            if k2 > 1:
+                full = np.minimum(full, self._other_replies(st, slots[need], cand[j[need], need]))
+            better = (full > best[need]) | ((full == best[need]) & (j[need] < best_j[need]))
+            best[need[better]] = full[better]
+            best_j[need[better]] = j[need][better]
+        return cand[best_j, cols]
+
+    def _other_replies(self, st, slots: np.ndarray, moves: np.ndarray) -> np.ndarray:
+        """(g,) our worst margin over replies 1..k2-1 to `moves` (inf where there are none)."""
+        g = slots.shape[0]
+        worst = np.full(g, np.inf, np.float32)
+        first = substate(st, slots)
+        engine.play(first, np.arange(g), moves, defer_round_end=True)
+        going = np.flatnonzero(first.tiles_left > 0)
+        if going.size == 0:
+            return worst
+        replies = self.theirs.candidates(first, going)  # (k2, len(going))
+        r, c = np.nonzero(replies[1:] != replies[0])  # distinct replies after the first
+        if r.size == 0:
+            return worst
+        parent = going[c]
+        tree = substate(first, parent)
+        engine.play(tree, np.arange(parent.size), replies[1 + r, c], defer_round_end=True)
+        value = self._play_out(tree, self.depth)
+        me = st.current[slots[parent]].astype(np.intp)
+        margin = _margins(value[:, None], me, np.arange(parent.size))[0]
+        np.minimum.at(worst, parent, margin.astype(np.float32))
+        return worst
 
     def _search(self, st, slots: np.ndarray) -> np.ndarray:
         n = slots.shape[0]
@@ -87,16 +162,7 @@ class SearchBot:
         answered = np.flatnonzero(flat >= 0)
         if answered.size:
             engine.play(tree, answered, flat[answered], defer_round_end=True)
-        for _ in range(self.depth):
-            running = np.flatnonzero(~tree.done & (tree.tiles_left > 0))
-            if running.size == 0:
-                break
-            engine.play(tree, running, self.policy.act(tree, running), defer_round_end=True)
-        waiting = np.flatnonzero(~tree.done)
-        if waiting.size:  # the round's end, or the depth reached: tile now
-            columns = self.mine._columns if tree.gray else None
-            engine.end_rounds(tree, waiting, columns, deal=False)
-        value = self.mine.position_values(tree).reshape(st.players, k2, m1)
+        value = self._play_out(tree, self.depth).reshape(st.players, k2, m1)
         copies = np.arange(m1)
         theirs = _margins(value, reply_seat, copies)  # (k2, m1)
         chosen = first_max(theirs)  # the reply the next seat prefers
