@@ -43,9 +43,9 @@ from sim.stats.derive import wilson  # noqa: E402
 
 SEED = 20261201
 BUDGETS = {
-    "small": "search:width=4,replies=3,depth=2",
+    "small": "search:width=4,replies=3,depth=1",
     "default": "search",
-    "large": "search:width=8,replies=6,depth=8",
+    "large": "search:width=8,replies=6,depth=4",
 }
 RESULTS = ROOT / "bench" / "results" / "search.json"
 DOCS = ROOT / "docs" / "bots.md"

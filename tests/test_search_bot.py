@@ -66,7 +66,7 @@ def test_one_reply_to_the_end_of_the_round_is_rollout(players, wall):
     first = first_player(4, games, players)
     seats = np.zeros((12, players), np.int8)
     seats[:, 1:] = 1
-    search = make_bot("search:width=3,replies=1,depth=100")
+    search = make_bot("search:width=3,replies=1,depth=50")
     rollout = make_bot("rollout:width=3")
     # rollout's own gray-wall columns (sim.bots.base: uniform) are not its play-outs' (the
     # heuristic's, like search's): compare the searches, so give it the heuristic's columns.
@@ -114,6 +114,7 @@ def test_parameters_and_cost():
     spec = parse_bot_spec("search:width=8,depth=2")
     bot = make_bot(spec)
     assert isinstance(bot, SearchBot) and (bot.width, bot.replies, bot.depth) == (8, 4, 2)
+    assert bot.caution == 0.5
     with pytest.raises(ValueError, match="width"):
         parse_bot_spec("search:width=0")
     info = get_bot_info("search")
@@ -130,10 +131,12 @@ def test_search_beats_rollout():
 
 
 @pytest.mark.parametrize("wall", ["coloured", "gray"])
-@pytest.mark.parametrize("spec", ["search", "search:width=5,replies=3,depth=1", "search:depth=100"])
+@pytest.mark.parametrize("spec", ["search", "search:width=5,replies=3,depth=1", "search:depth=50"])
 def test_two_player_pruning_changes_no_choice(wall, spec):
     """2 players: the bounded search (`_search_two`) picks what the full Max-N tree picks."""
     st, _ = _positions(2, wall, games=60)
     slots = np.flatnonzero(~st.done)
     bot = make_bot(spec)
-    assert np.array_equal(bot._search_two(st, slots), bot._search(st, slots))
+    assert np.array_equal(
+        bot._search_two(st, slots, 2 * bot.depth), bot._search(st, slots, 2 * bot.depth)
+    )

@@ -42,7 +42,15 @@ from .search import RolloutBot
 PARAMS = (
     Param("width", "int", 6, 1, 16, doc="candidate picks of the seat to move"),
     Param("replies", "int", 4, 1, 16, doc="replies of the next seat searched per candidate"),
-    Param("depth", "int", 4, 0, 100, doc="heuristic picks played out after a reply at most"),
+    Param("depth", "int", 2, 0, 50, doc="heuristic picks per player played out after a reply"),
+    Param(
+        "caution",
+        "float",
+        0.5,
+        0,
+        1,
+        doc="3-4 players: weight of the next seat's best reply (the rest: the heuristic's reply)",
+    ),
 ) + HEURISTIC_PARAMS
 
 # Games searched together: width * replies copies of each (24 by default) are live at once.
@@ -50,7 +58,10 @@ GROUP = 1024
 
 
 class SearchBot:
-    def __init__(self, width: int = 6, replies: int = 4, depth: int = 4, **heuristic):
+    def __init__(
+        self, width: int = 6, replies: int = 4, depth: int = 2, caution: float = 0.5, **heuristic
+    ):
+        self.caution = float(caution)
         self.width = int(width)
         self.replies = int(replies)
         self.depth = int(depth)
@@ -63,9 +74,10 @@ class SearchBot:
 
     def act(self, st, slots, keys=None) -> np.ndarray:
         out = np.empty(slots.shape[0], np.int64)
+        plies = self.depth * st.players
         search = self._search_two if st.players == 2 else self._search
         for lo in range(0, slots.shape[0], GROUP):
-            out[lo : lo + GROUP] = search(st, slots[lo : lo + GROUP])
+            out[lo : lo + GROUP] = search(st, slots[lo : lo + GROUP], plies)
         return out
 
     def _play_out(self, tree, depth: int) -> np.ndarray:
@@ -81,7 +93,7 @@ class SearchBot:
             engine.end_rounds(tree, waiting, columns, deal=False)
         return self.mine.position_values(tree)
 
-    def _search_two(self, st, slots: np.ndarray) -> np.ndarray:
+    def _search_two(self, st, slots: np.ndarray, plies: int) -> np.ndarray:
         """Two players: the same choice as `_search`, with fewer copies.
 
         With two seats the reply seat's margin is minus ours, so Max-N is minimax and a
@@ -99,7 +111,7 @@ class SearchBot:
         # Reply 0 to every candidate: the heuristic's pick, i.e. depth + 1 heuristic plies.
         first = substate(st, np.tile(slots, k1))  # copy j * n + i: candidate j of game i
         engine.play(first, np.arange(k1 * n), cand.reshape(-1), defer_round_end=True)
-        value = self._play_out(first, self.depth + 1)
+        value = self._play_out(first, plies + 1)
         bound = _margins(value[:, None], np.tile(me, k1), np.arange(k1 * n))[0].reshape(k1, n)
         # Distinct candidates only (the list repeats its first pick when short).
         bound[1:][cand[1:] == cand[0]] = -np.inf
@@ -114,13 +126,14 @@ class SearchBot:
                 break
             full = u[need].copy()
             if k2 > 1:
-                full = np.minimum(full, self._other_replies(st, slots[need], cand[j[need], need]))
+                others = self._other_replies(st, slots[need], cand[j[need], need], plies)
+                full = np.minimum(full, others)
             better = (full > best[need]) | ((full == best[need]) & (j[need] < best_j[need]))
             best[need[better]] = full[better]
             best_j[need[better]] = j[need][better]
         return cand[best_j, cols]
 
-    def _other_replies(self, st, slots: np.ndarray, moves: np.ndarray) -> np.ndarray:
+    def _other_replies(self, st, slots: np.ndarray, moves: np.ndarray, plies: int) -> np.ndarray:
         """(g,) our worst margin over replies 1..k2-1 to `moves` (inf where there are none)."""
         g = slots.shape[0]
         worst = np.full(g, np.inf, np.float32)
@@ -136,13 +149,13 @@ class SearchBot:
         parent = going[c]
         tree = substate(first, parent)
         engine.play(tree, np.arange(parent.size), replies[1 + r, c], defer_round_end=True)
-        value = self._play_out(tree, self.depth)
+        value = self._play_out(tree, plies)
         me = st.current[slots[parent]].astype(np.intp)
         margin = _margins(value[:, None], me, np.arange(parent.size))[0]
         np.minimum.at(worst, parent, margin.astype(np.float32))
         return worst
 
-    def _search(self, st, slots: np.ndarray) -> np.ndarray:
+    def _search(self, st, slots: np.ndarray, plies: int) -> np.ndarray:
         n = slots.shape[0]
         k1, k2 = self.width, self.replies
         cand = self.mine.candidates(st, slots)  # (k1, n)
@@ -162,13 +175,16 @@ class SearchBot:
         answered = np.flatnonzero(flat >= 0)
         if answered.size:
             engine.play(tree, answered, flat[answered], defer_round_end=True)
-        value = self._play_out(tree, self.depth).reshape(st.players, k2, m1)
+        value = self._play_out(tree, plies).reshape(st.players, k2, m1)
         copies = np.arange(m1)
         theirs = _margins(value, reply_seat, copies)  # (k2, m1)
         chosen = first_max(theirs)  # the reply the next seat prefers
         me = np.tile(st.current[slots].astype(np.intp), k1)
-        mine = _margins(value, me, copies)[chosen, copies].reshape(k1, n)
-        return cand[first_max(mine), np.arange(n)]
+        margins = _margins(value, me, copies)
+        mine = margins[chosen, copies]
+        if st.players > 2 and self.caution < 1:
+            mine = self.caution * mine + (1 - self.caution) * margins[0]
+        return cand[first_max(mine.reshape(k1, n)), np.arange(n)]
 
 
 def _margins(value: np.ndarray, seat: np.ndarray, copies: np.ndarray) -> np.ndarray:
