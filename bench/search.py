@@ -102,6 +102,8 @@ def match(bots: list[str], games: int, wall: str = "coloured", seating: str = "r
     out["truncated"] = games - n
     out["cpu_s"] = round(cpu, 2)
     out["per_bot"] = {}
+    if len(bots) == 2 and bots[0] != bots[1]:
+        out["first_vs_second"] = versus(rec, natural)
     for label in dict.fromkeys(bots):
         idx = [i for i, b in enumerate(bots) if b == label]
         mine = np.isin(rec.seat_bot, idx)
@@ -113,6 +115,35 @@ def match(bots: list[str], games: int, wall: str = "coloured", seating: str = "r
             "mean_score": round(float(rec.scores[mine].mean()), 2),
         }
     return out
+
+
+def versus(rec, natural) -> dict:
+    """Head to head of configuration bot 0 against bot 1: mean score (a shared win is a half),
+    logistic Elo with a 95 % interval, and the SPRT log-likelihood ratio of elo0 = 0 against
+    elo1 = 20 at this sample (normal approximation, notes/experiments.md), with its bounds at
+    alpha = beta = 0.05. Seats are rotated, not mirrored, so it is a fixed-sample check."""
+    a = (rec.winners & (rec.seat_bot == 0)).any(axis=1)[natural]
+    b = (rec.winners & (rec.seat_bot == 1)).any(axis=1)[natural]
+    x = np.where(a & b, 0.5, a.astype(float))
+    n, mu, var = x.size, float(x.mean()), float(x.var())
+    half = 1.96 * (var / n) ** 0.5
+
+    def elo(s: float) -> float:
+        s = min(max(s, 1e-6), 1 - 1e-6)
+        return -400 * np.log10(1 / s - 1)
+
+    s0, s1 = 0.5, 1 / (1 + 10 ** (-20 / 400))
+    llr = n * (s1 - s0) * (2 * mu - s0 - s1) / (2 * var) if var > 0 else float("inf")
+    bound = float(np.log(0.95 / 0.05))
+    return {
+        "games": n,
+        "score": round(mu, 4),
+        "elo": round(elo(mu), 1),
+        "elo_ci95": [round(elo(mu - half), 1), round(elo(mu + half), 1)],
+        "llr_0_20": round(llr, 2),
+        "llr_bounds": [round(-bound, 3), round(bound, 3)],
+        "verdict": "H1" if llr >= bound else ("H0" if llr <= -bound else "undecided"),
+    }
 
 
 def run(args) -> dict:
@@ -179,7 +210,11 @@ def tables(result: dict) -> str:
         )
     lines += [
         "",
-        "| players | wall | seating | games | bots: win rate [95 % interval], mean score |",
+        (
+            "| players | wall | seating | games | bots: win rate [95 % interval], mean score; "
+            "first against second: Elo [95 %], SPRT log-likelihood ratio elo0 = 0, elo1 = 20 "
+            "(bounds ±2.94) |"
+        ),
         "| --- | --- | --- | --- | --- |",
     ]
     for m in result["matches"]:
@@ -188,6 +223,10 @@ def tables(result: dict) -> str:
             f", {v['mean_score']:.1f}"
             for label, v in m["per_bot"].items()
         )
+        if "first_vs_second" in m:
+            v = m["first_vs_second"]
+            lo, hi = v["elo_ci95"]
+            cells += f"; Elo {v['elo']:+.0f} [{lo:+.0f}, {hi:+.0f}], LLR(0, 20) {v['llr_0_20']:.1f}"
         lines.append(f"| {m['players']} | {m['wall']} | {m['seating']} | {m['games']} | {cells} |")
     return "\n".join(lines)
 
