@@ -173,12 +173,17 @@ class _Process:
                     if key.fd == out_fd:
                         try:
                             sent += os.write(out_fd, view[sent:])
+                        except BlockingIOError:  # the pipe filled up after select said ready
+                            continue
                         except BrokenPipeError:
                             raise ExternalBotError(self._died()) from None
                         if sent == len(line):
                             sel.unregister(out_fd)
                     else:
-                        data = os.read(in_fd, 1 << 20)
+                        try:
+                            data = os.read(in_fd, 1 << 20)
+                        except BlockingIOError:
+                            continue
                         if not data:
                             raise ExternalBotError(self._died())
                         chunks.append(data)
