@@ -66,7 +66,7 @@ def test_one_reply_to_the_end_of_the_round_is_rollout(players, wall):
     first = first_player(4, games, players)
     seats = np.zeros((12, players), np.int8)
     seats[:, 1:] = 1
-    search = make_bot("search:width=3,replies=1,depth=50")
+    search = make_bot("search:width=3,replies=1,depth=10")
     rollout = make_bot("rollout:width=3")
     # rollout's own gray-wall columns (sim.bots.base: uniform) are not its play-outs' (the
     # heuristic's, like search's): compare the searches, so give it the heuristic's columns.
@@ -120,7 +120,7 @@ def test_parameters_and_cost():
     info = get_bot_info("search")
     small = info.cost_of(parse_bot_spec("search:width=2,replies=1,depth=0").params)
     default = info.cost_of(parse_bot_spec("search").params)
-    large = info.cost_of(parse_bot_spec("search:width=12,replies=6,depth=8").params)
+    large = info.cost_of(parse_bot_spec("search:width=12,replies=8,depth=10").params)
     assert 1 < small < default < large
 
 
@@ -131,7 +131,7 @@ def test_search_beats_rollout():
 
 
 @pytest.mark.parametrize("wall", ["coloured", "gray"])
-@pytest.mark.parametrize("spec", ["search", "search:width=5,replies=3,depth=1", "search:depth=50"])
+@pytest.mark.parametrize("spec", ["search", "search:width=5,replies=3,depth=1", "search:depth=10"])
 def test_two_player_pruning_changes_no_choice(wall, spec):
     """2 players: the bounded search (`_search_two`) picks what the full Max-N tree picks."""
     st, _ = _positions(2, wall, games=60)

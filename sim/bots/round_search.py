@@ -40,9 +40,11 @@ from .registry import Param
 from .search import RolloutBot
 
 PARAMS = (
-    Param("width", "int", 6, 1, 16, doc="candidate picks of the seat to move"),
-    Param("replies", "int", 4, 1, 16, doc="replies of the next seat searched per candidate"),
-    Param("depth", "int", 2, 0, 50, doc="heuristic picks per player played out after a reply"),
+    # The bounds keep a chunk of the fewest games the service plans (200) under a minute or so.
+    Param("width", "int", 6, 1, 12, doc="candidate picks of the seat to move"),
+    Param("replies", "int", 4, 1, 8, doc="replies of the next seat searched per candidate"),
+    # 10 picks per player always reaches the round's end (20 / 28 / 36 tiles for 2 / 3 / 4 seats).
+    Param("depth", "int", 2, 0, 10, doc="heuristic picks per player played out after a reply"),
     Param(
         "caution",
         "float",
