@@ -110,13 +110,16 @@ class SearchBot:
             return cand[0]
         cols = np.arange(n)
         me = st.current[slots].astype(np.intp)
-        # Reply 0 to every candidate: the heuristic's pick, i.e. depth + 1 heuristic plies.
-        first = substate(st, np.tile(slots, k1))  # copy j * n + i: candidate j of game i
-        engine.play(first, np.arange(k1 * n), cand.reshape(-1), defer_round_end=True)
+        # Reply 0 to every distinct candidate (the list repeats its first pick when short): the
+        # heuristic's pick, i.e. depth + 1 heuristic plies.
+        distinct = np.ones((k1, n), bool)
+        distinct[1:] = cand[1:] != cand[0]
+        js, gs = np.nonzero(distinct)
+        first = substate(st, slots[gs])
+        engine.play(first, np.arange(gs.size), cand[js, gs], defer_round_end=True)
         value = self._play_out(first, plies + 1)
-        bound = _margins(value[:, None], np.tile(me, k1), np.arange(k1 * n))[0].reshape(k1, n)
-        # Distinct candidates only (the list repeats its first pick when short).
-        bound[1:][cand[1:] == cand[0]] = -np.inf
+        bound = np.full((k1, n), -np.inf, np.float32)
+        bound[js, gs] = _margins(value[:, None], me[gs], np.arange(gs.size))[0]
         rank = np.argsort(-bound, axis=0, kind="stable")  # best bound first, ties by index
         best = np.full(n, -np.inf, np.float32)
         best_j = np.full(n, k1, np.intp)
