@@ -230,7 +230,8 @@ BAD_BOTS = {
         """
         for line in sys.stdin:
             req = json.loads(line)
-            out = json.dumps({"id": req["id"], "actions": [p["legal"][0] for p in req["positions"]]})
+            first = [p["legal"][0] for p in req["positions"]]
+            out = json.dumps({"id": req["id"], "actions": first})
             print(out + "\\n" + out, flush=True)
         """,
         "wrote more than one line for a request",
