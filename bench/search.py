@@ -150,7 +150,9 @@ def run(args) -> dict:
     g, g34 = args.games, args.games34
     result: dict = {
         "seed": SEED,
-        "command": "python bench/search.py" + (" --quick" if args.quick else ""),
+        "command": "python bench/search.py"
+        + (" --quick" if args.quick else "")
+        + (" --cost-only" if args.cost_only else ""),
         "machine": cpu_model(),
         "python": platform.python_version(),
         "numpy": np.__version__,
@@ -165,6 +167,12 @@ def run(args) -> dict:
         row["us_per_decision_one"] = round(single_decision_cost(row["bot"], args.single), 1)
         print(json.dumps(row), flush=True)
     result["cost"] = cost
+    if args.cost_only:  # keep the matches of the last full run (decisions are unchanged)
+        previous = json.loads(RESULTS.read_text())
+        result["matches"] = previous["matches"]
+        result["matches_command"] = previous.get("matches_command", previous["command"])
+        return result
+    result["matches_command"] = result["command"]
     d, small, large = BUDGETS["default"], BUDGETS["small"], BUDGETS["large"]
     plan = [
         ([small, "rollout"], g, "coloured", "rotate"),
@@ -210,6 +218,8 @@ def tables(result: dict) -> str:
         )
     lines += [
         "",
+        f"Matches measured with `{result.get('matches_command', result['command'])}`.",
+        "",
         (
             "| players | wall | seating | games | bots: win rate [95 % interval], mean score; "
             "first against second: Elo [95 %], SPRT log-likelihood ratio elo0 = 0, elo1 = 20 "
@@ -239,6 +249,11 @@ def main() -> None:
     ap.add_argument("--single", type=int, default=200, help="positions for the batch of one")
     ap.add_argument("--quick", action="store_true", help="small counts (a smoke run)")
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite docs/bots.md")
+    ap.add_argument(
+        "--cost-only",
+        action="store_true",
+        help="time the bots again, keep the matches of bench/results/search.json",
+    )
     args = ap.parse_args()
     if args.quick:
         args.games, args.games34, args.cost_games, args.single = 100, 60, 100, 20

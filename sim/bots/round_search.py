@@ -207,8 +207,9 @@ def make_search(params: dict) -> SearchBot:
 def search_cost(params: dict) -> float:
     """Time per game relative to greedy, an upper bound over 2-4 players (bench/search.py).
 
-    Measured: the default 91x greedy with 2 players, 191x with 3 and 242x with 4; width 8, 6
-    replies, depth 4: 196x, 464x and 565x. The formula below is above all of them.
+    Measured (self-play, one process): the default 87x greedy with 2 players, 188x with 3 and
+    247x with 4; width 8, 6 replies, depth 4: 206x (2 players) and 559x (4). The formula below
+    is above all of them (default 261, that one 876).
     """
     copies = params["width"] * params["replies"]
-    return 5.0 + 0.9 * copies * (4 * params["depth"] + 3)
+    return 10.0 + 0.95 * copies * (4 * params["depth"] + 3)
