@@ -19,7 +19,7 @@ from sim import engine, rng
 from sim.actions import describe
 from sim.bots import make_bot
 from sim.constants import COLOUR_LETTERS, END_REASONS
-from sim.spec import JobSpec, first_player, seat_assignment
+from sim.spec import JobSpec, deal_keys, first_player, seat_assignment
 
 DEAL, PICK, WALL_TILING = "DEAL", "PICK", "WALL_TILING"
 
@@ -69,7 +69,7 @@ def replay_game(spec: JobSpec, configuration: int, game: int) -> GameReplay:
     games = np.array([game], np.int64)
     slots = np.array([0])
     seat_bot = seat_assignment(config, spec.seed, games)  # (1, P) index into config.bots
-    first = first_player(spec.seed, games, config.players)
+    first = first_player(spec.seed, games, config.players, config.seating)
     seat_specs = [config.bot_specs[int(k)] for k in seat_bot[0]]
     bots = [make_bot(s) for s in seat_specs]  # the bot object of each seat
     keys = rng.game_keys(spec.seed, games, rng.BOT)
@@ -80,7 +80,15 @@ def replay_game(spec: JobSpec, configuration: int, game: int) -> GameReplay:
         )
 
     choose = columns if config.wall == "gray" else None
-    st = engine.new_games(config.players, config.wall, spec.seed, games, first, spec.max_rounds)
+    st = engine.new_games(
+        config.players,
+        config.wall,
+        spec.seed,
+        games,
+        first,
+        spec.max_rounds,
+        deal_keys(spec.seed, games, config.players, config.seating),
+    )
     out = GameReplay(
         configuration=configuration,
         game=game,

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .play import DEFAULT_BATCH
+from .sequential import Prefix, align, joint_ranges, play_joint
 from .spec import JobSpec
 from .stats import Counters, count, derive, merge
 
@@ -46,10 +47,13 @@ class LocalResult:
     chunk_size: int
     chunks: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    stopping: dict[str, Any] | None = None  # `sim.sequential.Prefix.summary` of a stopping rule
 
     def statistics(self) -> dict[str, Any]:
         """The statistics document (`sim.stats.derive`) with a separate ``timing`` section."""
         doc = derive(self.counters, self.spec)
+        if self.stopping is not None:
+            doc["stopping"] = self.stopping
         games = doc["games_done"]
         doc["timing"] = {
             "seconds": self.seconds,
@@ -82,6 +86,11 @@ def _init_worker(spec: JobSpec, play: PlayGames | None) -> None:
     _worker_state["play"] = play
 
 
+def _play_joint_chunk(task: tuple[int, int]) -> list:
+    start, stop = task
+    return play_joint(_worker_state["spec"], start, stop, _worker_state["play"])
+
+
 def _play_chunk(task: tuple[int, int, int]) -> tuple[int, Counters]:
     k, start, stop = task
     spec: JobSpec = _worker_state["spec"]
@@ -101,6 +110,7 @@ def run_local(
     chunk_size: int | None = None,
     progress: Progress | None = None,
     play: PlayGames | None = None,
+    on_check: Callable[[dict], None] | None = None,
 ) -> LocalResult:
     """Play every game of `spec` here and return the merged counters.
 
@@ -111,15 +121,27 @@ def run_local(
     chunk_size : games per chunk; default `default_chunk_size`
     progress : called with the number of games done (all configurations) after each chunk
     play : stand-in for `sim.play.play_games` (same signature); default the real one
+    on_check : called with each check point of a stopping rule (`sim.stopping.evaluate`)
+
+    A job with a baseline or a stopping rule runs in joint chunks (`sim.sequential`), aligned to
+    its check points: it stops at the first check point that decides, and its counters are those
+    of the prefix of games up to there.
     """
     if workers is None:
         workers = os.cpu_count() or 1
     if workers < 1:
         raise ValueError(f"workers must be at least 1; got {workers}")
     if chunk_size is None:
-        chunk_size = default_chunk_size(spec.games, workers)
+        if spec.joint_chunks:
+            chunk_size = default_joint_chunk_size(spec, workers)
+        else:
+            chunk_size = default_chunk_size(spec.games, workers)
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size}")
+    if spec.joint_chunks:
+        return _run_joint(spec, workers, chunk_size, progress, play, on_check)
+    if spec.group_size > 1:
+        chunk_size = align(spec, chunk_size)  # whole mirrored groups in every chunk
     tasks = list(chunks(spec, chunk_size))
     workers = min(workers, len(tasks))
     counters: Counters = {}
@@ -144,6 +166,56 @@ def run_local(
                     progress(done)
     seconds = time.perf_counter() - began
     return LocalResult(spec, counters, seconds, workers, chunk_size, len(tasks))
+
+
+def default_joint_chunk_size(spec: JobSpec, workers: int) -> int:
+    """A joint chunk plays every configuration; a job that may stop early wants small chunks
+    (what lies past the stop is wasted), about one check-point interval per chunk, but not so
+    small that the batch runs half empty."""
+    if spec.stop is None:
+        return default_chunk_size(spec.games, workers)
+    return max(spec.stop.check_every, min(spec.games, 2048))
+
+
+def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResult:
+    chunk_size = align(spec, chunk_size)
+    tasks = joint_ranges(spec, chunk_size)
+    workers = min(workers, len(tasks))
+    prefix = Prefix(spec)
+    seen = 0
+    began = time.perf_counter()
+
+    def take(segments) -> bool:
+        nonlocal seen
+        for j, part in segments:
+            prefix.add(j, part)
+        for point in prefix.history[seen:]:
+            if on_check:
+                on_check(point)
+        seen = len(prefix.history)
+        if progress:
+            progress(prefix.games * len(spec.configurations))
+        return prefix.done
+
+    if workers == 1:
+        _init_worker(spec, play)
+        try:
+            for task in tasks:
+                if take(_play_joint_chunk(task)):
+                    break
+        finally:
+            _worker_state.clear()
+    else:
+        # imap keeps the pool a few chunks ahead; leaving the `with` terminates what runs past
+        # the stop (its games would be discarded anyway).
+        with multiprocessing.Pool(workers, initializer=_init_worker, initargs=(spec, play)) as pool:
+            for segments in pool.imap_unordered(_play_joint_chunk, tasks):
+                if take(segments):
+                    break
+    seconds = time.perf_counter() - began
+    return LocalResult(
+        spec, prefix.counters, seconds, workers, chunk_size, len(tasks), stopping=prefix.summary()
+    )
 
 
 def simulate(spec: JobSpec, **kwargs: Any) -> dict[str, Any]:

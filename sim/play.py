@@ -26,6 +26,7 @@ def play_batch(
     bots: list,
     max_rounds: int = 100,
     batch: int = DEFAULT_BATCH,
+    deal_keys: np.ndarray | None = None,
 ) -> GameRecords:
     """Play `games` to the end and return their records, in the order of `games`.
 
@@ -36,6 +37,7 @@ def play_batch(
     bots : bot objects with ``act(st, slots, keys) -> actions`` and, for the gray wall,
         ``choose_columns(st, slots, seat, row, colours, legal, keys) -> columns``
     batch : number of slots played in lockstep
+    deal_keys : (N,) deal-stream key of each game (`sim.spec.deal_keys`); default its own
     """
     games = np.asarray(games, np.int64)
     total = games.shape[0]
@@ -43,7 +45,11 @@ def play_batch(
         raise ValueError("games must not be empty")
     seat_bot = np.asarray(seat_bot, np.int8)
     width = min(batch, total)
-    st = engine.new_games(players, wall, seed, games[:width], first_player[:width], max_rounds)
+    if deal_keys is None:
+        deal_keys = rng.game_keys(seed, games, rng.DEAL)
+    st = engine.new_games(
+        players, wall, seed, games[:width], first_player[:width], max_rounds, deal_keys[:width]
+    )
     bot_keys = rng.game_keys(seed, games, rng.BOT)
     slot_pos = np.arange(width)  # position in `games` of the game in each slot
     next_pos = width
@@ -104,7 +110,12 @@ def play_batch(
                         next_pos += fresh.size
                         slot_pos[fresh] = new_pos
                         engine.reset_slots(
-                            st, fresh, games[new_pos], first_player[new_pos], deal=False
+                            st,
+                            fresh,
+                            games[new_pos],
+                            first_player[new_pos],
+                            deal=False,
+                            deal_keys=deal_keys[new_pos],
                         )
                 to_deal = to_deal[~st.done[to_deal]]
                 engine.start_rounds(st, to_deal)
@@ -125,7 +136,7 @@ def play_games(config, seed: int, start: int, stop: int, max_rounds: int = 100) 
     in any chunk. Bots with the same canonical spec share one bot object.
     """
     from .bots import make_bot
-    from .spec import first_player, seat_assignment
+    from .spec import deal_keys, first_player, seat_assignment
 
     if not 0 <= start < stop:
         raise ValueError(f"need 0 <= start < stop; got start={start}, stop={stop}")
@@ -141,10 +152,11 @@ def play_games(config, seed: int, start: int, stop: int, max_rounds: int = 100) 
         config.wall,
         seed,
         games,
-        first_player(seed, games, config.players),
+        first_player(seed, games, config.players, config.seating),
         to_unique[seat_bot],
         bots,
         max_rounds,
+        deal_keys=deal_keys(seed, games, config.players, config.seating),
     )
     records.seat_bot = seat_bot
     return records

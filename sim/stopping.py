@@ -3,7 +3,9 @@
 A rule (`StopRule`, the spec's ``stop`` object) names one configuration and one statistic of it:
 
 - ``{"rule": "sprt", "elo0": E0, "elo1": E1, "alpha": a, "beta": b}`` on the head-to-head of a
-  *mirrored* configuration: its focal bot (the label of ``bots[0]``) against the rest. Two players:
+  *mirrored* configuration: its focal player (the bot listed first, ``bots[0]``, wherever the
+  rotation seats it) against the others (self-play, ``bots[0]`` equal to another, is allowed: it
+  tests nothing and calibrates the test). Two players:
   the exact GSPRT of the pentanomial; three or four: the normal-approximation GSPRT of the group
   score, Elo read through Luce's choice model (docs/statistics.md);
 - ``{"rule": "sprt", "statistic": "paired_score"|"paired_win", "delta0": D0, "delta1": D1, ...}``
@@ -191,11 +193,6 @@ class StopRule:
                     f"stop.statistic {self.statistic} needs mirrored seating in "
                     f"configurations[{self.configuration}].seating; got {config.seating!r}"
                 )
-            if len(set(config.bots)) < 2:
-                raise ValueError(
-                    f"stop.configuration {self.configuration}: every seat holds the same bot, "
-                    "there is no head-to-head to test"
-                )
         for k, c in enumerate(spec.configurations):
             if c.seating == "mirrored" and self.check_every % c.players:
                 raise ValueError(
@@ -212,3 +209,69 @@ class StopRule:
         """Prefix lengths (games of each configuration) at which the rule is read."""
         points = list(range(self.check_every, games, self.check_every))
         return [*points, games]
+
+
+def evaluate(rule: StopRule, counters, spec, games: int) -> dict[str, Any]:
+    """Read `rule` on the counters of the prefix ``[0, games)`` (every configuration).
+
+    Returns the check point: ``{"games", "llr", "estimate", "ci95", "reason"}`` with ``llr`` None
+    for a precision rule and ``reason`` one of `REASONS` when the job stops here, else None. At
+    ``games == spec.games`` (the maximum) the job stops whatever the statistics say.
+    """
+    from .stats import groups, sprt
+
+    k = rule.configuration
+    config = spec.configurations[k]
+    players = config.players
+    llr = None
+    reason = None
+    if rule.paired:
+        n, mean, var = groups.paired_moments(counters, k, rule.statistic.removeprefix("paired_"))
+        estimate = mean
+        ci = sprt.interval(mean, var * n / (n - 1), n) if n >= 2 else None
+        if rule.rule == "sprt":
+            llr = sprt.llr_normal(n, mean, var, rule.delta0, rule.delta1)
+    else:
+        n, mean, var = groups.group_moments(counters, k, players)
+        score_ci = sprt.interval(mean, var, n) if n >= 2 else None
+        if rule.statistic == "score":
+            estimate, ci = mean, score_ci
+        else:
+            estimate = None if mean is None else groups.luce_elo(mean, players)
+            ci = None if score_ci is None else [groups.luce_elo(x, players) for x in score_ci]
+        if rule.rule == "sprt":
+            if players == 2:
+                counts = [int(counters.get(f"c{k}|penta|n{i}", 0)) for i in range(5)]
+                llr = sprt.llr_pentanomial(counts, rule.elo0, rule.elo1)
+            else:
+                s0, s1 = (groups.luce_share(e, players) for e in (rule.elo0, rule.elo1))
+                llr = sprt.llr_normal(n, mean, var, s0, s1)
+    if rule.rule == "sprt":
+        lower, upper = sprt.sprt_bounds(rule.alpha, rule.beta)
+        if llr >= upper:
+            reason = H1
+        elif llr <= lower:
+            reason = H0
+    elif ci is not None and all(math.isfinite(x) for x in ci):
+        if max(estimate - ci[0], ci[1] - estimate) <= rule.eps:
+            reason = PRECISION
+    if reason is None and games >= spec.games:
+        reason = MAXIMUM
+
+    def finite(x):
+        return x if x is None or math.isfinite(x) else None
+
+    return {
+        "games": games,
+        "llr": llr,
+        "estimate": finite(estimate),
+        "ci95": None if ci is None else [finite(x) for x in ci],
+        "reason": reason,
+    }
+
+
+def llr_bounds(rule: StopRule) -> list[float] | None:
+    """``[lower, upper]`` of an SPRT (None for a precision rule)."""
+    if rule.rule != "sprt":
+        return None
+    return [math.log(rule.beta / (1 - rule.alpha)), math.log((1 - rule.beta) / rule.alpha)]

@@ -174,8 +174,15 @@ def derive(counters: Counters, spec) -> dict[str, Any]:
         job the same keys also at the top level; ``games_total``/``games_done``/``games_finished``/
         ``games_truncated`` always at the top level, over the whole job.
     """
+    from .groups import derive_groups, derive_paired
+
     r = _Reader(counters)
     configs = [_configuration(r, k, cfg) for k, cfg in enumerate(spec.configurations)]
+    for k, cfg in enumerate(spec.configurations):
+        if cfg.seating == "mirrored":
+            configs[k]["groups"] = derive_groups(counters, k, cfg)
+    for k in spec.paired_configurations():
+        configs[k]["paired"] = derive_paired(counters, k, spec.configurations[k], spec.baseline)
     finished = sum(c["games_finished"] for c in configs)
     truncated = sum(c["games_truncated"] for c in configs)
     doc: dict[str, Any] = {
@@ -190,6 +197,8 @@ def derive(counters: Counters, spec) -> dict[str, Any]:
     if len(configs) == 1:
         for key in _TOP_KEYS:
             doc[key] = configs[0][key]
+        if "groups" in configs[0]:
+            doc["groups"] = configs[0]["groups"]
     doc["configurations"] = configs
     return doc
 
