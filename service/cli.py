@@ -346,13 +346,14 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_simulate]
 
 def build_parser() -> argparse.ArgumentParser:
     # The service's subcommands live in their own modules (they import this one).
+    from .compare import add_compare
     from .jobcli import SUBCOMMANDS as JOB_SUBCOMMANDS
     from .report import add_report
     from .stack import SUBCOMMANDS as STACK_SUBCOMMANDS
 
     parser = argparse.ArgumentParser(prog=PROG, description="AzulSim: batch simulation of Azul.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in [*SUBCOMMANDS, *STACK_SUBCOMMANDS, *JOB_SUBCOMMANDS, add_report]:
+    for add in [*SUBCOMMANDS, add_compare, *STACK_SUBCOMMANDS, *JOB_SUBCOMMANDS, add_report]:
         add(sub)
     return parser
 
