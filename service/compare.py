@@ -69,7 +69,9 @@ def add_compare(subparsers: argparse._SubParsersAction) -> None:
         help="games per configuration at most (default 24000, a multiple of 2, 3 and 4)",
     )
     p.add_argument(
-        "--check-every", type=int, help="games between check points (default 20 per seat)"
+        "--check-every",
+        type=int,
+        help="games between check points (default 240: whole groups for 2, 3 and 4 players)",
     )
     p.add_argument("--seed", type=int, default=0, help="job seed (default 0)")
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
@@ -98,7 +100,6 @@ def compare_spec(args: argparse.Namespace):
         raise UsageError(f"--players must be 2, 3 or 4; got {players}")
     if args.sprt and args.precision is not None:
         raise UsageError("--sprt and --precision cannot be combined: choose one stopping rule")
-    every = args.check_every or 20 * players
     rule: dict[str, Any] | None = None
     if against:
         if len(against) == 1:
@@ -134,7 +135,8 @@ def compare_spec(args: argparse.Namespace):
         data = {"configurations": configs}
     data.update(games=args.max_games, seed=args.seed)
     if rule is not None:
-        rule["check_every"] = every
+        if args.check_every is not None:
+            rule["check_every"] = args.check_every
         data["stop"] = rule
     try:
         return JobSpec.from_dict(data)

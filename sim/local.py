@@ -86,7 +86,7 @@ def _init_worker(spec: JobSpec, play: PlayGames | None) -> None:
     _worker_state["play"] = play
 
 
-def _play_joint_chunk(task: tuple[int, int]) -> list:
+def _play_joint_chunk(task: tuple[int, int]) -> dict[str, Any]:
     start, stop = task
     return play_joint(_worker_state["spec"], start, stop, _worker_state["play"])
 
@@ -169,12 +169,12 @@ def run_local(
 
 
 def default_joint_chunk_size(spec: JobSpec, workers: int) -> int:
-    """A joint chunk plays every configuration; a job that may stop early wants small chunks
-    (what lies past the stop is wasted), about one check-point interval per chunk, but not so
-    small that the batch runs half empty."""
+    """A joint chunk plays every configuration; a job that may stop early wants smaller chunks
+    than a fixed one (what lies past the stop is wasted, and a stop inside a chunk recounts it),
+    but not so small that the batch runs half empty."""
     if spec.stop is None:
         return default_chunk_size(spec.games, workers)
-    return max(spec.stop.check_every, min(spec.games, 2048))
+    return max(spec.stop.check_every, min(spec.games, 4096))
 
 
 def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResult:
@@ -185,33 +185,37 @@ def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResu
     seen = 0
     began = time.perf_counter()
 
-    def take(segments) -> bool:
+    def take(chunk) -> bool:
         nonlocal seen
-        for j, part in segments:
-            prefix.add(j, part)
+        prefix.add(chunk)
         for point in prefix.history[seen:]:
             if on_check:
                 on_check(point)
         seen = len(prefix.history)
-        if progress:
+        if progress and prefix.trim is None:
             progress(prefix.games * len(spec.configurations))
-        return prefix.done
+        return prefix.done or prefix.trim is not None
 
-    if workers == 1:
-        _init_worker(spec, play)
-        try:
+    _init_worker(spec, play)  # the recount of a trimmed chunk runs here
+    try:
+        if workers == 1:
             for task in tasks:
                 if take(_play_joint_chunk(task)):
                     break
-        finally:
-            _worker_state.clear()
-    else:
-        # imap keeps the pool a few chunks ahead; leaving the `with` terminates what runs past
-        # the stop (its games would be discarded anyway).
-        with multiprocessing.Pool(workers, initializer=_init_worker, initargs=(spec, play)) as pool:
-            for segments in pool.imap_unordered(_play_joint_chunk, tasks):
-                if take(segments):
-                    break
+        else:
+            # Leaving the `with` terminates what runs past the stop (it would be dropped anyway).
+            with multiprocessing.Pool(
+                workers, initializer=_init_worker, initargs=(spec, play)
+            ) as pool:
+                for chunk in pool.imap_unordered(_play_joint_chunk, tasks):
+                    if take(chunk):
+                        break
+        if prefix.trim is not None:
+            prefix.finish(_play_joint_chunk(prefix.trim))
+            if progress:
+                progress(prefix.games * len(spec.configurations))
+    finally:
+        _worker_state.clear()
     seconds = time.perf_counter() - began
     return LocalResult(
         spec, prefix.counters, seconds, workers, chunk_size, len(tasks), stopping=prefix.summary()

@@ -2,16 +2,17 @@
 
 A job with a baseline or a stopping rule (`JobSpec.joint_chunks`) is cut into chunks of game
 ranges ``[start, stop)`` played in *every* configuration at once, so that the paired differences
-of game g can be counted. A chunk returns its counters split by **segment**: the games between
-two consecutive check points of the stopping rule (one segment per chunk without a rule). Chunk
+of game g can be counted. A chunk returns its full counters, and the few counters its stopping
+rule reads split by **segment**: the games between two consecutive check points. Chunk
 boundaries lie on check points (and on mirrored groups), so every segment comes whole from one
-chunk.
+chunk; counting the rule's counters per segment is cheap, the full counters once per chunk.
 
-`Prefix` takes segments in any order and merges them in game order only: segment j is merged,
-and the rule read on the prefix it completes, once segments 0..j-1 are in. The first check point
-that decides stops the job; later segments are dropped, never merged. The statistics are then
-exactly those of games ``[0, stop)``, and which game that is depends on the spec alone - not on
-the chunk size, the worker count, the order chunks finish in or how often one was retried.
+`Prefix` takes chunks in any order and reads them in game order only: the rule is read at each
+check point on the prefix that segment completes. The first check point that decides stops the
+job; later chunks are dropped, never merged, and a stop inside a chunk has that chunk's games up
+to the check point counted again alone (`Prefix.trim`). The statistics are then exactly those of
+games ``[0, stop)``, and which game that is depends on the spec alone - not on the chunk size,
+the worker count, the order chunks finish in or how often one was retried.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 from .records import GameRecords
 from .spec import JobSpec
 from .stats import Counters, count, merge
-from .stats.groups import count_paired
+from .stats.groups import count_groups, count_paired
 from .stopping import evaluate, llr_bounds
 
 Segment = tuple[int, Counters]
@@ -64,27 +65,49 @@ def _segments_of(spec: JobSpec, start: int, stop: int) -> list[tuple[int, int, i
     return out
 
 
-def count_joint(spec: JobSpec, records: list[GameRecords], start: int, stop: int) -> list[Segment]:
-    """Counters per segment of a joint chunk from the records of games ``[start, stop)`` of each
-    configuration (``records[k]``, sorted by game)."""
+def rule_counters(spec: JobSpec, records: list[GameRecords], start: int, stop: int) -> list[Segment]:
+    """The counters the stopping rule reads, per segment of ``[start, stop)``: the group (and
+    pentanomial) counters of its mirrored configuration, or the paired counters of its paired
+    one. Counted per segment by slicing records that were played once for the whole chunk."""
+    rule = spec.stop
+    k = rule.configuration
     out = []
-    paired = spec.paired_configurations()
     for j, a, b in _segments_of(spec, start, stop):
-        part: Counters = {}
-        for k, config in enumerate(spec.configurations):
-            rec = records[k].take(slice(a - start, b - start))
-            part = merge(part, count(rec, k, config))
-            if k in paired:
-                base = records[spec.baseline].take(slice(a - start, b - start))
-                part = merge(part, count_paired(base, rec, k))
+        window = slice(a - start, b - start)
+        if rule.paired:
+            part = count_paired(
+                records[spec.baseline].take(window), records[k].take(window), k
+            )
+        else:
+            part = count_groups(records[k].take(window), k)
         out.append((j, part))
     return out
 
 
+def count_chunk(spec: JobSpec, records: list[GameRecords], start: int, stop: int) -> dict[str, Any]:
+    """A joint chunk's result from the records of games ``[start, stop)`` of each configuration
+    (``records[k]``, sorted by game): ``{"start", "stop", "counters", "segments"}`` - the full
+    counters of the chunk, and the rule's counters per check-point segment (none without a
+    rule). JSON-ready (segments as ``[j, counters]`` lists)."""
+    counters: Counters = {}
+    paired = spec.paired_configurations()
+    for k, config in enumerate(spec.configurations):
+        counters = merge(counters, count(records[k], k, config))
+        if k in paired:
+            counters = merge(counters, count_paired(records[spec.baseline], records[k], k))
+    segments = rule_counters(spec, records, start, stop) if spec.stop else []
+    return {
+        "start": start,
+        "stop": stop,
+        "counters": counters,
+        "segments": [[j, part] for j, part in segments],
+    }
+
+
 def play_joint(
     spec: JobSpec, start: int, stop: int, play: Callable[..., GameRecords] | None = None
-) -> list[Segment]:
-    """Play games ``[start, stop)`` of every configuration and count them by segment."""
+) -> dict[str, Any]:
+    """Play games ``[start, stop)`` of every configuration and count them (`count_chunk`)."""
     if play is None:
         from .play import play_games as play
     records = []
@@ -93,46 +116,75 @@ def play_joint(
         if len(rec) != stop - start:
             raise RuntimeError(f"play_games returned {len(rec)} records for {stop - start} games")
         records.append(rec)
-    return count_joint(spec, records, start, stop)
+    return count_chunk(spec, records, start, stop)
 
 
 class Prefix:
-    """The contiguous prefix of a joint job: segments merged in game order, the rule read at each
-    check point, the stop decided once."""
+    """The contiguous prefix of a joint job: chunks taken in game order, the rule read at each
+    check point on the rule's per-segment counters, the stop decided once.
+
+    A chunk's full counters are merged when the whole chunk lies in the prefix. When the rule
+    stops at a check point strictly inside a chunk, that chunk's games up to the check point must
+    be counted again on their own: `trim` names them, and `finish` takes their counters (the
+    caller plays them again - game g plays the same every time).
+    """
 
     def __init__(self, spec: JobSpec):
         self.spec = spec
         self.points = check_points(spec)
-        self.counters: Counters = {}
-        self.next = 0  # index of the next segment to merge
-        self.pending: dict[int, Counters] = {}
+        self.counters: Counters = {}  # full counters of the chunks merged
+        self.rule: Counters = {}  # the rule's counters up to the last check point read
+        self.end = 0  # games of each configuration in the merged chunks
+        self.pending: dict[int, dict[str, Any]] = {}
         self.history: list[dict[str, Any]] = []  # the rule's values at each check point
         self.reason: str | None = None
+        self.stopped_at: int | None = None  # games of each configuration at the stop
+        self.trim: tuple[int, int] | None = None  # games to count again before `finish`
 
     @property
     def games(self) -> int:
-        """Games of each configuration in the prefix."""
-        return self.points[self.next - 1] if self.next else 0
+        """Games of each configuration whose counters are in `counters`."""
+        return self.end
 
     @property
     def done(self) -> bool:
-        return self.reason is not None or self.next == len(self.points)
+        return self.trim is None and (self.reason is not None or self.end >= self.spec.games)
 
-    def add(self, segment: int, counters: Counters) -> bool:
-        """Take one segment (any order; a repeat is ignored); True once the job has stopped."""
-        if self.done or segment < self.next:
-            return self.done
-        self.pending.setdefault(segment, counters)
-        while not self.done and self.next in self.pending:
-            self.counters = merge(self.counters, self.pending.pop(self.next))
-            self.next += 1
-            if self.spec.stop is not None:
-                point = evaluate(self.spec.stop, self.counters, self.spec, self.games)
-                self.history.append(point)
-                self.reason = point["reason"]
-        if self.done:
+    def add(self, chunk: dict[str, Any]) -> bool:
+        """Take one chunk result (`count_chunk`; any order; a repeat is ignored); True once the
+        job has stopped (or `trim` asks for a recount)."""
+        if self.reason is not None or chunk["start"] < self.end:
+            return self.done or self.trim is not None
+        self.pending.setdefault(chunk["start"], chunk)
+        while self.reason is None and self.end in self.pending:
+            self._take(self.pending.pop(self.end))
+        if self.reason is not None:
             self.pending.clear()
-        return self.done
+        return self.done or self.trim is not None
+
+    def _take(self, chunk: dict[str, Any]) -> None:
+        rule = self.spec.stop
+        for j, part in chunk["segments"]:
+            self.rule = merge(self.rule, part)
+            point = evaluate(rule, self.rule, self.spec, self.points[j])
+            self.history.append(point)
+            if point["reason"] is not None:
+                self.reason = point["reason"]
+                self.stopped_at = self.points[j]
+                break
+        if self.reason is not None and self.stopped_at < chunk["stop"]:
+            self.trim = (chunk["start"], self.stopped_at)
+            return
+        self.counters = merge(self.counters, chunk["counters"])
+        self.end = chunk["stop"]
+
+    def finish(self, chunk: dict[str, Any]) -> None:
+        """Take the recount of the games `trim` named (a `count_chunk` result of that range)."""
+        if self.trim is None or (chunk["start"], chunk["stop"]) != self.trim:
+            raise ValueError(f"expected the recount of games {self.trim}")
+        self.counters = merge(self.counters, chunk["counters"])
+        self.end = chunk["stop"]
+        self.trim = None
 
     def summary(self) -> dict[str, Any] | None:
         """The ``stopping`` section of the statistics (None without a rule)."""
@@ -143,7 +195,7 @@ class Prefix:
         return {
             "rule": rule.to_dict(),
             "reason": self.reason,
-            "games": self.games,  # per configuration
+            "games": self.end,  # per configuration
             "llr": last["llr"] if last else None,
             "llr_bounds": llr_bounds(rule),
             "estimate": last["estimate"] if last else None,

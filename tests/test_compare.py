@@ -194,20 +194,30 @@ def test_sprt_stops_at_the_same_game_whatever_the_chunking_and_workers():
 
 def test_prefix_ignores_order_repeats_and_what_lies_past_the_stop():
     spec = mirrored(2, games=400, stop=SPRT)
-    segments = []
-    for a in range(0, 400, 40):
-        segments += play_joint(spec, a, a + 40)
-    forward = Prefix(spec)
-    for j, part in segments:
-        if forward.add(j, part):
-            break
-    shuffled = Prefix(spec)
-    order = np.random.default_rng(0).permutation(len(segments))
-    for i in order:
-        shuffled.add(*segments[i])
-        shuffled.add(*segments[i])  # a redelivered chunk
-    assert shuffled.done and shuffled.counters == forward.counters
+    chunks = [play_joint(spec, a, a + 80) for a in range(0, 400, 80)]
+
+    def run(order, repeat):
+        prefix = Prefix(spec)
+        for i in order:
+            for _ in range(repeat):
+                prefix.add(chunks[i])
+        trimmed.append(prefix.trim)
+        if prefix.trim is not None:
+            prefix.finish(play_joint(spec, *prefix.trim))
+        assert prefix.done
+        return prefix
+
+    trimmed = []
+    forward = run(range(len(chunks)), 1)
+    assert forward.reason == "h1_accepted" and forward.games % 20 == 0
+    # This seed stops inside a chunk: the games up to the check point are counted again alone.
+    assert trimmed == [(80, 120)] and forward.games == 120
+    shuffled = run(np.random.default_rng(0).permutation(len(chunks)), 2)  # redelivered chunks
+    assert shuffled.counters == forward.counters
     assert shuffled.summary() == forward.summary()
+    # The rule's counters per segment add up to the full counters of the prefix.
+    rule_keys = {k: v for k, v in forward.counters.items() if "|group|" in k or "|penta|" in k}
+    assert rule_keys == forward.rule
 
 
 def test_paired_sprt_and_precision_rules():
