@@ -129,6 +129,17 @@ def page_size(value: int) -> int:
     return value or DEFAULT_PAGE_SIZE
 
 
+def replay_target(request: pb.ReplayGameRequest) -> tuple[str, int, int]:
+    """``(job_id, configuration, game)`` of a ReplayGame request; the ranges of `configuration`
+    and `game` within the job are checked when it is replayed (`service.replay.replay_game`)."""
+    job_id = check_job_id(request.job_id)
+    if request.configuration < 0:
+        raise ValueError(f"configuration must be at least 0; got {request.configuration}")
+    if request.game < 0:
+        raise ValueError(f"game must be at least 0; got {request.game}")
+    return job_id, request.configuration, request.game
+
+
 def watch_interval_s(value: int) -> float:
     if value and not 100 <= value <= 60000:
         raise ValueError(f"interval_ms must be 0 or in 100..60000; got {value}")

@@ -1,11 +1,10 @@
 """Replay one game of a job move by move (the ``ReplayGame`` RPC and ``azulsim replay``).
 
 Game ``g`` of a configuration depends only on ``(seed, g, configuration)`` (DESIGN.md §2), so it
-can be played again alone: the batch engine runs a batch of one game with the job's bots, seats
-(`sim.spec.seat_assignment`) and start player (`sim.spec.first_player`), in the same order of
-calls as `sim.play.play_batch` — picks, then wall tiling, then the next deal — and records the
-table (`sim.engine.snapshot`) after each of them. One game is a few hundred engine calls on a
-batch of one: milliseconds, so the server may do it in-process; it never plays batches.
+can be played again alone: `sim.play`'s driver plays a batch of one game with the job's set-up
+(`sim.play.set_table`: seats, start player, bots) and a `sim.play.Recorder` takes the table
+(`sim.engine.snapshot`) after each deal, pick and wall tiling. One game is a few hundred engine
+calls on a batch of one: milliseconds, so the server may do it in-process; it never plays batches.
 """
 
 from __future__ import annotations
@@ -15,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from sim import engine, rng
+from sim import engine
 from sim.actions import describe
-from sim.bots import make_bot
 from sim.constants import COLOUR_LETTERS, END_REASONS
-from sim.spec import JobSpec, deal_keys, first_player, seat_assignment
+from sim.play import Recorder, play_table, set_table
+from sim.spec import JobSpec
 
 DEAL, PICK, WALL_TILING = "DEAL", "PICK", "WALL_TILING"
 
@@ -66,57 +65,42 @@ def replay_game(spec: JobSpec, configuration: int, game: int) -> GameReplay:
     if not 0 <= game < spec.games:
         raise ValueError(f"game must be in 0..{spec.games - 1}; got {game}")
     config = spec.configurations[configuration]
-    games = np.array([game], np.int64)
-    slots = np.array([0])
-    seat_bot = seat_assignment(config, spec.seed, games)  # (1, P) index into config.bots
-    first = first_player(spec.seed, games, config.players, config.seating)
-    seat_specs = [config.bot_specs[int(k)] for k in seat_bot[0]]
-    bots = [make_bot(s) for s in seat_specs]  # the bot object of each seat
-    keys = rng.game_keys(spec.seed, games, rng.BOT)
-
-    def columns(st, slot_ids, seat, row, colours, legal):
-        return bots[seat].choose_columns(
-            st, slot_ids, seat, row, colours, legal, keys[np.zeros(slot_ids.shape[0], np.intp)]
-        )
-
-    choose = columns if config.wall == "gray" else None
-    st = engine.new_games(
-        config.players,
-        config.wall,
-        spec.seed,
-        games,
-        first,
-        spec.max_rounds,
-        deal_keys(spec.seed, games, config.players, config.seating),
-    )
-    out = GameReplay(
+    table = set_table(config, spec.seed, np.array([game], np.int64))
+    steps = _Steps()
+    rec = play_table(table, spec.max_rounds, recorder=steps)
+    return GameReplay(
         configuration=configuration,
         game=game,
         players=config.players,
         wall=config.wall,
-        seat_bots=[s.label for s in seat_specs],
-        first_player=int(first[0]),
+        seat_bots=[config.bot_specs[int(k)].label for k in table.seat_bot[0]],
+        first_player=int(table.first_player[0]),
+        steps=steps.steps,
+        scores=[int(x) for x in rec.scores[0]],
+        end_reason=END_REASONS[int(rec.end_reason[0])],
+        winners=[int(p) for p in np.flatnonzero(rec.winners[0])],
     )
-    if not st.done[0]:
-        out.steps.append(Step(DEAL, engine.snapshot(st, 0)))
-    while not st.done[0]:
-        if st.tiles_left[0] > 0:
-            seat = int(st.current[0])
-            action = int(np.asarray(bots[seat].act(st, slots, keys))[0])
-            engine.play(st, slots, np.array([action], np.int64), choose, defer_round_end=True)
-            out.steps.append(Step(PICK, engine.snapshot(st, 0), seat, action))
-        else:
-            engine.end_rounds(st, slots, choose, deal=False)
-            out.steps.append(Step(WALL_TILING, engine.snapshot(st, 0)))
-            if not st.done[0]:
-                engine.start_rounds(st, slots)
-                if not st.done[0]:
-                    out.steps.append(Step(DEAL, engine.snapshot(st, 0)))
-    rec = engine.records(st, slots, seat_bot)
-    out.scores = [int(x) for x in rec.scores[0]]
-    out.end_reason = END_REASONS[int(rec.end_reason[0])]
-    out.winners = [int(p) for p in np.flatnonzero(rec.winners[0])]
-    return out
+
+
+class _Steps(Recorder):
+    """The steps of a batch of one game (slot 0)."""
+
+    def __init__(self):
+        self.steps: list[Step] = []
+        self.seat = -1
+
+    def dealt(self, st, slots):
+        if slots.size:
+            self.steps.append(Step(DEAL, engine.snapshot(st, 0)))
+
+    def picking(self, st, slots, actions):
+        self.seat = int(st.current[0])
+
+    def picked(self, st, slots, actions):
+        self.steps.append(Step(PICK, engine.snapshot(st, 0), self.seat, int(actions[0])))
+
+    def tiled(self, st, slots):
+        self.steps.append(Step(WALL_TILING, engine.snapshot(st, 0)))
 
 
 # --- text -------------------------------------------------------------------------------------

@@ -14,8 +14,9 @@ come from a fixed deterministic policy on the BOT stream of `sim.rng`:
 round of a game that ended naturally they include the end bonuses (the record's ``bonus``).
 
 `play_reference` replays a golden on the reference engine (or plays the policy when no moves are
-given) and returns the same structure, so a test compares with ``==``; `play_batch` does the same on
-the batch engine (`sim.engine`). Regenerating is a deliberate, reviewed command::
+given) and returns the same structure, so a test compares with ``==``; `replay_batch` does the same
+through the batch engine's one driver (`sim.play.play_batch`), as every job's games are played.
+Regenerating is a deliberate, reviewed command::
 
     python -m sim.goldens --regenerate
 """
@@ -192,52 +193,81 @@ def record_of(recs, i: int) -> dict:
     }
 
 
-def play_batch(golden: dict) -> dict:
-    """Replay a golden's moves on the batch engine (one slot); returns the golden dict it makes."""
-    from . import engine
+class _Scripted:
+    """A bot for `sim.play.play_batch` that plays a golden's recorded moves and columns, and
+    records them as a golden's rounds (it is also the driver's `sim.play.Recorder`)."""
+
+    def __init__(self, moves: list[int], columns: dict):
+        self.moves, self.columns = moves, columns
+        self.rounds: list[dict] = []
+
+    # the bot
+    def act(self, st, slots, keys):
+        return np.array([self.moves[int(st.turn[slots[0]])]], np.int64)
+
+    def choose_columns(self, st, slots, seat, row, colours, legal, keys):
+        entry = self.rounds[-1]
+        cols = []
+        for c, mask in zip(np.asarray(colours).tolist(), np.asarray(legal).tolist(), strict=True):
+            col = self.columns[(entry["round"], seat, row)]
+            legal_cols = [j for j in range(5) if mask >> j & 1]
+            entry["columns"].append(
+                {"seat": seat, "row": row, "colour": c, "legal": legal_cols, "column": col}
+            )
+            cols.append(col)
+        return np.array(cols, dtype=np.int64)
+
+    # the recorder
+    def dealt(self, st, slots):
+        from . import engine
+
+        if slots.size:
+            self.rounds.append(_new_round(engine.snapshot(st, 0)))
+
+    def picking(self, st, slots, actions):
+        action = int(actions[0])
+        self.rounds[-1]["moves"].append(
+            {
+                "turn": int(st.turn[0]),
+                "seat": int(st.current[0]),
+                "action": action,
+                "move": describe(action),
+            }
+        )
+
+    def picked(self, st, slots, actions):
+        pass
+
+    def tiled(self, st, slots):
+        from . import engine
+
+        entry = self.rounds[-1]
+        # The batch engine tiles row by row across seats: sort like the reference (seat, then
+        # row) before comparing.
+        entry["columns"].sort(key=lambda c: (c["seat"], c["row"]))
+        _close_round(entry, engine.snapshot(st, 0))
+
+
+def replay_batch(golden: dict) -> dict:
+    """Replay a golden's moves on the batch engine (`sim.play.play_batch`, one slot); returns the
+    golden dict it makes."""
+    from .play import play_batch
 
     players, wall, seed, game, first_player, max_rounds = _params(golden)
-    moves, columns = moves_of(golden)
-    st = engine.new_games(
+    script = _Scripted(*moves_of(golden))
+    recs = play_batch(
         players,
         wall,
         seed,
-        games=np.array([game]),
-        first_player=np.array([first_player]),
-        max_rounds=max_rounds,
+        np.array([game]),
+        np.array([first_player]),
+        np.zeros((1, players), np.int8),
+        [script],
+        max_rounds,
+        recorder=script,
     )
-    rounds = []
-    s = engine.snapshot(st, 0)
-    while not s["done"]:
-        if not rounds or rounds[-1]["round"] != s["round"]:
-            rounds.append(_new_round(s))
-        entry, r = rounds[-1], s["round"]
-
-        def choose(st_, idx, seat, row, colour, legal, r=r, entry=entry):
-            cols = []
-            colours, masks = np.asarray(colour).tolist(), np.asarray(legal).tolist()
-            for c, mask in zip(colours, masks, strict=True):
-                col = columns[(r, seat, row)]
-                legal_cols = [j for j in range(5) if mask >> j & 1]
-                entry["columns"].append(
-                    {"seat": seat, "row": row, "colour": c, "legal": legal_cols, "column": col}
-                )
-                cols.append(col)
-            return np.array(cols, dtype=np.int64)
-
-        action = moves[s["turn"]]
-        entry["moves"].append(
-            {"turn": s["turn"], "seat": s["current"], "action": action, "move": describe(action)}
-        )
-        engine.step(st, np.array([action]), choose_columns=choose)
-        s = engine.snapshot(st, 0)
-        if s["done"] or s["round"] != r:
-            # The batch engine may call choose_columns row by row across seats: sort like the
-            # reference (seat, then row) before comparing.
-            entry["columns"].sort(key=lambda c: (c["seat"], c["row"]))
-            _close_round(entry, s)
-    record = record_of(engine.records(st), 0)
-    return _golden(players, wall, seed, game, first_player, max_rounds, rounds, record)
+    record = record_of(recs, 0)
+    return _golden(players, wall, seed, game, first_player, max_rounds, script.rounds, record)
 
 
 def load(name: str) -> dict:

@@ -1,7 +1,8 @@
 """Run a job in this process (or a local process pool): no Redis, no Celery (DESIGN.md §7).
 
-`run_local` splits each configuration's games ``[0, games)`` into chunks of consecutive games, plays
-each chunk with `sim.play.play_games`, counts it (`sim.stats.count`) and merges the counters. Game
+`run_local` splits each configuration's games ``[0, games)`` into chunks of consecutive games
+(`sim.chunk`, numbered as the service numbers them), plays and counts each chunk with
+`sim.chunk.play_chunk` and merges the counters. Game
 ``g`` plays the same in any chunk and `merge` is exact, associative and commutative, so the result
 is identical whatever the worker count and chunk size.
 
@@ -13,27 +14,20 @@ chunk, as the number of games done so far.
 
 from __future__ import annotations
 
-import math
+import contextlib
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .play import DEFAULT_BATCH
-from .sequential import Prefix, align, joint_ranges, play_joint
+from .chunk import PlayGames, aligned, chunks_total, default_chunk_size, play_chunk
+from .sequential import Prefix, play_joint
 from .spec import JobSpec
-from .stats import Counters, count, derive, merge
+from .stats import Counters, derive, merge
 
-PlayGames = Callable[..., Any]
 Progress = Callable[[int], None]
-
-# Games per chunk by default: several times the engine's batch width, so that filling and draining
-# the batch costs little (chunks of a few thousand games run at half speed), yet small enough that
-# progress moves every few seconds and the work spreads over the pool.
-MIN_CHUNK = 2 * DEFAULT_BATCH
-MAX_CHUNK = 8 * DEFAULT_BATCH
 
 
 @dataclass
@@ -65,43 +59,22 @@ class LocalResult:
         return doc
 
 
-def default_chunk_size(games: int, workers: int) -> int:
-    """About four chunks per worker per configuration, within [`MIN_CHUNK`, `MAX_CHUNK`] games."""
-    even = math.ceil(games / (4 * max(1, workers)))
-    return max(1, min(games, max(MIN_CHUNK, min(MAX_CHUNK, even))))
-
-
-def chunks(spec: JobSpec, chunk_size: int) -> Iterator[tuple[int, int, int]]:
-    """``(configuration index, start, stop)`` of every chunk, in order."""
-    for k in range(len(spec.configurations)):
-        for start in range(0, spec.games, chunk_size):
-            yield k, start, min(start + chunk_size, spec.games)
-
-
 _worker_state: dict[str, Any] = {}
 
 
-def _init_worker(spec: JobSpec, play: PlayGames | None) -> None:
-    _worker_state["spec"] = spec
-    _worker_state["play"] = play
+def _init_worker(spec: JobSpec, chunk_size: int, play: PlayGames | None) -> None:
+    _worker_state.update(spec=spec, chunk_size=chunk_size, play=play)
 
 
-def _play_joint_chunk(task: tuple[int, int]) -> dict[str, Any]:
-    start, stop = task
-    return play_joint(_worker_state["spec"], start, stop, _worker_state["play"])
+def _play_chunk(chunk: int) -> tuple[int, Counters]:
+    s = _worker_state
+    games, counters, _, _ = play_chunk(s["spec"], s["chunk_size"], chunk, s["play"])
+    return games, counters
 
 
-def _play_chunk(task: tuple[int, int, int]) -> tuple[int, Counters]:
-    k, start, stop = task
-    spec: JobSpec = _worker_state["spec"]
-    play = _worker_state["play"]
-    if play is None:
-        from .play import play_games as play
-    config = spec.configurations[k]
-    records = play(config, spec.seed, start, stop, spec.max_rounds)
-    if len(records) != stop - start:
-        raise RuntimeError(f"play_games returned {len(records)} records for {stop - start} games")
-    return stop - start, count(records, k, config)
+def _play_joint_chunk(chunk: int) -> dict[str, Any]:
+    s = _worker_state
+    return play_chunk(s["spec"], s["chunk_size"], chunk, s["play"]).joint
 
 
 def run_local(
@@ -125,7 +98,8 @@ def run_local(
 
     A job with a baseline or a stopping rule runs in joint chunks (`sim.sequential`), aligned to
     its check points: it stops at the first check point that decides, and its counters are those
-    of the prefix of games up to there.
+    of the prefix of games up to there. Chunk sizes are rounded up to whole mirrored groups and
+    check-point intervals (`sim.chunk.aligned`).
     """
     if workers is None:
         workers = os.cpu_count() or 1
@@ -138,32 +112,31 @@ def run_local(
             chunk_size = default_chunk_size(spec.games, workers)
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size}")
+    chunk_size = aligned(spec, chunk_size)
     if spec.joint_chunks:
         return _run_joint(spec, workers, chunk_size, progress, play, on_check)
-    if spec.group_size > 1:
-        chunk_size = align(spec, chunk_size)  # whole mirrored groups in every chunk
-    tasks = list(chunks(spec, chunk_size))
+    tasks = range(chunks_total(spec, chunk_size))
     workers = min(workers, len(tasks))
     counters: Counters = {}
     done = 0
     began = time.perf_counter()
-    if workers == 1:
-        _init_worker(spec, play)
-        try:
-            for n, part in map(_play_chunk, tasks):
-                counters = merge(counters, part)
-                done += n
-                if progress:
-                    progress(done)
-        finally:
-            _worker_state.clear()
-    else:
-        with multiprocessing.Pool(workers, initializer=_init_worker, initargs=(spec, play)) as pool:
-            for n, part in pool.imap_unordered(_play_chunk, tasks):
-                counters = merge(counters, part)
-                done += n
-                if progress:
-                    progress(done)
+    with contextlib.ExitStack() as stack:
+        if workers == 1:
+            _init_worker(spec, chunk_size, play)
+            stack.callback(_worker_state.clear)
+            parts = map(_play_chunk, tasks)
+        else:
+            pool = stack.enter_context(
+                multiprocessing.Pool(
+                    workers, initializer=_init_worker, initargs=(spec, chunk_size, play)
+                )
+            )
+            parts = pool.imap_unordered(_play_chunk, tasks)
+        for n, part in parts:
+            counters = merge(counters, part)
+            done += n
+            if progress:
+                progress(done)
     seconds = time.perf_counter() - began
     return LocalResult(spec, counters, seconds, workers, chunk_size, len(tasks))
 
@@ -178,8 +151,7 @@ def default_joint_chunk_size(spec: JobSpec, workers: int) -> int:
 
 
 def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResult:
-    chunk_size = align(spec, chunk_size)
-    tasks = joint_ranges(spec, chunk_size)
+    tasks = range(chunks_total(spec, chunk_size))
     workers = min(workers, len(tasks))
     prefix = Prefix(spec)
     seen = 0
@@ -196,7 +168,7 @@ def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResu
             progress(prefix.games * len(spec.configurations))
         return prefix.done or prefix.trim is not None
 
-    _init_worker(spec, play)  # the recount of a trimmed chunk runs here
+    _init_worker(spec, chunk_size, play)  # the recount of a trimmed chunk runs here
     try:
         if workers == 1:
             for task in tasks:
@@ -205,13 +177,13 @@ def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResu
         else:
             # Leaving the `with` terminates what runs past the stop (it would be dropped anyway).
             with multiprocessing.Pool(
-                workers, initializer=_init_worker, initargs=(spec, play)
+                workers, initializer=_init_worker, initargs=(spec, chunk_size, play)
             ) as pool:
                 for chunk in pool.imap_unordered(_play_joint_chunk, tasks):
                     if take(chunk):
                         break
         if prefix.trim is not None:
-            prefix.finish(_play_joint_chunk(prefix.trim))
+            prefix.finish(play_joint(spec, *prefix.trim, play))
             if progress:
                 progress(prefix.games * len(spec.configurations))
     finally:

@@ -1,12 +1,20 @@
-"""The play loop: games [start, stop) of one configuration, with continuous batching.
+"""The play loop, the one driver of the batch engine: games [start, stop) of one configuration
+with continuous batching, and single games replayed or recorded step by step.
 
 A fixed number of slots play in lockstep; when a game ends its record is taken and the slot starts
 the next game, so the batch stays full (notes/numpy_speed.md, technique 4). Which slot or step a
 game runs in never changes how it plays: its deal, seats, start player and bot choices depend only
 on (seed, game, configuration).
+
+Callers that want more than the records pass a `Recorder` (`service.replay` records every step of
+one game, `sim.goldens` a golden file); its hooks see the state between the engine calls.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -14,6 +22,91 @@ from . import engine, rng
 from .records import GameRecords
 
 DEFAULT_BATCH = 16384
+
+# Games whose round ran dry wait (``tiles_left == 0``) until ``width // ROUND_END_FRACTION`` of
+# them need a round end: wall tiling and the deal then run once for all of them, because a call's
+# fixed cost is large beside its cost per game, while the waiting slots only idle a few steps.
+# Play is unchanged (each game's calls depend only on itself). bench/round_end.py, uniform-random
+# games, batch 16384, games per CPU second (noisy, shared machine): 4 players 52k with a sixth
+# against 40k with every round end at once (a third: 51k, a twelfth: 52k); 2 players 87k against
+# 80k (bench/results/round_end.json).
+ROUND_END_FRACTION = 6
+
+
+class Recorder:
+    """Hooks into `play_batch`, called with the state and the slots concerned (``st.game[slots]``
+    are their game indices). Each does nothing here; a subclass records what it needs."""
+
+    def dealt(self, st, slots: np.ndarray) -> None:
+        """A round was dealt in `slots` (round 1 included) and is about to be played."""
+
+    def picking(self, st, slots: np.ndarray, actions: np.ndarray) -> None:
+        """The bots chose `actions` for `slots`; the picks are not played yet."""
+
+    def picked(self, st, slots: np.ndarray, actions: np.ndarray) -> None:
+        """The picks `actions` were played in `slots`."""
+
+    def tiled(self, st, slots: np.ndarray) -> None:
+        """The walls of `slots` were tiled (floor penalty and end check done; not dealt yet)."""
+
+
+@dataclass
+class Table:
+    """Who plays games ``games`` of a configuration: the set-up shared by every caller.
+
+    ``seat_bot[i, p]`` is the index into the configuration's bots of the bot in seat ``p`` of game
+    ``games[i]`` (`sim.spec.seat_assignment`); ``first_player`` its round-1 start player
+    (`sim.spec.first_player`); ``deal_keys`` its deal-stream key (`sim.spec.deal_keys`: shared
+    by the games of a mirrored group). Bots with the same canonical spec share one object of
+    `bots`; ``seat_object[i, p]`` indexes `bots`.
+    """
+
+    config: Any  # sim.spec.Configuration
+    seed: int
+    games: np.ndarray
+    first_player: np.ndarray
+    seat_bot: np.ndarray
+    bots: list
+    seat_object: np.ndarray
+    deal_keys: np.ndarray
+
+
+def set_table(config, seed: int, games: np.ndarray) -> Table:
+    """The `Table` of games `games` of `config` (a `sim.spec.Configuration`) in a job of `seed`."""
+    from .bots import make_bot
+    from .spec import deal_keys, first_player, seat_assignment
+
+    games = np.asarray(games, np.int64)
+    specs = list(config.bot_specs)
+    labels = [s.label for s in specs]
+    unique = list(dict.fromkeys(labels))
+    to_unique = np.array([unique.index(label) for label in labels], np.int8)
+    seat_bot = seat_assignment(config, seed, games)
+    bots = [make_bot(specs[labels.index(label)]) for label in unique]
+    return Table(
+        config,
+        seed,
+        games,
+        first_player(seed, games, config.players, config.seating),
+        seat_bot,
+        bots,
+        to_unique[seat_bot],
+        deal_keys(seed, games, config.players, config.seating),
+    )
+
+
+def _by_bot(bots: list, owner: Callable[[], np.ndarray], n: int, dtype, call) -> np.ndarray:
+    """``call(bot, sel)`` for each bot on the selection `sel` of the `n` slots it owns, put
+    together; with one bot, ``call(bots[0], slice(None))`` (no ownership needed)."""
+    if len(bots) == 1:
+        return call(bots[0], slice(None))
+    out = np.empty(n, dtype)
+    owners = owner()
+    for k, bot in enumerate(bots):
+        sel = owners == k
+        if sel.any():
+            out[sel] = call(bot, sel)
+    return out
 
 
 def play_batch(
@@ -26,6 +119,7 @@ def play_batch(
     bots: list,
     max_rounds: int = 100,
     batch: int = DEFAULT_BATCH,
+    recorder: Recorder | None = None,
     deal_keys: np.ndarray | None = None,
 ) -> GameRecords:
     """Play `games` to the end and return their records, in the order of `games`.
@@ -37,6 +131,7 @@ def play_batch(
     bots : bot objects with ``act(st, slots, keys) -> actions`` and, for the gray wall,
         ``choose_columns(st, slots, seat, row, colours, legal, keys) -> columns``
     batch : number of slots played in lockstep
+    recorder : hooks called between the engine calls (`Recorder`)
     deal_keys : (N,) deal-stream key of each game (`sim.spec.deal_keys`); default its own
     """
     games = np.asarray(games, np.int64)
@@ -55,39 +150,42 @@ def play_batch(
     next_pos = width
     parts: list[GameRecords] = []
     positions: list[np.ndarray] = []
-    single = len(bots) == 1
 
     def choose_columns(st_, slots, seat, row, colours, legal):
         pos = slot_pos[slots]
-        if single:
-            return bots[0].choose_columns(st_, slots, seat, row, colours, legal, bot_keys[pos])
-        out = np.empty(slots.shape[0], np.intp)
-        owner = seat_bot[pos, seat]
-        for k, bot in enumerate(bots):
-            sel = owner == k
-            if sel.any():
-                out[sel] = bot.choose_columns(
-                    st_, slots[sel], seat, row, colours[sel], legal[sel], bot_keys[pos[sel]]
-                )
-        return out
+        return _by_bot(
+            bots,
+            lambda: seat_bot[pos, seat],
+            slots.shape[0],
+            np.intp,
+            lambda bot, sel: bot.choose_columns(
+                st_, slots[sel], seat, row, colours[sel], legal[sel], bot_keys[pos[sel]]
+            ),
+        )
+
+    def act(slots):
+        pos = slot_pos[slots]
+        return _by_bot(
+            bots,
+            lambda: seat_bot[pos, st.current[slots]],
+            slots.shape[0],
+            np.int64,
+            lambda bot, sel: bot.act(st, slots[sel], bot_keys[pos[sel]]),
+        )
 
     columns = choose_columns if wall == "gray" else None
-    # Round ends wait until enough games need one: fewer, larger calls (play is unchanged).
-    round_end_batch = max(1, width // 6)
+    round_end_batch = max(1, width // ROUND_END_FRACTION)
     running = np.arange(width)
+    if recorder:
+        recorder.dealt(st, running[~st.done])
     while True:
         if running.size:
-            pos = slot_pos[running]
-            if single:
-                actions = bots[0].act(st, running, bot_keys[pos])
-            else:
-                actions = np.empty(running.shape[0], np.int64)
-                owner = seat_bot[pos, st.current[running]]
-                for k, bot in enumerate(bots):
-                    sel = owner == k
-                    if sel.any():
-                        actions[sel] = bot.act(st, running[sel], bot_keys[pos[sel]])
+            actions = act(running)
+            if recorder:
+                recorder.picking(st, running, actions)
             engine.play(st, running, actions, columns, defer_round_end=True)
+            if recorder:
+                recorder.picked(st, running, actions)
         live = ~st.done
         waiting_mask = live & (st.tiles_left == 0)
         waiting = np.flatnonzero(waiting_mask)
@@ -97,6 +195,8 @@ def play_batch(
             # Tile the walls, take the records of the games that ended, start the next games in
             # their slots, and deal every game that goes on in one call.
             engine.end_rounds(st, waiting, columns, deal=False)
+            if recorder:
+                recorder.tiled(st, waiting)
             to_deal = waiting
             while to_deal.size:
                 finished = to_deal[st.done[to_deal]]
@@ -119,6 +219,8 @@ def play_batch(
                         )
                 to_deal = to_deal[~st.done[to_deal]]
                 engine.start_rounds(st, to_deal)
+                if recorder:
+                    recorder.dealt(st, to_deal[~st.done[to_deal]])
                 # A deal of zero tiles ends a game at once (4 players only, rare): go round again.
                 to_deal = to_deal[st.done[to_deal]]
             running = np.flatnonzero(~st.done & (st.tiles_left > 0))
@@ -128,35 +230,37 @@ def play_batch(
     return GameRecords.concat(parts).take(order)
 
 
+def play_table(
+    table: Table,
+    max_rounds: int = 100,
+    batch: int = DEFAULT_BATCH,
+    recorder: Recorder | None = None,
+) -> GameRecords:
+    """`play_batch` of a `Table`; the records' ``seat_bot`` index the configuration's bots."""
+    config = table.config
+    records = play_batch(
+        config.players,
+        config.wall,
+        table.seed,
+        table.games,
+        table.first_player,
+        table.seat_object,
+        table.bots,
+        max_rounds,
+        batch,
+        recorder,
+        table.deal_keys,
+    )
+    records.seat_bot = table.seat_bot
+    return records
+
+
 def play_games(config, seed: int, start: int, stop: int, max_rounds: int = 100) -> GameRecords:
     """Play games ``[start, stop)`` of one configuration (a `sim.spec.Configuration`).
 
     Seats follow the configuration's seating rule and round 1's start player is drawn from the
-    deal stream (`sim.spec.seat_assignment`, `sim.spec.first_player`), so game g plays the same
-    in any chunk. Bots with the same canonical spec share one bot object.
+    deal stream (`set_table`), so game g plays the same in any chunk.
     """
-    from .bots import make_bot
-    from .spec import deal_keys, first_player, seat_assignment
-
     if not 0 <= start < stop:
         raise ValueError(f"need 0 <= start < stop; got start={start}, stop={stop}")
-    games = np.arange(start, stop, dtype=np.int64)
-    specs = list(config.bot_specs)
-    labels = [s.label for s in specs]
-    unique = list(dict.fromkeys(labels))
-    to_unique = np.array([unique.index(label) for label in labels], np.int8)
-    seat_bot = seat_assignment(config, seed, games)
-    bots = [make_bot(specs[labels.index(label)]) for label in unique]
-    records = play_batch(
-        config.players,
-        config.wall,
-        seed,
-        games,
-        first_player(seed, games, config.players, config.seating),
-        to_unique[seat_bot],
-        bots,
-        max_rounds,
-        deal_keys=deal_keys(seed, games, config.players, config.seating),
-    )
-    records.seat_bot = seat_bot
-    return records
+    return play_table(set_table(config, seed, np.arange(start, stop, dtype=np.int64)), max_rounds)

@@ -17,7 +17,6 @@ the worker count, the order chunks finish in or how often one was retried.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -34,18 +33,6 @@ def check_points(spec: JobSpec) -> list[int]:
     """Prefix lengths (games of each configuration) at which a joint job is read: the stopping
     rule's check points, or just the end."""
     return spec.stop.check_points(spec.games) if spec.stop else [spec.games]
-
-
-def align(spec: JobSpec, chunk_size: int) -> int:
-    """`chunk_size` rounded up to whole check-point intervals (a stopping rule) or to whole
-    mirrored groups, so that no chunk splits a segment or a group."""
-    unit = spec.stop.check_every if spec.stop else spec.group_size
-    return max(unit, math.ceil(chunk_size / unit) * unit)
-
-
-def joint_ranges(spec: JobSpec, chunk_size: int) -> list[tuple[int, int]]:
-    """``(start, stop)`` of every joint chunk, in game order (chunk_size already aligned)."""
-    return [(a, min(a + chunk_size, spec.games)) for a in range(0, spec.games, chunk_size)]
 
 
 def _segments_of(spec: JobSpec, start: int, stop: int) -> list[tuple[int, int, int]]:

@@ -42,7 +42,7 @@ def test_golden_policy_is_stable(golden):
 
 def test_golden_replays_on_batch_engine(golden):
     _, g = golden
-    assert goldens.play_batch(g) == g
+    assert goldens.replay_batch(g) == g
 
 
 def test_gray_golden_has_column_choices():

@@ -18,7 +18,8 @@ import pytest
 
 import service.cli as cli
 from sim.bots.registry import Param, register_bot
-from sim.local import MAX_CHUNK, MIN_CHUNK, chunks, default_chunk_size, run_local
+from sim.chunk import MAX_CHUNK, MIN_CHUNK, chunk_ranges, default_chunk_size
+from sim.local import run_local
 from sim.spec import JobSpec
 from tests.fake_play import fake_play_games
 
@@ -40,7 +41,7 @@ SPEC = JobSpec.from_dict(
 
 
 def test_chunks_cover_every_game_once():
-    got = list(chunks(SPEC, 40))
+    got = chunk_ranges(SPEC, 40)
     assert got == [(0, 0, 40), (0, 40, 80), (0, 80, 90), (1, 0, 40), (1, 40, 80), (1, 80, 90)]
     assert default_chunk_size(100_000, 4) == MIN_CHUNK  # never small enough to slow the engine
     assert default_chunk_size(10**7, 2) == MAX_CHUNK and default_chunk_size(10, 4) == 10

@@ -8,8 +8,10 @@ import random
 import pytest
 import redis
 
+from sim.chunk import chunk_games_range, chunks_total, play_chunk
 from sim.local import run_local
 from sim.spec import Configuration, JobSpec
+from sim.stats import derive
 from workers.settings import Settings, load_settings
 from workers.store import (
     JobFinished,
@@ -17,10 +19,7 @@ from workers.store import (
     JobStore,
     RequestConflict,
     StoreUnavailable,
-    chunk_games_range,
-    chunks_total,
 )
-from workers.tasks import play_chunk
 
 SPEC = JobSpec.from_dict(
     {
@@ -162,7 +161,7 @@ def test_merge_is_exact_idempotent_and_order_free(store, chunk_counters):
     assert final.state == "SUCCEEDED" and final.finished_at is not None
     assert (final.games_done, final.chunks_done) == (240, 6)
     assert store.counters(job.job_id) == expected
-    doc = store.statistics(job.job_id)
+    doc = derive(store.counters(job.job_id), final.spec)
     assert doc["games_done"] == doc["games_total"] == 240
     with pytest.raises(JobFinished):
         store.cancel_job(job.job_id)
@@ -250,7 +249,7 @@ def test_unavailable_redis_raises_store_unavailable(azulsim_env):
 
 
 def test_chunks_of_slow_bots_are_smaller():
-    from workers.store import MIN_CHUNK_GAMES, chunk_games_for
+    from sim.chunk import MIN_CHUNK_GAMES, chunk_games_for
 
     def spec(*bots, games=10**6):
         return JobSpec(

@@ -13,6 +13,7 @@ import redis
 
 from sim.local import run_local
 from sim.spec import JobSpec
+from sim.stats import derive
 from workers.app import celery_config, make_app
 from workers.dispatch import publish_chunks, submit
 from workers.reconciler import lost_chunks, queue_length, reconcile_once
@@ -98,7 +99,7 @@ def test_worker_runs_a_job_exactly(stack, env, expected, celery_worker_process):
     assert done.state == "SUCCEEDED", done.error
     assert (done.games_done, done.chunks_done) == (260, 6)
     assert store.counters(job.job_id) == expected
-    assert store.statistics(job.job_id)["games_done"] == 260
+    assert derive(store.counters(job.job_id), done.spec)["games_done"] == 260
 
 
 def test_chunk_published_twice_counts_once(stack, env, expected, celery_worker_process):

@@ -6,8 +6,8 @@ A chunk task has two JSON arguments, ``(job_id, chunk)``. Its steps:
    chunk is merged already; otherwise count the attempt (a job whose chunk is past
    ``max_attempts`` attempts becomes FAILED here, which also ends a redelivery loop of a chunk
    that kills its process) and move the job to RUNNING;
-2. load the spec (parsed once per process) and play the chunk's games with
-   `sim.play.play_games`, then count them with `sim.stats.count`;
+2. load the spec (parsed once per process), then play and count the chunk's games with
+   `sim.chunk.play_chunk` (the function `sim.local` uses too);
 3. check the job is still running, then merge with ``merge_chunk.lua`` (which checks again,
    atomically, and test-and-sets the chunk's done bit, so a duplicate never counts twice).
 
@@ -27,8 +27,10 @@ from typing import Any
 import redis
 from celery.exceptions import Reject
 
+from sim.chunk import play_chunk  # a module global: tests/faults_util.py wraps it
+
 from .settings import Settings
-from .store import JobStore, StoreUnavailable, chunk_games_range
+from .store import JobStore, StoreUnavailable
 
 log = logging.getLogger("azulsim.workers")
 
@@ -52,26 +54,6 @@ def store_for(settings: Settings) -> JobStore:
     return store
 
 
-def play_chunk(spec, chunk_games: int, chunk: int) -> tuple[int, dict[str, int], dict[str, float]]:
-    """Play and count one chunk: ``(games, counters, timings)``; no Redis, no Celery.
-
-    Timings (seconds): ``play`` in `sim.play.play_games`, ``count`` in `sim.stats.count`.
-    """
-    from sim.play import play_games
-    from sim.stats import count
-
-    config_index, start, stop = chunk_games_range(spec, chunk_games, chunk)
-    config = spec.configurations[config_index]
-    t0 = time.perf_counter()
-    records = play_games(config, spec.seed, start, stop, spec.max_rounds)
-    t1 = time.perf_counter()
-    if len(records) != stop - start:
-        raise RuntimeError(f"play_games returned {len(records)} records for {stop - start} games")
-    counters = count(records, config_index, config)
-    t2 = time.perf_counter()
-    return stop - start, counters, {"play": t1 - t0, "count": t2 - t1}
-
-
 def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
     """The body of the chunk task (callable directly in tests); returns what happened."""
     settings: Settings = app.azulsim_settings
@@ -89,7 +71,7 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
     attempt = int(detail)
     try:
         job = store.get_job(job_id)
-        games, counters, timings = play_chunk(job.spec, job.chunk_games, chunk)
+        games, counters, timings, _ = play_chunk(job.spec, job.chunk_games, chunk)
         if store.job_state(job_id) not in ("QUEUED", "RUNNING"):  # cancelled while playing
             return {"status": "skipped", "reason": "state"}
         t0 = time.perf_counter()

@@ -1,0 +1,124 @@
+"""Building, running and stopping the server: options, interceptors, the services, the port."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from ..api import SERVICE_NAME
+from ..api import azulsim_pb2_grpc as pb_grpc
+from ..config import ServerConfig
+from ..metrics import MetricsInterceptor, start_api_metrics
+from .backend import Backend, make_backend
+from .health import poll_health, set_health
+from .interceptors import BearerTokenInterceptor, MalformedRequestInterceptor
+from .servicer import AzulSimServicer
+
+log = logging.getLogger("azulsim.server")
+
+
+@dataclass
+class RunningServer:
+    server: grpc.aio.Server
+    port: int
+    health: Any  # grpc_health.v1.health.aio.HealthServicer
+    pool: ThreadPoolExecutor
+    backend: Backend
+    _health_task: asyncio.Task | None = None
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Graceful shutdown: health NOT_SERVING, refuse new calls, let open ones finish."""
+        await self.health.enter_graceful_shutdown()
+        if self._health_task:
+            self._health_task.cancel()
+        await self.server.stop(grace)
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def server_options(config: ServerConfig) -> list[tuple[str, Any]]:
+    return [
+        ("grpc.max_receive_message_length", config.max_message_bytes),
+        ("grpc.max_send_message_length", config.max_message_bytes),
+        # Clients that keep a Watch open may ping every 30 s (notes/service.md §6.6).
+        ("grpc.http2.min_ping_interval_without_data_ms", 20_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+    ]
+
+
+async def start_server(
+    backend_factory: Callable[[], Backend] | Backend,
+    config: ServerConfig,
+    listen: str | None = None,
+) -> RunningServer:
+    """Build, bind and start the server; returns it with the port it bound."""
+    backend = backend_factory if isinstance(backend_factory, Backend) else backend_factory()
+    pool = ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="azulsim-rpc")
+    interceptors = [BearerTokenInterceptor(config.auth_tokens)] if config.auth_tokens else []
+    interceptors.insert(0, MetricsInterceptor())  # first: it also counts the refused calls
+    interceptors.append(MalformedRequestInterceptor())  # last: it wraps the method's handler
+    server = grpc.aio.server(
+        interceptors=interceptors,
+        options=server_options(config),
+        # A backstop only (grpc#41531); the servicer keeps its own limits on watches and replays.
+        maximum_concurrent_rpcs=max(64, 4 * config.max_watches),
+    )
+    pb_grpc.add_AzulSimServicer_to_server(AzulSimServicer(backend, pool, config), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (
+            SERVICE_NAME,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        ),
+        server,
+    )
+    address = listen or config.listen
+    if config.tls_cert:
+        creds = grpc.ssl_server_credentials(
+            [(Path(config.tls_key).read_bytes(), Path(config.tls_cert).read_bytes())]
+        )
+        port = server.add_secure_port(address, creds)
+    else:
+        port = server.add_insecure_port(address)
+    if not port:
+        raise OSError(f"cannot listen on {address}")
+    await server.start()
+    running = RunningServer(server, port, health_servicer, pool, backend)
+    await set_health(health_servicer, pool, backend.ping)
+    running._health_task = asyncio.create_task(poll_health(health_servicer, pool, backend.ping))
+    return running
+
+
+async def serve(
+    config: ServerConfig | None = None,
+    listen: str | None = None,
+    on_ready: Callable[[int], None] | None = None,
+    backend: Backend | None = None,
+) -> None:
+    """Run the server until SIGTERM or SIGINT, then shut down gracefully."""
+    config = config or ServerConfig.from_env()
+    running = await start_server(backend or partial(make_backend, config), config, listen)
+    start_api_metrics()  # http://$AZULSIM_METRICS_ADDR:$AZULSIM_METRICS_PORT/metrics when set
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    if on_ready:
+        on_ready(running.port)
+    await stop.wait()
+    log.info("shutting down (grace %.0f s)", config.grace_s)
+    await running.stop(config.grace_s)

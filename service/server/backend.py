@@ -1,0 +1,93 @@
+"""The plain blocking functions behind the API: the job store and the Celery app, with the
+server's limits. The servicer runs each in its thread pool."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import ServerConfig
+from .status import LimitExceeded, Precondition, checked
+
+
+@dataclass
+class Backend:
+    """Blocking calls on the job store and the Celery app, with the server's limits."""
+
+    store: Any  # workers.store.JobStore
+    app: Any  # the Celery app (workers.app.app)
+    config: ServerConfig
+
+    def submit(self, spec, request_id: str):
+        limit = self.config.max_games_per_job
+        if limit and spec.total_games > limit:
+            raise LimitExceeded(
+                f"spec.games x configurations is {spec.total_games:,} games; this server takes at "
+                f"most {limit:,} per job"
+            )
+        most = self.config.max_queued_jobs
+        # A resubmit of a known request is answered from its job, whatever the queue holds.
+        known = request_id and self.store.job_for_request(request_id)
+        if most and not known and self.store.count_queued(at_least=most) >= most:
+            raise LimitExceeded(
+                f"{most:,} jobs are already queued or running (the server's limit); retry later"
+            )
+        from workers.dispatch import submit
+
+        return submit(self.store, self.app, spec, request_id)
+
+    def get(self, job_id: str):
+        return self.store.get_job(job_id)
+
+    def list(self, page_size: int, page_token: str):
+        return checked(self.store.list_jobs, page_size, page_token)  # a malformed page_token
+
+    def cancel(self, job_id: str):
+        from workers.store import JobFinished
+
+        try:
+            return self.store.cancel_job(job_id)
+        except JobFinished as exc:
+            if exc.job.state == "CANCELLED":  # cancelling twice is not an error
+                return exc.job
+            raise
+
+    def statistics(self, info) -> dict:
+        """The statistics document of a job whose record `info` was just read: `sim.stats.derive`
+        of the counters merged so far (deriving is the reader's job, DESIGN.md §5), the same as
+        ``azulsim simulate --json`` without ``timing``."""
+        from sim.stats import derive
+
+        return derive(self.store.counters(info.job_id), info.spec)
+
+    def replay(self, job_id: str, configuration: int, game: int):
+        import sim
+
+        from ..replay import replay_game
+
+        info = self.store.get_job(job_id)
+        if info.rules_version and info.rules_version != sim.RULES_VERSION:
+            raise Precondition(
+                f"job {job_id} was played with rules version {info.rules_version}; this server "
+                f"replays {sim.RULES_VERSION}"
+            )
+        # Out-of-range configuration or game: a ValueError naming the field.
+        return info, checked(replay_game, info.spec, configuration, game)
+
+    def ping(self) -> None:
+        self.store.ping()
+
+
+def make_backend(config: ServerConfig, settings=None) -> Backend:
+    """A `Backend` on the Redis of `settings` (default: `workers.settings.load_settings()`)."""
+    import redis
+
+    from workers.app import make_app
+    from workers.settings import load_settings
+    from workers.store import JobStore
+
+    settings = settings or load_settings()
+    client = redis.Redis.from_url(
+        settings.redis_url, socket_timeout=10, socket_connect_timeout=3, health_check_interval=30
+    )
+    return Backend(JobStore(client, settings), make_app(settings), config)

@@ -1,0 +1,34 @@
+"""A cache of GetStatistics replies, so many clients polling one running job share one
+derivation per merged chunk."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from ..api import azulsim_pb2 as pb
+
+
+class StatisticsReplies:
+    """The last GetStatistics replies, by job record. The counters change only when a chunk
+    merges, which moves ``chunks_done`` in the same Lua script, and the rest of the record only
+    with the state; so (job, state, chunks done, start and end times) names the counters."""
+
+    def __init__(self, size: int = 256):
+        self.size = size
+        self.replies: OrderedDict[tuple, pb.Statistics] = OrderedDict()
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def _key(info) -> tuple:
+        return (info.job_id, info.state, info.chunks_done, info.started_at, info.finished_at)
+
+    def get(self, info) -> pb.Statistics | None:
+        with self.lock:
+            return self.replies.get(self._key(info))
+
+    def put(self, info, reply: pb.Statistics) -> None:
+        with self.lock:
+            self.replies[self._key(info)] = reply
+            while len(self.replies) > self.size:
+                self.replies.popitem(last=False)

@@ -1,0 +1,58 @@
+"""The job store's errors, and the wrapper that turns Redis connection errors into one of them."""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+import redis
+
+if TYPE_CHECKING:
+    from .records import JobInfo
+
+
+class StoreError(Exception):
+    """Base of the job store's errors."""
+
+
+class JobNotFound(StoreError, KeyError):
+    """No job with this id (never created, or expired)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "job not found"
+
+
+class RequestConflict(StoreError):
+    """The request id was already used for a job with another spec."""
+
+    def __init__(self, request_id: str, job_id: str):
+        super().__init__(
+            f"request_id {request_id!r} was already used for job {job_id} with a different spec"
+        )
+        self.request_id = request_id
+        self.job_id = job_id
+
+
+class JobFinished(StoreError):
+    """The job is already SUCCEEDED, FAILED or CANCELLED (cancel is refused)."""
+
+    def __init__(self, job: JobInfo):
+        super().__init__(f"job {job.job_id} is already {job.state}")
+        self.job = job
+
+
+class StoreUnavailable(StoreError):
+    """Redis cannot be reached (connection refused, reset or timed out)."""
+
+
+def unavailable(method):
+    """Turn redis-py's connection and timeout errors into `StoreUnavailable`."""
+
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
+
+    return wrapper

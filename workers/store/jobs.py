@@ -1,0 +1,134 @@
+"""Job records: create, read, cancel, and the merged counters (read as they are: deriving
+statistics from them is the reader's job, `sim.stats.derive`)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from sim import RULES_VERSION
+from sim.chunk import chunk_games_for, chunks_total
+from sim.spec import JobSpec
+
+from .base import StoreBase
+from .errors import JobFinished, JobNotFound, RequestConflict, unavailable
+from .records import JobInfo, job_info, parse_spec, text
+
+
+class JobRecords(StoreBase):
+    """The job record's life: created QUEUED, read, cancelled; its counters read."""
+
+    @unavailable
+    def create_job(self, spec: JobSpec, request_id: str | None) -> tuple[JobInfo, bool]:
+        """Create a QUEUED job for `spec`; ``(job, created)``.
+
+        Idempotent by `request_id`: the same request id with the same spec returns the existing
+        job and ``created=False``; with a different spec it raises `RequestConflict`. A request id
+        is remembered as long as its job (until the job's keys expire). Publishing the chunks is
+        `workers.dispatch.submit`'s job, not this method's.
+        """
+        job_id = uuid.uuid4().hex
+        chunk_games = chunk_games_for(spec, self.settings.chunk_games)
+        now = repr(time.time())
+        meta = self.meta_key(job_id)
+        req = self.request_key(request_id) or meta
+        fields = {
+            "state": "QUEUED",
+            "request_id": request_id or "",
+            "games_total": spec.total_games,
+            "games_done": 0,
+            "chunks_total": chunks_total(spec, chunk_games),
+            "chunks_done": 0,
+            "chunk_games": chunk_games,
+            "created_at": now,
+            "published_at": now,
+            "published": 0,  # 1 once submit has published every chunk (see mark_published)
+            "updated_at": now,
+            "rules_version": RULES_VERSION,
+        }
+        args: list[Any] = [job_id, spec.to_json(), self.settings.job_ttl_s, self.meta_key_start]
+        for key, value in fields.items():
+            args += [key, value]
+        status, got = self._scripts["create_job"](
+            keys=[meta, req, self.jobs_key, self.active_key, self.seq_key], args=args
+        )
+        status, got = text(status), text(got)
+        if status == "conflict":
+            raise RequestConflict(request_id or "", got)
+        return self.get_job(got), status == "created"
+
+    @unavailable
+    def mark_published(self, job_id: str) -> None:
+        """Record that every chunk of the job was published once (a retried submit skips it)."""
+        self.redis.hset(self.meta_key(job_id), "published", 1)
+
+    @unavailable
+    def is_published(self, job_id: str) -> bool:
+        return text(self.redis.hget(self.meta_key(job_id), "published")) != "0"
+
+    @unavailable
+    def job_for_request(self, request_id: str | None) -> str | None:
+        """The id of the live job created for `request_id`, if any (idempotent resubmits)."""
+        key = self.request_key(request_id)
+        return text(self.redis.get(key)) if key else None
+
+    @unavailable
+    def get_job(self, job_id: str) -> JobInfo:
+        """The job's record; raises `JobNotFound`."""
+        raw = self.redis.hgetall(self.meta_key(job_id)) if job_id else {}
+        if not raw or b"spec" not in raw and "spec" not in raw:
+            raise JobNotFound(f"no job {job_id!r}")
+        return job_info(job_id, raw)
+
+    @unavailable
+    def job_state(self, job_id: str) -> str | None:
+        """The job's state alone (one HGET); None when there is no such job."""
+        state = self.redis.hget(self.meta_key(job_id), "state")
+        return text(state) if state is not None else None
+
+    @unavailable
+    def load_spec(self, job_id: str) -> JobSpec:
+        """The job's spec alone (one HGET, parsed once per process); raises `JobNotFound`."""
+        stored = self.redis.hget(self.meta_key(job_id), "spec")
+        if stored is None:
+            raise JobNotFound(f"no job {job_id!r}")
+        return parse_spec(text(stored))
+
+    @unavailable
+    def cancel_job(self, job_id: str) -> JobInfo:
+        """QUEUED/RUNNING -> CANCELLED and return the job; counters freeze at that moment.
+
+        Raises `JobNotFound`, or `JobFinished` (with the job) when it is already SUCCEEDED, FAILED
+        or CANCELLED: a finished job is left unchanged.
+        """
+        raw = self.redis.hmget(self.meta_key(job_id), "request_id")
+        status, _ = self._scripts["cancel_job"](
+            keys=self.script_keys(job_id, text(raw[0]) if raw[0] else None),
+            args=[job_id, repr(time.time()), self.settings.job_ttl_s],
+        )
+        status = text(status)
+        if status == "missing":
+            raise JobNotFound(f"no job {job_id!r}")
+        job = self.get_job(job_id)
+        if status == "finished":
+            raise JobFinished(job)
+        return job
+
+    @unavailable
+    def counters(self, job_id: str) -> dict[str, int]:
+        """The job's merged counters so far (partial while it runs), as `sim.stats.merge` gives
+        them: additive keys that are 0 are left out. Raises `JobNotFound`."""
+        keys = self.job_keys(job_id)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.exists(keys["meta"])
+        pipe.hgetall(keys["counters"])
+        exists, raw = pipe.execute()
+        if not exists:
+            raise JobNotFound(f"no job {job_id!r}")
+        out = {}
+        for k, v in raw.items():
+            key, value = text(k), int(v)
+            if value != 0 or key.startswith(("min|", "max|")):
+                out[key] = value
+        return out
