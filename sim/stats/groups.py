@@ -33,7 +33,8 @@ import numpy as np
 
 from ..records import GameRecords
 from . import sprt
-from .counters import Counters
+
+Counters = dict[str, int]  # as sim.stats.counters (which imports this module)
 
 UNIT = 12  # points are counted in 1/12: 12/w is an integer for w = 1..4 winners
 

@@ -25,7 +25,7 @@ import json
 import sys
 from typing import Any
 
-from .cli import PROG, UsageError
+from .common import PROG, UsageError
 
 VERDICTS = {
     "h1_accepted": "H1 accepted",
@@ -233,7 +233,7 @@ def format_compare(out: dict[str, Any], a: str, b: str) -> str:
 def cmd_compare(args: argparse.Namespace) -> int:
     from sim.local import run_local
 
-    from . import cli
+    from . import simulate
 
     spec = compare_spec(args)
     if args.workers < 1:
@@ -252,7 +252,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         spec,
         workers=args.workers,
         chunk_size=args.chunk_size,
-        play=cli.PLAY,
+        play=simulate.PLAY,
         on_check=progress_line if tty else None,
     )
     if tty:

@@ -1,0 +1,68 @@
+"""The ``azulsim`` dispatcher: the parser over every command, and `main`.
+
+Each command is an ``add_<name>(subparsers)`` function that declares its arguments and sets
+``func`` to a ``cmd_<name>(args) -> int`` function. To add one, write the pair in a module of
+this package (importing what it shares from `service.cli.common`) and list the ``add_`` function
+in `COMMANDS`.
+
+Errors: a command raises `UsageError` for bad input, `CommandError` for a failure the user should
+read; `main` prints either as one line, ``azulsim <command>: error: <message>``, and exits with
+its status (2 for usage errors, the status argparse uses for its own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .common import PROG, CommandError
+from .compare import add_compare
+from .jobs import add_bots, add_cancel, add_jobs, add_replay, add_stats, add_submit, add_watch
+from .local import add_demo, add_up
+from .processes import add_serve, add_worker
+from .report import add_report
+from .simulate import add_simulate
+
+COMMANDS = [
+    add_simulate,
+    add_compare,
+    add_serve,
+    add_worker,
+    add_up,
+    add_demo,
+    add_submit,
+    add_watch,
+    add_stats,
+    add_cancel,
+    add_jobs,
+    add_bots,
+    add_replay,
+    add_report,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="AzulSim: batch simulation of Azul.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in COMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``azulsim`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except CommandError as exc:
+        message = " ".join(str(exc).split())
+        print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)
+        return exc.status
+    except KeyboardInterrupt:
+        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
+        return 130

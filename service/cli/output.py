@@ -1,0 +1,280 @@
+"""How the ``azulsim`` commands write: the statistics as a table, JSON or CSV, job lines, and
+the progress displays (a bar on a terminal, a line every 2 s otherwise) of `simulate` and `watch`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from .common import CommandError
+
+
+class ProgressBar:
+    """One self-rewriting line on a terminal: games done, games/s, ETA (at most 10 redraws/s).
+
+    The rate counts from `base`, the games already done when the display began (a watch that
+    joins a running job)."""
+
+    def __init__(self, total: int, stream: TextIO, base: int = 0, width: int = 30):
+        self.total, self.stream, self.base, self.width = total, stream, base, width
+        self.began = time.monotonic()
+        self.last = 0.0
+
+    def rate(self, done: int, now: float) -> float:
+        return (done - self.base) / max(now - self.began, 1e-9)
+
+    def update(self, done: int) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.1 and done < self.total:
+            return
+        self.last = now
+        rate = self.rate(done, now)
+        eta = clock((self.total - done) / rate) if rate > 0 else "--:--"
+        filled = int(self.width * done / max(self.total, 1))
+        bar = "#" * filled + "-" * (self.width - filled)
+        self.stream.write(
+            f"\r[{bar}] {done:,}/{self.total:,} games  {rate:,.0f} games/s  ETA {eta} "
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def _num(x: float | None, digits: int = 2) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _mean_ci(stat: dict[str, Any], digits: int = 2) -> str:
+    if stat["mean"] is None:
+        return "-"
+    if stat["ci95"] is None:
+        return _num(stat["mean"], digits)
+    half = (stat["ci95"][1] - stat["ci95"][0]) / 2
+    return f"{stat['mean']:.{digits}f} ± {half:.{digits}f}"
+
+
+def _rate(group: dict[str, Any]) -> str:
+    if group["win_rate"] is None:
+        return "-"
+    lo, hi = group["win_rate_ci95"]
+    return f"{100 * group['win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def table(header: Sequence[str], rows: list[Sequence[str]]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(
+            str(c).ljust(w) if i == 0 else str(c).rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in [header, *rows]
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join("  " + line.rstrip() for line in lines) + "\n"
+
+
+_GROUP_HEADER = (
+    "",
+    "player-games",
+    "score (mean ± 95%)",
+    "std",
+    "min",
+    "max",
+    "wins",
+    "win rate [95% CI]",
+)
+
+
+def _group_row(name: str, g: dict[str, Any]) -> list[str]:
+    s = g["score"]
+    extremes = ["-" if s[k] is None else str(s[k]) for k in ("min", "max")]
+    return [
+        name,
+        f"{g['player_games']:,}",
+        _mean_ci(s),
+        _num(s["std"]),
+        *extremes,
+        f"{g['wins']:,}",
+        _rate(g),
+    ]
+
+
+def format_table(doc: dict[str, Any]) -> str:
+    """The statistics document as readable text (per configuration: summary, bots, seats, h2h)."""
+    out = []
+    for cfg in doc["configurations"]:
+        reasons = ", ".join(f"{k} {v:,}" for k, v in cfg["truncated_by_reason"].items() if v)
+        out.append(
+            f"Configuration {cfg['index']}: {cfg['players']} players, {cfg['wall']} wall, "
+            f"{cfg['seating']} seating, bots {', '.join(cfg['seat_bots'])}\n"
+            f"  games finished {cfg['games_finished']:,}, truncated {cfg['games_truncated']:,}"
+            + (f" ({reasons})" if reasons else "")
+            + "\n"
+            f"  rounds {_mean_ci(cfg['rounds'])}   turns {_mean_ci(cfg['turns'])}   "
+            f"score {_mean_ci(cfg['score'])}   margin of victory {_mean_ci(cfg['margin'])}   "
+            f"shared wins {cfg['shared_win_games']:,} games\n"
+        )
+        out.append("\n  By bot\n")
+        out.append(table(_GROUP_HEADER, [_group_row(b, g) for b, g in cfg["bots"].items()]))
+        out.append("\n  By seat\n")
+        out.append(
+            table(_GROUP_HEADER, [_group_row(f"seat {p}", g) for p, g in enumerate(cfg["seats"])])
+        )
+        out.append("\n  By turn order in round 1 (0 = start player)\n")
+        out.append(
+            table(
+                _GROUP_HEADER,
+                [_group_row(f"position {p}", g) for p, g in enumerate(cfg["positions"])],
+            )
+        )
+        bonus_rows = [
+            [
+                b,
+                _mean_ci(g["bonus"]),
+                _mean_ci(g["rows"]),
+                _mean_ci(g["columns"]),
+                _mean_ci(g["colours"]),
+                _mean_ci(g["floor"]),
+                _mean_ci(g["marker"]),
+            ]
+            for b, g in cfg["bots"].items()
+        ]
+        out.append("\n  Bonuses and penalties by bot (means per game)\n")
+        out.append(
+            table(
+                ("", "bonus pts", "rows", "columns", "colours", "floor pen.", "marker takes"),
+                bonus_rows,
+            )
+        )
+        h2h = [
+            [
+                f"{a} vs {b}",
+                f"{r['games']:,}",
+                f"{r['above']:,}",
+                f"{r['level']:,}",
+                f"{r['below']:,}",
+                _rate({"win_rate": r["above_rate"], "win_rate_ci95": r["above_rate_ci95"]}),
+            ]
+            for a, row in cfg["head_to_head"].items()
+            for b, r in row.items()
+        ]
+        if h2h:
+            out.append("\n  Head to head (finished higher, per meeting of two seats)\n")
+            out.append(
+                table(("", "games", "higher", "level", "lower", "higher rate [95% CI]"), h2h)
+            )
+        out.append("\n")
+    timing = doc.get("timing")
+    if timing:
+        rate = timing["games_per_second"]
+        out.append(
+            f"{doc['games_done']:,} games in {timing['seconds']:.2f} s"
+            + (f" ({rate:,.0f} games/s" if rate else " (")
+            + f", {timing['workers']} workers)\n"
+        )
+    return "".join(out)
+
+
+class LineProgress(ProgressBar):
+    """Progress for a log or a pipe: one line at most every `every` seconds."""
+
+    every = 2.0
+
+    def update(self, done: int) -> None:
+        now = time.monotonic()
+        if now - self.last < self.every and done < self.total:
+            return
+        self.last = now
+        self.stream.write(f"{done:,}/{self.total:,} games  {self.rate(done, now):,.0f} games/s\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        pass
+
+
+def follow(client, job_id: str, stream: TextIO) -> int:
+    """Watch a job to its end with a progress display; 0 if it SUCCEEDED, else 1."""
+    bar = None
+    began = time.monotonic()
+    job = None
+    try:
+        for job in client.watch(job_id):
+            if bar is None:
+                make = ProgressBar if stream.isatty() else LineProgress
+                bar = make(job.games_total, stream, job.games_done)
+            bar.update(job.games_done)
+    finally:
+        if bar:
+            bar.close()
+    if job is None:
+        raise CommandError(f"no update for job {job_id}")
+    elapsed = time.monotonic() - began
+    print(f"{job_line(job)} (watched {clock(elapsed)})", file=stream)
+    return 0 if state_name(job) == "SUCCEEDED" else 1
+
+
+def when(ts) -> str:
+    if not ts.seconds and not ts.nanos:
+        return "-"
+    return datetime.fromtimestamp(ts.seconds, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def state_name(job) -> str:
+    from ..api import azulsim_pb2 as pb
+
+    return pb.JobState.Name(job.state)
+
+
+def job_dict(job) -> dict[str, Any]:
+    from google.protobuf import json_format
+
+    return json_format.MessageToDict(job, preserving_proto_field_name=True)
+
+
+def job_line(job) -> str:
+    return f"job {job.job_id} {state_name(job)}: {job.games_done:,}/{job.games_total:,} games" + (
+        f" — {job.error}" if job.error else ""
+    )
+
+
+def write_statistics(doc: dict[str, Any], fmt: str, out: TextIO) -> None:
+    """The statistics document as "table", "json" (the document) or "csv" (a row per group)."""
+    from sim.stats import group_rows
+
+    if fmt == "json":
+        json.dump(doc, out, indent=2)
+        out.write("\n")
+    elif fmt == "csv":
+        rows = group_rows(doc)
+        if rows:
+            writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+    else:
+        out.write(format_table(doc))
+
+
+def print_statistics(stats, fmt: str, out: TextIO) -> None:
+    """A `Statistics` reply as `write_statistics` does, saying on stderr when it is partial."""
+    if stats.partial:
+        print(
+            f"partial statistics: job {stats.job.job_id} is {state_name(stats.job)}, "
+            f"{stats.job.games_done:,} of {stats.job.games_total:,} games counted",
+            file=sys.stderr,
+        )
+    write_statistics(json.loads(stats.statistics_json), fmt, out)

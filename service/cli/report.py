@@ -1,0 +1,65 @@
+"""``azulsim report``: plot a job's statistics, or a saved statistics document, to an image or
+an HTML page (the drawing is `service.report`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..report import FORMATS, ReportError, load_statistics, unwrap, write_report
+from .common import CommandError, UsageError, add_client_options, make_client, rpc_errors
+
+
+def add_report(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "report",
+        help="plot a job's statistics to an image or an HTML page",
+        description=(
+            "Plot score distributions per bot, win rates with 95%% Wilson intervals per bot and "
+            "per seat, and the game-length histogram, for each configuration. JOB is fetched "
+            "from the API server; --from reads a saved statistics document instead "
+            "(`azulsim simulate --json > stats.json`). The extension of -o picks the format: "
+            ".png, .svg, .pdf or .html (self-contained, images embedded)."
+        ),
+    )
+    p.add_argument("job_id", nargs="?", metavar="JOB", help="job id on the API server")
+    p.add_argument(
+        "--from",
+        dest="source",
+        metavar="FILE",
+        help="a saved statistics document (JSON) instead of JOB; - for stdin",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="where to write: report.png, report.svg, report.pdf or report.html",
+    )
+    p.add_argument("--title", help="heading (default: seed, games and rules version)")
+    add_client_options(p, "server (with JOB)")
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    if (args.job_id is None) == (args.source is None):
+        raise UsageError("give either JOB or --from FILE")
+    if Path(args.output).suffix.lower() not in FORMATS:
+        raise UsageError(f"-o must end in {', '.join(FORMATS)}; got {args.output!r}")
+    try:
+        if args.source == "-":
+            doc = unwrap(json.load(sys.stdin))
+        elif args.source is not None:
+            doc = load_statistics(args.source)
+        else:
+            with make_client(args) as client, rpc_errors(args):
+                doc = client.statistics_document(args.job_id)
+        path = write_report(doc, args.output, title=args.title)
+    except (ReportError, json.JSONDecodeError) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(str(exc)) from None
+    print(f"wrote {path}", file=sys.stderr)
+    return 0

@@ -1,0 +1,71 @@
+"""``azulsim simulate``: play a batch in this process (`sim.local`; no Redis, no Celery) and
+print its statistics."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from .common import UsageError, add_spec_options, spec_from_args
+from .output import ProgressBar, write_statistics
+
+# Stand-in for sim.play.play_games (tests set it); None means the real batch engine.
+PLAY: Callable[..., Any] | None = None
+
+
+def add_simulate(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "simulate",
+        help="play a batch in this process (no Redis, no Celery) and print its statistics",
+        description=(
+            "Play games in-process with the batch engine and print exact statistics. "
+            "Bots are one spec per seat, comma-separated: "
+            "--bots 'heuristic:floor=2.5,centre=1,random' is two bots (a key=value piece "
+            "continues the previous spec)."
+        ),
+    )
+    add_spec_options(p)
+    p.add_argument(
+        "--spec",
+        metavar="FILE",
+        help="JSON job spec (see sim/spec.py); --games, "
+        "--seed and --max-rounds override its values",
+    )
+    p.add_argument("--workers", type=int, help="processes (default: CPU count; 1: no pool)")
+    p.add_argument("--chunk-size", type=int, help="games per chunk (default: automatic)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument(
+        "--json", action="store_true", help="print the statistics as one JSON document"
+    )
+    out.add_argument("--csv", action="store_true", help="print one CSV row per group")
+    p.set_defaults(func=cmd_simulate)
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from sim.local import run_local
+
+    try:
+        spec = spec_from_args(args)
+    except ValueError as exc:  # validation of the spec, its bots and their parameters
+        raise UsageError(str(exc)) from None
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be at least 1; got {args.workers}")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise UsageError(f"--chunk-size must be at least 1; got {args.chunk_size}")
+    bar = ProgressBar(spec.total_games, sys.stderr) if sys.stderr.isatty() else None
+    try:
+        result = run_local(
+            spec,
+            workers=args.workers,
+            chunk_size=args.chunk_size,
+            progress=bar.update if bar else None,
+            play=PLAY,
+        )
+    finally:
+        if bar:
+            bar.close()
+    fmt = "json" if args.json else "csv" if args.csv else "table"
+    write_statistics(result.statistics(), fmt, sys.stdout)
+    return 0
