@@ -173,6 +173,29 @@ class Prefix:
         self.end = chunk["stop"]
         self.trim = None
 
+    def state(self) -> dict[str, Any]:
+        """What a job store keeps between chunks (JSON-ready): the rule's counters, the check
+        points read, the stop and the games merged. Not the full counters, nor pending chunks."""
+        return {
+            "rule": self.rule,
+            "history": self.history,
+            "reason": self.reason,
+            "stopped_at": self.stopped_at,
+            "end": self.end,
+        }
+
+    @classmethod
+    def restore(cls, spec: JobSpec, state: dict[str, Any] | None) -> Prefix:
+        """A `Prefix` at a stored `state` (None: at the start)."""
+        prefix = cls(spec)
+        if state:
+            prefix.rule = dict(state["rule"])
+            prefix.history = list(state["history"])
+            prefix.reason = state["reason"]
+            prefix.stopped_at = state["stopped_at"]
+            prefix.end = state["end"]
+        return prefix
+
     def summary(self) -> dict[str, Any] | None:
         """The ``stopping`` section of the statistics (None without a rule)."""
         rule = self.spec.stop

@@ -15,7 +15,8 @@ Two ways to ask, both in one job of `sim.spec.JobSpec`:
 difference with ``--against``) is at most ``±EPS``; ``--max-games`` caps either (games per
 configuration). Without a rule the job plays ``--max-games`` games. The decision is read every
 ``--check-every`` games on the contiguous prefix, so the verdict, games and statistics are the
-same for any ``--workers``.
+same for any ``--workers``, and through the service (``--server HOST:PORT``: the job is submitted,
+watched and read back over gRPC; ``--workers`` is then the cluster's business).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import json
 import sys
 from typing import Any
 
-from .common import PROG, UsageError
+from .common import PROG, CommandError, UsageError, add_client_options, make_client, rpc_errors
 
 VERDICTS = {
     "h1_accepted": "H1 accepted",
@@ -77,6 +78,7 @@ def add_compare(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     p.add_argument("--chunk-size", type=int, help="games per chunk (default: automatic)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
+    add_client_options(p, "through the service (with --server; default: in-process)")
     p.set_defaults(func=cmd_compare)
 
 
@@ -230,12 +232,54 @@ def format_compare(out: dict[str, Any], a: str, b: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _progress_line(games: int, llr: float | None, estimate: float | None) -> None:
+    llr_text = "" if llr is None else f"LLR {llr:+.3f}  "
+    sys.stderr.write(f"\r{PROG} compare: {games:,} games  {llr_text}estimate {_fmt(estimate)}   ")
+    sys.stderr.flush()
+
+
+def _write(out: dict[str, Any], args: argparse.Namespace) -> None:
+    if args.json:
+        json.dump(out, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_compare(out, args.a, args.b))
+
+
+def _compare_on_server(args: argparse.Namespace, spec) -> int:
+    import math
+
+    from ..convert import spec_to_proto
+
+    tty = sys.stderr.isatty()
+    with rpc_errors(args), make_client(args) as client:
+        job, _ = client.submit(spec_to_proto(spec))
+        for job in client.watch(job.job_id):
+            s = job.stopping
+            if tty and s.check_points:
+                llr = None if math.isnan(s.llr) else s.llr
+                _progress_line(s.games, llr, None if math.isnan(s.estimate) else s.estimate)
+        if tty:
+            sys.stderr.write("\n")
+        if job.state != 3:  # SUCCEEDED
+            from ..api import azulsim_pb2 as pb
+
+            raise CommandError(
+                f"job {job.job_id} ended {pb.JobState.Name(job.state)}: {job.error or 'no error'}"
+            )
+        doc = client.statistics_document(job.job_id)
+    _write(compare_document(doc), args)
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from sim.local import run_local
 
     from . import simulate
 
     spec = compare_spec(args)
+    if args.server:
+        return _compare_on_server(args, spec)
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1; got {args.workers}")
     if args.chunk_size is not None and args.chunk_size < 1:
@@ -243,10 +287,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     tty = sys.stderr.isatty()
 
     def progress_line(point: dict[str, Any]) -> None:
-        llr = "" if point["llr"] is None else f"LLR {point['llr']:+.3f}  "
-        est = _fmt(point["estimate"])
-        sys.stderr.write(f"\r{PROG} compare: {point['games']:,} games  {llr}estimate {est}   ")
-        sys.stderr.flush()
+        _progress_line(point["games"], point["llr"], point["estimate"])
 
     result = run_local(
         spec,
@@ -257,10 +298,5 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     if tty:
         sys.stderr.write("\n")
-    out = compare_document(result.statistics())
-    if args.json:
-        json.dump(out, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(format_compare(out, args.a, args.b))
+    _write(compare_document(result.statistics()), args)
     return 0

@@ -16,7 +16,16 @@ from .errors import StoreUnavailable
 from .keys import KeyNames
 
 LUA_DIR = Path(__file__).resolve().parent.parent / "lua"
-SCRIPTS = ("create_job", "begin_chunk", "merge_chunk", "fail_chunk", "cancel_job", "republish")
+SCRIPTS = (
+    "create_job",
+    "begin_chunk",
+    "merge_chunk",
+    "fail_chunk",
+    "cancel_job",
+    "republish",
+    "park_chunk",
+    "advance_prefix",
+)
 
 
 class StoreBase(KeyNames):

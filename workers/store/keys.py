@@ -11,6 +11,10 @@ Keys (``P`` = ``settings.prefix``; a job's keys share the hash tag ``{<job id>}`
     P:job:{J}:chunks     hash    bookkeeping of chunks in flight only, deleted when merged:
                                  s:<c> attempts started, t:<c> last start, p:<c> republishes,
                                  q:<c> last republish, e:<c> last error
+    P:job:{J}:pending    hash    jobs with a stopping rule: chunk index -> its result (JSON),
+                                 parked until the prefix reaches it (`workers.store.prefix`);
+                                 the record also holds prefix (next chunk to merge), stopping
+                                 (the rule's prefix state, JSON) and stop_reason
     P:jobs               zset    every job, score = creation sequence number (for listing)
     P:active             set     jobs QUEUED or RUNNING
     P:seq                string  the sequence counter
