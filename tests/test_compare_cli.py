@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -84,3 +85,33 @@ def test_console_script_help_lists_compare():
     for option in ("--against", "--sprt", "--alpha", "--beta", "--precision", "--max-games",
                    "--seed", "--workers", "--json"):  # fmt: skip
         assert option in out
+
+
+def test_report_draws_the_llr_path(tmp_path, capsys):
+    """``azulsim report`` of a stopped job adds a row: the LLR against its bounds and the estimate
+    at every check point."""
+    import numpy as np
+    from PIL import Image
+
+    from service import report
+    from sim.local import run_local
+    from sim.spec import JobSpec
+
+    spec = JobSpec.from_dict({
+        "configurations": [{"players": 2, "bots": ["heuristic", "greedy"], "seating": "mirrored"}],
+        "games": 4000, "seed": 1,
+        "stop": {"rule": "sprt", "elo0": 250, "elo1": 300, "check_every": 40},
+    })  # fmt: skip
+    doc = run_local(spec, workers=1).statistics()
+    assert len(doc["stopping"]["check_points"]) >= 3
+    plain = dict(doc)
+    plain.pop("stopping")
+    with_path = Image.open(io.BytesIO(report._png_bytes(report.figure(doc))))
+    without = Image.open(io.BytesIO(report._png_bytes(report.figure(plain))))
+    assert with_path.height > without.height * 1.5  # one more row of panels
+    assert "(partial)" not in report.document_title(doc)
+    saved = tmp_path / "stats.json"
+    saved.write_text(json.dumps(doc))
+    assert main(["report", "--from", str(saved), "-o", str(tmp_path / "r.png")]) == 0
+    pixels = np.asarray(Image.open(tmp_path / "r.png").convert("L"), dtype=float)
+    assert pixels.std() > 10
