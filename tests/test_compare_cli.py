@@ -115,3 +115,16 @@ def test_report_draws_the_llr_path(tmp_path, capsys):
     assert main(["report", "--from", str(saved), "-o", str(tmp_path / "r.png")]) == 0
     pixels = np.asarray(Image.open(tmp_path / "r.png").convert("L"), dtype=float)
     assert pixels.std() > 10
+
+
+def test_simulate_table_shows_groups_and_paired_differences(capsys, tmp_path):
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({
+        "configurations": [{"players": 2, "bots": ["greedy", "random"], "seating": "mirrored"},
+                           {"players": 2, "bots": ["heuristic", "random"], "seating": "mirrored"}],
+        "games": 40, "seed": 2, "baseline": 0,
+    }))  # fmt: skip
+    assert main(["simulate", "--spec", str(spec), "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("mirrored groups 20 (focal") == 2 and "pentanomial [" in out
+    assert "paired with configuration 0 over 40 games (focal heuristic)" in out

@@ -114,6 +114,36 @@ def _group_row(name: str, g: dict[str, Any]) -> list[str]:
     ]
 
 
+def _interval(x: float | None, ci: Sequence[float | None] | None, digits: int) -> str:
+    if x is None:
+        return "-"
+    if not ci or ci[0] is None or ci[1] is None:
+        return f"{x:.{digits}f}"
+    return f"{x:.{digits}f} [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def _experiment_lines(cfg: dict[str, Any]) -> str:
+    """Mirrored groups and paired differences of a configuration (docs/statistics.md)."""
+    out = ""
+    g = cfg.get("groups")
+    if g:
+        out += (
+            f"  mirrored groups {g['groups']:,} (focal {g['focal']}): score per game "
+            f"{_interval(g['score'], g['score_ci95'], 4)}, Elo {_interval(g['elo'], g['elo_ci95'], 1)}"
+            f", LOS {_num(g['los'], 4)}, variance gain {_num(g['variance_gain'], 3)}"
+            + (f", pentanomial {g['pentanomial']}" if "pentanomial" in g else "")
+            + "\n"
+        )
+    p = cfg.get("paired")
+    if p:
+        out += (
+            f"  paired with configuration {p['baseline']} over {p['games']:,} games (focal "
+            f"{p['focal']}): score difference {_interval(p['score_diff'], p['score_diff_ci95'], 2)}"
+            f", win rate difference {_interval(p['win_rate_diff'], p['win_rate_diff_ci95'], 4)}\n"
+        )
+    return out
+
+
 def format_table(doc: dict[str, Any]) -> str:
     """The statistics document as readable text (per configuration: summary, bots, seats, h2h)."""
     out = []
@@ -129,6 +159,7 @@ def format_table(doc: dict[str, Any]) -> str:
             f"score {_mean_ci(cfg['score'])}   margin of victory {_mean_ci(cfg['margin'])}   "
             f"shared wins {cfg['shared_win_games']:,} games\n"
         )
+        out.append(_experiment_lines(cfg))
         out.append("\n  By bot\n")
         out.append(table(_GROUP_HEADER, [_group_row(b, g) for b, g in cfg["bots"].items()]))
         out.append("\n  By seat\n")
