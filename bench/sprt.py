@@ -43,7 +43,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sim import rng  # noqa: E402
 from sim.bots import make_bot  # noqa: E402
 from sim.play import play_batch, play_games  # noqa: E402
 from sim.spec import Configuration, JobSpec, deal_keys, first_player, seat_assignment  # noqa: E402
@@ -185,8 +184,10 @@ def variance_gain(bots, games, seed, resamples=400):
         "score": doc["score"],
         "elo": doc["elo"],
         "variance_gain": doc["variance_gain"],
-        "variance_gain_bootstrap95": [float(np.percentile(boots, 2.5)),
-                                      float(np.percentile(boots, 97.5))],  # fmt: skip
+        "variance_gain_bootstrap95": [
+            float(np.percentile(boots, 2.5)),
+            float(np.percentile(boots, 97.5)),
+        ],  # fmt: skip
         "within_pair_correlation": None if corr is None else float(corr),
         "pentanomial": doc["pentanomial"],
         "cpu_seconds": cpu,
@@ -214,11 +215,11 @@ def overhead(bots, games, check_every, repeats=3):
 
     for _ in range(repeats):
         rec = clock("play", lambda: play_games(config, spec.seed, 0, games))
-        clock("count", lambda: count(rec, 0, plain))
-        clock("groups", lambda: count_groups(rec, 0))
-        segs = clock("segments", lambda: rule_counters(spec, [rec], 0, games))
+        clock("count", lambda rec=rec: count(rec, 0, plain))
+        clock("groups", lambda rec=rec: count_groups(rec, 0))
+        segs = clock("segments", lambda rec=rec: rule_counters(spec, [rec], 0, games))
 
-        def checks():
+        def checks(segs=segs):
             acc: dict[str, int] = {}
             for j, part in segs:
                 for k, v in part.items():
@@ -253,8 +254,10 @@ def main() -> None:
         "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()},
         "alpha": ALPHA,
         "beta": BETA,
-        "alpha_binomial95": [ALPHA - 1.959964 * math.sqrt(ALPHA * (1 - ALPHA) / reps),
-                             ALPHA + 1.959964 * math.sqrt(ALPHA * (1 - ALPHA) / reps)],  # fmt: skip
+        "alpha_binomial95": [
+            ALPHA - 1.959964 * math.sqrt(ALPHA * (1 - ALPHA) / reps),
+            ALPHA + 1.959964 * math.sqrt(ALPHA * (1 - ALPHA) / reps),
+        ],  # fmt: skip
     }
 
     big = 2000 if args.quick else 20000
@@ -264,8 +267,11 @@ def main() -> None:
     hg_elo = score_to_elo(hg_mu)
     result["reference_samples"] = {
         "greedy_self_play": {"pairs": int(self_penta.sum()), "pentanomial": self_penta.tolist()},
-        "heuristic_vs_greedy": {"pairs": int(hg_penta.sum()), "pentanomial": hg_penta.tolist(),
-                                "elo": hg_elo},  # fmt: skip
+        "heuristic_vs_greedy": {
+            "pairs": int(hg_penta.sum()),
+            "pentanomial": hg_penta.tolist(),
+            "elo": hg_elo,
+        },  # fmt: skip
     }
 
     # 1. False accepts of H1 when A and B are the same bot.

@@ -119,7 +119,9 @@ def play_chunk(
         records = [play(c, spec.seed, start, stop, spec.max_rounds) for c in spec.configurations]
         t1 = time.perf_counter()
         if any(len(r) != stop - start for r in records):
-            raise RuntimeError(f"play_games returned the wrong number of records for {stop - start}")
+            raise RuntimeError(
+                f"play_games returned the wrong number of records for {stop - start}"
+            )
         joint = count_chunk(spec, records, start, stop)
         games = (stop - start) * len(spec.configurations)
         timings = {"play": t1 - t0, "count": time.perf_counter() - t1}

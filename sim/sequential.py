@@ -52,7 +52,9 @@ def _segments_of(spec: JobSpec, start: int, stop: int) -> list[tuple[int, int, i
     return out
 
 
-def rule_counters(spec: JobSpec, records: list[GameRecords], start: int, stop: int) -> list[Segment]:
+def rule_counters(
+    spec: JobSpec, records: list[GameRecords], start: int, stop: int
+) -> list[Segment]:
     """The counters the stopping rule reads, per segment of ``[start, stop)``: the group (and
     pentanomial) counters of its mirrored configuration, or the paired counters of its paired
     one. Counted per segment by slicing records that were played once for the whole chunk."""
@@ -62,9 +64,7 @@ def rule_counters(spec: JobSpec, records: list[GameRecords], start: int, stop: i
     for j, a, b in _segments_of(spec, start, stop):
         window = slice(a - start, b - start)
         if rule.paired:
-            part = count_paired(
-                records[spec.baseline].take(window), records[k].take(window), k
-            )
+            part = count_paired(records[spec.baseline].take(window), records[k].take(window), k)
         else:
             part = count_groups(records[k].take(window), k)
         out.append((j, part))

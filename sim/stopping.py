@@ -89,7 +89,9 @@ class StopRule:
             raise ValueError(f"{path}.configuration must be a configuration index; got {k!r}")
         every = data.get("check_every", DEFAULT_CHECK_EVERY)
         if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-            raise ValueError(f"{path}.check_every must be a positive number of games; got {every!r}")
+            raise ValueError(
+                f"{path}.check_every must be a positive number of games; got {every!r}"
+            )
         fields: dict[str, Any] = {"rule": rule, "configuration": k, "check_every": every}
         if rule == "sprt":
             for key in ("alpha", "beta"):
@@ -121,7 +123,8 @@ class StopRule:
                 lo, hi = _number(data, "elo0", path), _number(data, "elo1", path)
                 if lo >= hi:
                     raise ValueError(
-                        f"{path}.elo1 must be greater than {path}.elo0; got elo0={lo:g}, elo1={hi:g}"
+                        f"{path}.elo1 must be greater than {path}.elo0; got elo0={lo:g}, "
+                        f"elo1={hi:g}"
                     )
                 if max(abs(lo), abs(hi)) >= 1000:
                     raise ValueError(f"{path}.elo0/elo1 must lie in (-1000, 1000)")
@@ -170,9 +173,7 @@ class StopRule:
         """Cross-field checks against the job (raises ValueError naming the field)."""
         n = len(spec.configurations)
         if self.configuration >= n:
-            raise ValueError(
-                f"stop.configuration must be in 0..{n - 1}; got {self.configuration}"
-            )
+            raise ValueError(f"stop.configuration must be in 0..{n - 1}; got {self.configuration}")
         config = spec.configurations[self.configuration]
         if self.paired:
             if spec.baseline is None:

@@ -20,9 +20,7 @@ from sim.stats.sprt import llr_pentanomial
 def mirrored(players=2, bots=None, games=40, seed=3, stop=None, wall="coloured"):
     bots = bots or ["heuristic"] + ["greedy"] * (players - 1)
     data = {
-        "configurations": [
-            {"players": players, "bots": bots, "seating": "mirrored", "wall": wall}
-        ],
+        "configurations": [{"players": players, "bots": bots, "seating": "mirrored", "wall": wall}],
         "games": games,
         "seed": seed,
     }
@@ -88,8 +86,10 @@ def test_group_counters_match_a_plain_loop(players):
         assert [got.get(f"c0|penta|n{i}", 0) for i in range(5)] == penta
         assert sum(penta) == n
     # The counters of the whole job are those of its chunks merged.
-    halves = [count(rec.take(slice(0, spec.games // 2)), 0, spec.configurations[0]),
-              count(rec.take(slice(spec.games // 2, None)), 0, spec.configurations[0])]
+    halves = [
+        count(rec.take(slice(0, spec.games // 2)), 0, spec.configurations[0]),
+        count(rec.take(slice(spec.games // 2, None)), 0, spec.configurations[0]),
+    ]
     assert merge_all(halves) == count(rec, 0, spec.configurations[0])
 
 
@@ -229,8 +229,11 @@ def test_paired_sprt_and_precision_rules():
     b = run_local(spec, workers=2, chunk_size=90)
     assert a.stopping["reason"] == "h1_accepted"  # heuristic scores more than greedy
     assert a.counters == b.counters and a.stopping == b.stopping
-    prec = mirrored(2, games=4000, stop={"rule": "precision", "statistic": "score", "eps": 0.05,
-                                         "check_every": 40})
+    prec = mirrored(
+        2,
+        games=4000,
+        stop={"rule": "precision", "statistic": "score", "eps": 0.05, "check_every": 40},
+    )
     r = run_local(prec, workers=1)
     assert r.stopping["reason"] == "precision_reached"
     lo, hi = r.stopping["ci95"]
@@ -241,8 +244,12 @@ def test_paired_sprt_and_precision_rules():
 
 
 def test_maximum_reached_when_nothing_decides():
-    spec = mirrored(2, bots=["random", "random"], games=80,
-                    stop={"rule": "sprt", "elo0": -5, "elo1": 5, "check_every": 20})
+    spec = mirrored(
+        2,
+        bots=["random", "random"],
+        games=80,
+        stop={"rule": "sprt", "elo0": -5, "elo1": 5, "check_every": 20},
+    )
     r = run_local(spec, workers=1)
     assert r.stopping["reason"] == "max_games" and r.stopping["games"] == 80
     assert r.statistics()["games_done"] == 80

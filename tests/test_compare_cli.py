@@ -44,7 +44,9 @@ def test_text_output_and_against_a_field(capsys):
                    "--sprt", "0,2", "--max-games", "3000")  # fmt: skip
     assert out["spec"]["baseline"] == 0
     assert [c["bots"] for c in out["spec"]["configurations"]] == [
-        ["random", "greedy", "greedy"], ["heuristic", "greedy", "greedy"]]
+        ["random", "greedy", "greedy"],
+        ["heuristic", "greedy", "greedy"],
+    ]
     assert out["verdict"] == "h1_accepted" and out["score"] > 2
     assert out["pentanomial"] is None and out["pairs"] * 2 >= out["games"] - 2 * 30
 

@@ -31,9 +31,7 @@ from workers.tasks import advance
 
 SPEC = JobSpec.from_dict(
     {
-        "configurations": [
-            {"players": 2, "bots": ["heuristic", "greedy"], "seating": "mirrored"}
-        ],
+        "configurations": [{"players": 2, "bots": ["heuristic", "greedy"], "seating": "mirrored"}],
         "games": 2000,
         "seed": 5,
         "stop": {"rule": "sprt", "elo0": 0, "elo1": 20, "check_every": 20},
@@ -120,8 +118,10 @@ def test_spec_round_trips_through_the_api():
         (lambda s: setattr(s.stop, "elo1", -1), "spec.stop.elo1 must be greater than"),
         (lambda s: setattr(s.stop, "alpha", 0.7), "spec.stop.alpha must lie in (0, 0.5)"),
         (lambda s: setattr(s.stop, "rule", 0), "spec.stop.rule must be SPRT or PRECISION"),
-        (lambda s: (setattr(s.stop, "rule", pb.StopRule.PRECISION), setattr(s.stop, "eps", -1)),
-         "spec.stop.eps must be greater than 0"),
+        (
+            lambda s: (setattr(s.stop, "rule", pb.StopRule.PRECISION), setattr(s.stop, "eps", -1)),
+            "spec.stop.eps must be greater than 0",
+        ),
         (lambda s: setattr(s, "baseline", 4), "spec.baseline must be a configuration index"),
         (lambda s: setattr(s, "games", 2001), "spec.games must be a multiple of configurations"),
         (lambda s: setattr(s.stop, "configuration", 2), "spec.stop.configuration must be in"),

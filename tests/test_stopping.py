@@ -65,15 +65,21 @@ def test_valid_specs_round_trip():
         ({"stop": {"rule": "precision", "eps": -1}}, "stop.eps must be greater than 0"),
         ({"stop": {"rule": "precision", "statistic": "x", "eps": 1}}, "stop.statistic must be"),
         ({"stop": {"rule": "guess"}}, "stop.rule must be one of sprt, precision"),
-        ({"stop": {"rule": "sprt", "elo0": 0, "elo1": 5, "configuration": 3}},
-         "stop.configuration must be in 0..0"),
+        (
+            {"stop": {"rule": "sprt", "elo0": 0, "elo1": 5, "configuration": 3}},
+            "stop.configuration must be in 0..0",
+        ),
         ({"stop": {"rule": "sprt", "elo0": 0, "elo1": 5, "check_every": 0}}, "stop.check_every"),
-        ({"stop": {"rule": "sprt", "elo0": 0, "elo1": 5, "check_every": 3}},
-         "stop.check_every must be a multiple of configurations[0].players"),
+        (
+            {"stop": {"rule": "sprt", "elo0": 0, "elo1": 5, "check_every": 3}},
+            "stop.check_every must be a multiple of configurations[0].players",
+        ),
         ({"stop": {"rule": "sprt", "elo0": 0, "elo1": 5, "bogus": 1}}, "stop: unknown field"),
         ({"games": 101}, "games must be a multiple of configurations[0].players (2)"),
-        ({"configurations": [{"players": 2, "bots": ["greedy", "random"]}]},
-         "needs mirrored seating in configurations[0].seating"),
+        (
+            {"configurations": [{"players": 2, "bots": ["greedy", "random"]}]},
+            "needs mirrored seating in configurations[0].seating",
+        ),
         ({"baseline": 1}, "baseline must be a configuration index in 0..0"),
         ({"baseline": -1}, "baseline must be a configuration index in 0..0"),
     ],
@@ -87,17 +93,31 @@ def test_bad_rules_name_the_field(over, message):
 @pytest.mark.parametrize(
     "over,message",
     [
-        ({"stop": {"rule": "sprt", "configuration": 0, "delta0": 0, "delta1": 3}},
-         "stop.configuration must not be the baseline"),
-        ({"stop": {"rule": "sprt", "configuration": 1, "delta0": 3, "delta1": 3}},
-         "stop.delta1 must be greater than stop.delta0"),
-        ({"baseline": None, "stop": {"rule": "sprt", "configuration": 1, "delta0": 0,
-                                     "delta1": 3}}, "needs a baseline configuration"),
+        (
+            {"stop": {"rule": "sprt", "configuration": 0, "delta0": 0, "delta1": 3}},
+            "stop.configuration must not be the baseline",
+        ),
+        (
+            {"stop": {"rule": "sprt", "configuration": 1, "delta0": 3, "delta1": 3}},
+            "stop.delta1 must be greater than stop.delta0",
+        ),
+        (
+            {
+                "baseline": None,
+                "stop": {"rule": "sprt", "configuration": 1, "delta0": 0, "delta1": 3},
+            },
+            "needs a baseline configuration",
+        ),
         ({"baseline": 2}, "baseline must be a configuration index in 0..1"),
-        ({"configurations": [
-            {"players": 4, "bots": ["heuristic", "greedy", "greedy", "greedy"]},
-            {"players": 4, "bots": ["greedy"] * 4, "seating": "shuffle"}]},
-         "configurations[1].seating must be the baseline's ('rotate')"),
+        (
+            {
+                "configurations": [
+                    {"players": 4, "bots": ["heuristic", "greedy", "greedy", "greedy"]},
+                    {"players": 4, "bots": ["greedy"] * 4, "seating": "shuffle"},
+                ]
+            },
+            "configurations[1].seating must be the baseline's ('rotate')",
+        ),
     ],
 )
 def test_bad_paired_specs_name_the_field(over, message):

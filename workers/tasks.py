@@ -142,6 +142,11 @@ def advance(store: JobStore, job) -> str:
         if state not in ("QUEUED", "RUNNING") or parked is None:
             return state
         prefix = Prefix.restore(spec, stored)
+        if parked["start"] != prefix.end:  # chunk p must start where the prefix ends
+            raise RuntimeError(
+                f"job {job.job_id}: chunk {p} starts at game {parked['start']}, the prefix ends "
+                f"at {prefix.end}"
+            )
         prefix.add(parked)
         counters = parked["counters"]
         if prefix.trim is not None:

@@ -112,8 +112,7 @@ def compare_spec(args: argparse.Namespace):
                 f"{len(against)}"
             )
         configs = [
-            {"players": players, "bots": [b, *against], "wall": args.wall}
-            for b in (args.b, args.a)
+            {"players": players, "bots": [b, *against], "wall": args.wall} for b in (args.b, args.a)
         ]
         if args.sprt:
             lo, hi = _pair(args.sprt, "--sprt")
@@ -125,8 +124,12 @@ def compare_spec(args: argparse.Namespace):
         data: dict[str, Any] = {"configurations": configs, "baseline": 0}
     else:
         configs = [
-            {"players": players, "bots": [args.a] + [args.b] * (players - 1),
-             "seating": "mirrored", "wall": args.wall}  # fmt: skip
+            {
+                "players": players,
+                "bots": [args.a] + [args.b] * (players - 1),
+                "seating": "mirrored",
+                "wall": args.wall,
+            }  # fmt: skip
         ]
         if args.sprt:
             lo, hi = _pair(args.sprt, "--sprt")
@@ -155,7 +158,7 @@ def _option_names(message: str) -> str:
     ):  # fmt: skip
         message = message.replace(field, option)
     if message.startswith("games "):
-        message = "--max-games" + message[len("games"):]
+        message = "--max-games" + message[len("games") :]
     return message
 
 
@@ -253,8 +256,9 @@ def _compare_on_server(args: argparse.Namespace, spec) -> int:
 
     tty = sys.stderr.isatty()
     with rpc_errors(args), make_client(args) as client:
-        job, _ = client.submit(spec_to_proto(spec))
-        for job in client.watch(job.job_id):
+        submitted, _ = client.submit(spec_to_proto(spec))
+        job = submitted
+        for job in client.watch(submitted.job_id):  # noqa: B007 - the last one is the result
             s = job.stopping
             if tty and s.check_points:
                 llr = None if math.isnan(s.llr) else s.llr

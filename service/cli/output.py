@@ -129,8 +129,9 @@ def _experiment_lines(cfg: dict[str, Any]) -> str:
     if g:
         out += (
             f"  mirrored groups {g['groups']:,} (focal {g['focal']}): score per game "
-            f"{_interval(g['score'], g['score_ci95'], 4)}, Elo {_interval(g['elo'], g['elo_ci95'], 1)}"
-            f", LOS {_num(g['los'], 4)}, variance gain {_num(g['variance_gain'], 3)}"
+            f"{_interval(g['score'], g['score_ci95'], 4)}, "
+            f"Elo {_interval(g['elo'], g['elo_ci95'], 1)}, LOS {_num(g['los'], 4)}, "
+            f"variance gain {_num(g['variance_gain'], 3)}"
             + (f", pentanomial {g['pentanomial']}" if "pentanomial" in g else "")
             + "\n"
         )

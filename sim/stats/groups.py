@@ -135,7 +135,9 @@ def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def group_moments(counters: Counters, k: int, players: int) -> tuple[int, float | None, float | None]:
+def group_moments(
+    counters: Counters, k: int, players: int
+) -> tuple[int, float | None, float | None]:
     """``(groups, mean, var)`` of the focal player's points per game over a group (the
     per-group sample ``T / (12 P)``); var is the maximum-likelihood variance."""
     c = f"c{k}|group"
@@ -174,7 +176,9 @@ def derive_groups(counters: Counters, k: int, config) -> dict[str, Any]:
     doc["elo"] = _finite(luce_elo(mean, players))
     se = math.sqrt(var / n)
     doc["los"] = (
-        sprt.normal_cdf((mean - fair) / se) if se > 0 else (0.5 if mean == fair else float(mean > fair))
+        sprt.normal_cdf((mean - fair) / se)
+        if se > 0
+        else (0.5 if mean == fair else float(mean > fair))
     )
     # Variance of the mean had the same n*P games been counted one by one, over the group's.
     games = n * players
@@ -189,7 +193,9 @@ def paired_moments(counters: Counters, k: int, statistic: str):
     c = f"c{k}|paired"
     n = int(counters.get(f"{c}|n", 0))
     mean, var = sprt.sample_moments(
-        n, int(counters.get(f"{c}|{statistic}.sum", 0)), int(counters.get(f"{c}|{statistic}.sumsq", 0))
+        n,
+        int(counters.get(f"{c}|{statistic}.sum", 0)),
+        int(counters.get(f"{c}|{statistic}.sumsq", 0)),
     )
     return n, mean, var
 
