@@ -202,6 +202,9 @@ def test_through_the_api_and_compare_server(azulsim_env, expected, celery_worker
             assert (s.llr_lower, s.llr_upper) == pytest.approx(expected.stopping["llr_bounds"])
             assert s.estimate == pytest.approx(expected.stopping["estimate"])
             assert s.check_points == len(expected.stopping["check_points"])
+            from service.cli.output import job_line
+
+            assert "LLR +" in job_line(job) and "h1 accepted at" in job_line(job)
             doc = json.loads(client.statistics(job.job_id).statistics_json)
             local = expected.statistics()
             assert doc["stopping"] == local["stopping"]

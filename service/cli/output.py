@@ -279,9 +279,28 @@ def job_dict(job) -> dict[str, Any]:
 
 
 def job_line(job) -> str:
-    return f"job {job.job_id} {state_name(job)}: {job.games_done:,}/{job.games_total:,} games" + (
-        f" — {job.error}" if job.error else ""
+    return (
+        f"job {job.job_id} {state_name(job)}: {job.games_done:,}/{job.games_total:,} games"
+        + _stopping_text(job)
+        + (f" — {job.error}" if job.error else "")
     )
+
+
+def _stopping_text(job) -> str:
+    """Where a job's stopping rule stands: LLR against its bounds (or the estimate), the verdict."""
+    import math
+
+    if not job.HasField("stopping") or not job.stopping.check_points:
+        return ""
+    s = job.stopping
+    parts = []
+    if not math.isnan(s.llr):
+        parts.append(f"LLR {s.llr:+.3f} [{s.llr_lower:.3f}, {s.llr_upper:.3f}]")
+    if not math.isnan(s.estimate):
+        parts.append(f"estimate {s.estimate:.4g}")
+    if s.reason:
+        parts.append(s.reason.replace("_", " ") + f" at {s.games:,} games per configuration")
+    return ", " + ", ".join(parts)
 
 
 def write_statistics(doc: dict[str, Any], fmt: str, out: TextIO) -> None:
