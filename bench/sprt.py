@@ -8,7 +8,8 @@ bench/results/sprt.json::
 1. **False accepts** (``calibration``): A and B the same bot (greedy self-play, true Elo 0),
    GSPRT of H0 ``elo = 0`` against H1 ``elo = 40``, alpha = beta = 0.05, read after every pair and
    every 20 pairs; the rate at which H1 is accepted, with its Wilson interval, against alpha's
-   binomial interval for that many repetitions.
+   binomial interval for that many repetitions; also read every 120 pairs (240 games: the default
+   ``check_every`` of a spec and of ``azulsim compare``).
 2. **Games to a decision** (``sample_size``): mean pairs to a decision of the same test against
    the pairs a fixed-size one-sided z-test of the same alpha and power needs
    (``((z_{1-a} + z_{1-b}) sigma / (s1 - s0))^2``, sigma the per-pair spread measured on a large
@@ -276,7 +277,7 @@ def main() -> None:
 
     # 1. False accepts of H1 when A and B are the same bot.
     calibration = []
-    for check_pairs in (1, 20):
+    for check_pairs in (1, 20, 120):
         t = time.process_time()
         verdict, used = run_sprts(greedy, 11 + check_pairs, reps, 0.0, WIDTH, check_pairs, 20000)
         row = {"test": f"elo0=0, elo1={WIDTH:g}", "check_every_pairs": check_pairs}
@@ -289,7 +290,7 @@ def main() -> None:
     result["calibration"] = calibration
 
     # 2. Games to a decision against the fixed-size test, truth at H0 and at H1.
-    sample_size = [{"truth": "H0", "pair": "greedy self-play", **calibration[1]}]
+    sample_size = [{"truth": "H0", "pair": "greedy self-play", **row} for row in calibration]
     rounded = round(hg_elo)
     for truth, elo0, elo1, every in (
         ("H1", rounded - WIDTH, rounded, 20),

@@ -26,6 +26,10 @@ from .stats import Counters, count
 PlayGames = Callable[..., Any]  # the signature of `sim.play.play_games`
 
 MIN_CHUNK_GAMES = 200  # however slow the bots: below this a chunk costs more in overhead than play
+# A job with a stopping rule may stop after a few hundred games: what its chunks play past the
+# stop is wasted, and a stop inside a chunk replays that chunk up to the check point, so its
+# chunks are kept to a few thousand games (service and local runs alike).
+STOP_CHUNK_GAMES = 4096
 
 # Local runs (`sim.local`): games per chunk by default, several times the engine's batch width so
 # that filling and draining the batch costs little (chunks of a few thousand games run at half
@@ -78,8 +82,11 @@ def chunk_ranges(spec: JobSpec, chunk_games: int) -> list[tuple[int, int, int]]:
 def chunk_games_for(spec: JobSpec, chunk_games: int) -> int:
     """Games per chunk of a service job: `chunk_games` greedy-equivalent games
     (AZULSIM_CHUNK_GAMES), scaled down by the job's bot cost (`JobSpec.cost`) so that a chunk of
-    slow bots still takes seconds, and at most the configuration's games (then `aligned`)."""
+    slow bots still takes seconds, at most the configuration's games and, with a stopping rule,
+    at most `STOP_CHUNK_GAMES` (then `aligned`)."""
     scaled = max(MIN_CHUNK_GAMES, int(chunk_games / max(1.0, spec.cost)))
+    if spec.stop is not None:
+        scaled = min(scaled, STOP_CHUNK_GAMES)
     return aligned(spec, max(1, min(spec.games, chunk_games, scaled)))
 
 

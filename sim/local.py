@@ -22,7 +22,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .chunk import PlayGames, aligned, chunks_total, default_chunk_size, play_chunk
+from .chunk import (
+    STOP_CHUNK_GAMES,
+    PlayGames,
+    aligned,
+    chunks_total,
+    default_chunk_size,
+    play_chunk,
+)
 from .sequential import Prefix, play_joint
 from .spec import JobSpec
 from .stats import Counters, derive, merge
@@ -147,7 +154,7 @@ def default_joint_chunk_size(spec: JobSpec, workers: int) -> int:
     but not so small that the batch runs half empty."""
     if spec.stop is None:
         return default_chunk_size(spec.games, workers)
-    return max(spec.stop.check_every, min(spec.games, 4096))
+    return max(spec.stop.check_every, min(spec.games, STOP_CHUNK_GAMES))
 
 
 def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResult:

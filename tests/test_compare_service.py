@@ -96,6 +96,8 @@ def test_parked_chunks_in_any_order_with_duplicates(azulsim_env, expected, chunk
 
 def test_chunk_sizes_are_aligned_to_check_points():
     assert chunk_games_for(SPEC, 50) == 60 and chunk_games_for(SPEC, 20) == 20
+    big = JobSpec.from_dict({**SPEC.to_dict(), "games": 100_000})
+    assert chunk_games_for(big, 50_000) == 4100  # at most STOP_CHUNK_GAMES, then aligned
 
 
 def test_spec_round_trips_through_the_api():
