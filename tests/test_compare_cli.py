@@ -130,3 +130,15 @@ def test_simulate_table_shows_groups_and_paired_differences(capsys, tmp_path):
     out = capsys.readouterr().out
     assert out.count("mirrored groups 20 (focal") == 2 and "pentanomial [" in out
     assert "paired with configuration 0 over 40 games (focal heuristic)" in out
+
+
+def test_progress_line_shows_the_llr_on_a_terminal(capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    argv = ["compare", "heuristic", "greedy", "--sprt", "0,20", "--check-every", "40"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    lines = [x for x in err.split("\r") if x.strip()]
+    assert len(lines) >= 2 and all("LLR +" in x for x in lines)
+    assert "40 games" in lines[0]
