@@ -24,6 +24,7 @@ from .constants import (
     END_ROW_COMPLETED,
     FLOOR_SLOTS,
     TILES_PER_COLOUR,
+    wall_colour,
 )
 from .deal import deal
 from .records import GameRecords
@@ -386,7 +387,7 @@ def wall_colours(st: BatchState, slots=None) -> np.ndarray:
     if st.gray:
         return st.wall_cells[:, :, slots]
     occupied = (st.wall[:, None, slots] >> np.arange(25, dtype=np.int32)[None, :, None]) & 1
-    layout = np.array([(c - r) % 5 for r in range(5) for c in range(5)], np.int8)
+    layout = np.array([wall_colour(r, c) for r in range(5) for c in range(5)], np.int8)
     return np.where(occupied == 1, layout[None, :, None], -1).astype(np.int8)
 
 

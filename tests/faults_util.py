@@ -1,5 +1,6 @@
-"""Helpers of tests/test_faults.py: a restartable redis-server with AOF, a fault-injecting worker
-preamble, and event-driven waits (poll a condition until a deadline; never sleep-and-hope).
+"""Helpers of tests/test_faults.py: a fault-injecting worker preamble, a proxy that loses Redis
+replies, an API server process, and what the tests read of the pool children (Redis:
+`service.stack.RedisServer`; waits: `tests.waits`).
 
 The preamble (`FAULT_PREAMBLE`) runs in a worker's main process before the pool forks, so every
 pool child inherits it. It is driven by environment variables of that worker:
@@ -18,6 +19,10 @@ pool child inherits it. It is driven by environment variables of that worker:
 ``AZULSIM_FAULT_RACE``   ``1``: the task's own "is the job still running?" check before merging
                          always says yes, as if a cancel landed just after it; only the Lua
                          merge's atomic check is left to refuse
+``AZULSIM_FAULT_DELIVER_DELAY``  ``chunk:seconds`` items: the worker's main process waits that
+                         long between taking the chunk's message off the queue (BRPOP) and
+                         kombu's ``unacked`` bookkeeping. In that window the message is in
+                         neither, so "queue and unacked empty" does not mean "every message ran"
 
 Files written in the directory: ``busy-<pid>`` (the chunk a pool child is playing, while it plays),
 ``killed-<phase>-<chunk>`` (time of a self-kill), ``held-<chunk>``.
@@ -29,12 +34,12 @@ import os
 import signal
 import socket
 import subprocess
-import time
-from collections.abc import Callable
+import sys
 from pathlib import Path
-from typing import TypeVar
 
-T = TypeVar("T")
+from tests.waits import wait_until
+
+REPO = Path(__file__).resolve().parent.parent
 
 FAULT_PREAMBLE = r"""
 import os, signal, time, pathlib
@@ -91,29 +96,26 @@ def _merge_chunk(self, job_id, chunk, *args, **kwargs):
     return out
 _fs.JobStore.merge_chunk = _merge_chunk
 
+_fdeliver = {}
+for _item in filter(None, (os.environ.get("AZULSIM_FAULT_DELIVER_DELAY") or "").split(",")):
+    _c, _, _s = _item.partition(":")
+    _fdeliver[int(_c)] = float(_s)
+if _fdeliver:
+    import json as _fjson
+    import kombu.transport.redis as _fkr
+    _fappend = _fkr.QoS.append
+    def _append(self, message, delivery_tag):
+        try:
+            _c = int(_fjson.loads(message.body)[0][1])
+        except Exception:
+            _c = -1
+        time.sleep(_fdeliver.get(_c, 0.0))
+        return _fappend(self, message, delivery_tag)
+    _fkr.QoS.append = _append
+
 if os.environ.get("AZULSIM_FAULT_RACE") == "1":
     _fs.JobStore.job_state = lambda self, job_id: "RUNNING"
 """
-
-
-def wait_until(
-    predicate: Callable[[], T],
-    timeout: float,
-    what: str,
-    interval: float = 0.05,
-    details: Callable[[], str] | None = None,
-) -> T:
-    """Poll `predicate` until it returns something truthy (returned) or `timeout` passes
-    (AssertionError naming `what`, with `details()` appended)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = predicate()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            extra = details() if details else ""
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}\n{extra}")
-        time.sleep(interval)
 
 
 def pid_alive(pid: int) -> bool:
@@ -145,82 +147,51 @@ def busy_children(fault_dir: Path) -> dict[int, int]:
     return out
 
 
-class RedisProcess:
-    """A test-owned ``redis-server`` on a fixed port and directory that can be killed and started
-    again on the same port and directory (so AOF is replayed on restart).
+class ApiProcess:
+    """``azulsim serve`` (``python -m service serve``) as a child process on a fixed port, which
+    a test may kill and start again there."""
 
-    ``aof=True`` runs it with ``--appendonly yes --appendfsync always``: a write is on disk before
-    its reply is sent.
-    """
-
-    def __init__(self, binary: str, port: int, workdir: Path, aof: bool = True):
-        self.binary, self.port, self.workdir, self.aof = binary, port, workdir, aof
+    def __init__(self, env: dict[str, str], port: int, workdir: Path):
+        self.env = {**os.environ, **env, "PYTHONPATH": str(REPO)}
+        self.port, self.workdir = port, workdir
         self.proc: subprocess.Popen | None = None
         self.starts = 0
 
     @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
 
-    def argv(self) -> list[str]:
-        persistence = (
-            ["--appendonly", "yes", "--appendfsync", "always"]
-            if self.aof
-            else ["--appendonly", "no"]
-        )
-        return [
-            self.binary,
-            "--port",
-            str(self.port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            *persistence,
-            "--dir",
-            str(self.workdir),
-            "--maxmemory-policy",
-            "noeviction",
-            "--logfile",
-            str(self.workdir / "redis.log"),
-        ]
-
-    def start(self, timeout: float = 30.0) -> RedisProcess:
+    def start(self) -> ApiProcess:
+        port_file = self.workdir / "api.port"
+        port_file.unlink(missing_ok=True)
+        log = open(self.workdir / f"api-{self.starts}.log", "wb")  # noqa: SIM115
         self.proc = subprocess.Popen(
-            self.argv(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+            [sys.executable, "-m", "service", "serve", "--listen", self.address,
+             "--port-file", str(port_file)],
+            env=self.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
         self.starts += 1
-        wait_until(self._ready, timeout, f"redis-server on port {self.port}", details=self.log)
+        wait_until(
+            lambda: port_file.exists() or self.proc.poll() is not None,
+            60,
+            "the API server to listen",
+            details=self.log,
+        )
+        assert self.proc.poll() is None, self.log()
         return self
 
-    def _ready(self) -> bool:
-        if self.proc is not None and self.proc.poll() is not None:
-            raise RuntimeError(f"redis-server exited with {self.proc.returncode}:\n{self.log()}")
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
-                s.sendall(b"PING\r\n")
-                return s.recv(64).startswith(b"+PONG")  # not -LOADING: the AOF is replayed
-        except OSError:
-            return False
-
-    def kill(self) -> None:
-        """SIGKILL: a crash; only what the AOF holds survives."""
+    def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
+            self.proc.send_signal(sig)
             try:
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
 
     def log(self) -> str:
-        path = self.workdir / "redis.log"
-        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+        return "\n".join(p.read_text(errors="replace") for p in sorted(self.workdir.glob("api-*")))
 
 
 class ReplyCuttingProxy:

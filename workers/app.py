@@ -16,7 +16,7 @@ import os
 
 from celery import Celery, bootsteps
 
-from . import logging as log_setup
+from . import logs as log_setup
 from . import metrics
 from .settings import Settings, load_settings, tcp_options
 from .tasks import TASK_NAME, register
@@ -151,7 +151,7 @@ def make_app(settings: Settings | None = None) -> Celery:
     celery.config_from_object(celery_config(settings))
     celery.azulsim_settings = settings
     register(celery)
-    log_setup.install(celery)  # JSON logs with the job id and chunk (workers/logging.py)
+    log_setup.install(celery)  # JSON logs with the job id and chunk (workers/logs.py)
     metrics.install(celery)  # Prometheus metrics, multiprocess-safe (workers/metrics.py)
     celery.steps["consumer"].add(ReconcilerStep)
     celery.steps["consumer"].add(WatchdogStep)

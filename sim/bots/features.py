@@ -12,7 +12,7 @@ from dataclasses import fields
 
 import numpy as np
 
-from ..constants import FLOOR_CUM, RUN
+from ..constants import FLOOR_CUM, RUN, wall_column
 from ..state import BatchState
 from ..tables import POP5
 
@@ -53,8 +53,8 @@ def _cell_points() -> np.ndarray:
 
 PTS = _cell_points().ravel()
 _CELL = (5 * _R5[:, None] + _R5[None, :])[:, :, None]  # (5 r, 5 col, 1): cell index 5r + col
-# Row-major cell (r, (c + r) % 5) of colour c on the coloured wall, ordered (c, r).
-COLOURED_CELL = np.array([5 * r + (c + r) % 5 for c in range(5) for r in range(5)])
+# Row-major cell (r, wall_column(r, c)) of colour c on the coloured wall, ordered (c, r).
+COLOURED_CELL = np.array([5 * r + wall_column(r, c) for c in range(5) for r in range(5)])
 
 
 def column_masks(mask: np.ndarray) -> np.ndarray:
@@ -116,7 +116,7 @@ def pending_wall(wall, row_colours, counts, colours):
     for r in range(5):
         full = counts[r] == r + 1
         colour = np.maximum(colours[r], 0).astype(np.int32)
-        wall |= full * (np.int32(1) << (5 * r + (colour + r) % 5))
+        wall |= full * (np.int32(1) << (5 * r + wall_column(r, colour)))
         row_colours |= full * (np.int32(1) << (5 * r + colour))
     return wall.astype(np.int32), row_colours.astype(np.int32)
 

@@ -23,6 +23,9 @@ SCRIPTS = (
     "fail_chunk",
     "cancel_job",
     "republish",
+    "lease_chunk",
+    "take_over",
+    "mark_missing",
     "park_chunk",
     "advance_prefix",
 )
