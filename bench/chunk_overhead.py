@@ -27,6 +27,9 @@ CONFIGS = [
 
 
 def main() -> None:
+    from sim.alloc import tune_allocator
+
+    tune_allocator()  # every process that plays sets the allocator (sim.alloc)
     import redis
 
     from sim.play import play_games
