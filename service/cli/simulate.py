@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .common import UsageError, add_spec_options, spec_from_args, whole_number
+from .common import CommandError, UsageError, add_spec_options, spec_from_args, whole_number
 from .output import write_statistics
 from .progress import TerminalProgress
 
@@ -47,6 +47,7 @@ def add_simulate(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    from sim.bots.external import ExternalBotError
     from sim.local import run_local
 
     try:
@@ -68,6 +69,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             progress=bar.show if bar else None,
             play=PLAY,
         )
+    except ExternalBotError as exc:  # a bot that failed mid-run: its message names bot and position
+        raise CommandError(str(exc)) from None
     finally:
         if bar:
             bar.close()
