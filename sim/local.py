@@ -10,6 +10,13 @@ With ``workers > 1`` the chunks run in a ``multiprocessing`` pool; the play func
 workers through the pool initialiser (inherited, not pickled, under the default ``fork`` start
 method), and the counters come back as plain dicts. Progress is reported in the parent, after each
 chunk, as the number of games done so far.
+
+Memory does not grow with the job: chunks are submitted as earlier ones finish, at most
+`IN_FLIGHT_PER_WORKER` per pool process at a time, so ``--games 10**12`` holds what ``--games
+10**6`` holds. SIGINT and SIGTERM stop a run cleanly: in the main thread both raise `Interrupted`
+(a ``KeyboardInterrupt``) while `run_local` runs, the pool is terminated and joined on the way out
+(no process is left behind), and the pool processes ignore SIGINT and die quietly on the SIGTERM
+the pool sends them (no traceback from them).
 """
 
 from __future__ import annotations
@@ -17,16 +24,28 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import queue
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .alloc import tune_allocator
 from .chunk import PlayGames, chunks_total, default_chunk_size, play_chunk
 from .spec import JobSpec
 from .stats import Counters, derive, merge
 
 Progress = Callable[[int], None]
+
+# Chunks submitted ahead per pool process: enough that no process waits for the parent's next
+# submission, few enough that memory stays flat whatever the job's size.
+IN_FLIGHT_PER_WORKER = 2
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM (or SIGINT) arrived while `run_local` ran; the pool has been stopped."""
 
 
 @dataclass
@@ -59,7 +78,17 @@ _worker_state: dict[str, Any] = {}
 
 
 def _init_worker(spec: JobSpec, chunk_size: int, play: PlayGames | None) -> None:
+    tune_allocator()  # inherited through fork already; set again for other start methods
     _worker_state.update(spec=spec, chunk_size=chunk_size, play=play)
+
+
+def _init_pool_process(spec: JobSpec, chunk_size: int, play: PlayGames | None) -> None:
+    # The parent stops the pool on SIGINT/SIGTERM; a pool process ignores Ctrl-C (sent to the
+    # whole process group) and dies at once on the pool's SIGTERM (the parent's handler, which
+    # fork copied, would raise in it and print a traceback).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _init_worker(spec, chunk_size, play)
 
 
 def _play_chunk(chunk: int) -> tuple[int, Counters]:
@@ -93,23 +122,22 @@ def run_local(
         chunk_size = default_chunk_size(spec.games, workers)
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size}")
+    tune_allocator()  # this process plays (workers == 1) or forks the pool that does
     tasks = range(chunks_total(spec, chunk_size))
     workers = min(workers, len(tasks))
     counters: Counters = {}
     done = 0
     began = time.perf_counter()
     with contextlib.ExitStack() as stack:
+        stack.enter_context(_stop_on_signals())
         if workers == 1:
             _init_worker(spec, chunk_size, play)
             stack.callback(_worker_state.clear)
             parts = map(_play_chunk, tasks)
         else:
-            pool = stack.enter_context(
-                multiprocessing.Pool(
-                    workers, initializer=_init_worker, initargs=(spec, chunk_size, play)
-                )
+            parts = stack.enter_context(
+                contextlib.closing(_pool_results(spec, chunk_size, play, workers, tasks))
             )
-            parts = pool.imap_unordered(_play_chunk, tasks)
         for n, part in parts:
             counters = merge(counters, part)
             done += n
@@ -117,6 +145,68 @@ def run_local(
                 progress(done)
     seconds = time.perf_counter() - began
     return LocalResult(spec, counters, seconds, workers, chunk_size, len(tasks))
+
+
+def _pool_results(
+    spec: JobSpec, chunk_size: int, play, workers: int, tasks: range
+) -> Iterator[tuple[int, Counters]]:
+    """``(games, counters)`` of every chunk of `tasks`, in completion order, from a pool.
+
+    Chunks are submitted as earlier ones finish, at most ``IN_FLIGHT_PER_WORKER * workers`` at a
+    time (``imap`` would hand the pool's feeder thread the whole job). Closing the generator
+    early (an error, `Interrupted`) terminates and joins the pool.
+    """
+    pending = iter(tasks)
+    finished: queue.SimpleQueue = queue.SimpleQueue()
+    pool = multiprocessing.Pool(
+        workers, initializer=_init_pool_process, initargs=(spec, chunk_size, play)
+    )
+    try:
+
+        def submit(n: int) -> int:
+            sent = 0
+            for chunk in pending:
+                pool.apply_async(
+                    _play_chunk,
+                    (chunk,),
+                    callback=lambda r: finished.put((True, r)),
+                    error_callback=lambda e: finished.put((False, e)),
+                )
+                sent += 1
+                if sent == n:
+                    break
+            return sent
+
+        in_flight = submit(IN_FLIGHT_PER_WORKER * workers)
+        while in_flight:
+            ok, result = finished.get()
+            in_flight -= 1
+            if not ok:
+                raise result
+            in_flight += submit(1)
+            yield result
+        pool.close()
+    finally:
+        pool.terminate()  # kills (SIGTERM) and joins the pool processes; at once if closed
+        pool.join()
+
+
+@contextlib.contextmanager
+def _stop_on_signals():
+    """While the block runs in the main thread, SIGTERM and SIGINT raise `Interrupted`."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, _frame):
+        raise Interrupted(signal.Signals(signum).name)
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def simulate(spec: JobSpec, **kwargs: Any) -> dict[str, Any]:
