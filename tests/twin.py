@@ -61,13 +61,13 @@ def _columns_from(log: list):
 def mirror_steps(monkeypatch):
     """Patch `ReferenceGame.step` to mirror every step on a batch-engine twin."""
     original = ReferenceGame.step
-    twins: dict[int, object] = {}
 
+    # The twin lives on the game itself: a dict keyed by id() handed a dead game's twin to a new
+    # game that reused its id, which failed tests depending on what ran before them.
     def step(self, action, choose_column=None):
-        st = twins.get(id(self))
+        st = getattr(self, "_twin", None)
         if st is None:
-            st = twins[id(self)] = _twin_of(self)
-            self._twin_keepalive = st  # ids are unique while the game lives
+            st = self._twin = _twin_of(self)
         before = engine.snapshot(st, 0)
         log: list = []
         chooser = None
@@ -84,7 +84,7 @@ def mirror_steps(monkeypatch):
             if log:  # the callback chose an illegal column: the batch rejects it too
                 with pytest.raises(ValueError, match="column"):
                     engine.step(st, np.array([action]), _columns_from(log))
-                twins.pop(id(self))  # mid-tiling: neither engine promises a usable state
+                del self._twin  # mid-tiling: neither engine promises a usable state
                 raise
             if not (st.done[0] and int(action) < 0):  # -1 is the batch's "no move" when done
                 with pytest.raises(ValueError):
@@ -95,4 +95,3 @@ def mirror_steps(monkeypatch):
         _check_same(self, st)
 
     monkeypatch.setattr(ReferenceGame, "step", step)
-    return twins
