@@ -6,7 +6,9 @@ schema ``azulsim.stats/1``), one row of four panels:
 - **score distribution per bot** — the fixed-bin score histograms of the document, as the share
   of each bot's player-games per bin (so bots with different player-game counts compare);
 - **win rate per bot** with its 95 % Wilson interval (``win_rate``, ``win_rate_ci95``);
-- **win rate per seat** with its Wilson interval (seat 0 is the first seat of the spec);
+- **win rate by turn order** in round 1 (the start player, the 2nd to play, ...) with its Wilson
+  interval and the 1-in-P line of no advantage (``turn_order.positions``; documents without it:
+  win rate per seat);
 - **game length** — the histogram of rounds per finished game.
 
 The output format follows the file's extension: ``.png``, ``.svg`` or ``.pdf`` (one figure, a
@@ -158,6 +160,11 @@ def _rate_bars(ax, labels: Sequence[str], groups: Sequence[Mapping[str, Any]], c
     ax.grid(axis="y", alpha=0.3)
 
 
+def position_name(q: int) -> str:
+    """Plain words for turn-order position `q` of round 1 (0 is the start player)."""
+    return "starts" if q == 0 else {1: "2nd", 2: "3rd", 3: "4th"}.get(q, f"{q + 1}th") + " to play"
+
+
 def _draw_configuration(axes, cfg: Mapping[str, Any], palette) -> None:
     from matplotlib.ticker import MaxNLocator
 
@@ -188,29 +195,37 @@ def _draw_configuration(axes, cfg: Mapping[str, Any], palette) -> None:
     _rate_bars(ax, [n for n, _ in bots], [g for _, g in bots], [colour[n] for n, _ in bots])
     ax.set_title("Win rate by bot", fontsize=10)
 
-    # 3. win rate per seat (coloured by the bot the spec puts there)
+    # 3. win rate by turn order: rotated seating makes seats 50/50 by construction, who starts
+    # round 1 is the seat luck that is left (documents without turn_order: by seat)
     ax = axes[2]
-    seats = list(cfg.get("seats") or [])
-    seat_bots = list(cfg.get("seat_bots") or [])
-    seating = cfg.get("seating", "")
-    labels = [f"seat {i}" for i in range(len(seats))]
-    colours = [
-        colour.get(seat_bots[i], palette[-1])
-        if seating == "fixed" and i < len(seat_bots)
-        else "0.55"
-        for i in range(len(seats))
-    ]
-    _rate_bars(ax, labels, seats, colours)
+    turn = cfg.get("turn_order")
+    if turn:
+        groups = list(turn.get("positions") or [])
+        labels = [position_name(q) for q in range(len(groups))]
+        colours = ["C3"] + ["0.55"] * (len(groups) - 1)
+        title = "Win rate by turn order in round 1"
+    else:
+        groups = list(cfg.get("seats") or [])
+        seat_bots = list(cfg.get("seat_bots") or [])
+        labels = [f"seat {i}" for i in range(len(groups))]
+        colours = [
+            colour.get(seat_bots[i], palette[-1])
+            if cfg.get("seating") == "fixed" and i < len(seat_bots)
+            else "0.55"
+            for i in range(len(groups))
+        ]
+        title = "Win rate by seat"
+    _rate_bars(ax, labels, groups, colours)
     if cfg.get("players"):
         ax.axhline(
             100 / cfg["players"],
             color="0.3",
             linestyle="--",
             linewidth=1,
-            label=f"1/{cfg['players']} (no seat advantage)",
+            label=f"1 in {cfg['players']} (no advantage)",
         )
         ax.legend(fontsize=8, frameon=False, loc="best")
-    ax.set_title("Win rate by seat" + (f" ({seating} seating)" if seating else ""), fontsize=10)
+    ax.set_title(title, fontsize=10)
 
     # 4. game length
     ax = axes[3]
@@ -364,6 +379,12 @@ def _mean(stat: Mapping[str, Any] | None) -> str:
     return f"{stat['mean']:.2f}" + (f" ± {(ci[1] - ci[0]) / 2:.2f}" if ci else "")
 
 
+def _interval_text(mean: float | None, ci: Sequence[float] | None) -> str:
+    if mean is None:
+        return "n/a"
+    return f"{mean:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{mean:.2f}"
+
+
 def html_page(doc: Mapping[str, Any], title: str | None = None) -> str:
     """A self-contained HTML report: key figures as tables and one embedded PNG per
     configuration (``data:image/png;base64``; no external files or scripts)."""
@@ -406,6 +427,13 @@ def html_page(doc: Mapping[str, Any], title: str | None = None) -> str:
             rows.append(
                 f"<tr><td>seat {i}</td><td>{g.get('player_games', 0):,}</td>"
                 f"<td>{_mean(g.get('score'))}</td><td>{g.get('wins', 0):,}</td>"
+                f"<td>{_pct(g.get('win_rate'), g.get('win_rate_ci95'))}</td></tr>"
+            )
+        for q, g in enumerate((cfg.get("turn_order") or {}).get("positions") or []):
+            rows.append(
+                f"<tr><td>{position_name(q)} in round 1</td><td>{g.get('player_games', 0):,}</td>"
+                f"<td>{_interval_text(g.get('score'), g.get('score_ci95'))}</td>"
+                f"<td>{g.get('wins', 0):,}</td>"
                 f"<td>{_pct(g.get('win_rate'), g.get('win_rate_ci95'))}</td></tr>"
             )
         rows.append("</table>")
