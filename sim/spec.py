@@ -142,6 +142,34 @@ def _check_keys(data: Mapping, allowed: set[str], path: str) -> None:
 
 
 @dataclass(frozen=True)
+class Ratings:
+    """Fit ratings of the job's bots from all its configurations (`sim.stats.ratings`): a
+    tournament. `anchor` is the canonical label of the bot rated 0 on the Elo scale."""
+
+    anchor: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"anchor": self.anchor}
+
+    @classmethod
+    def from_dict(cls, data: Any, labels: list[str], path: str = "ratings") -> Ratings:
+        if isinstance(data, Ratings):
+            data = data.to_dict()
+        if not isinstance(data, Mapping):
+            raise _fail(path, "an object", data)
+        _check_keys(data, {"anchor"}, path)
+        if "anchor" not in data:
+            raise ValueError(f"{path}.anchor is required")
+        try:
+            label = parse_bot_spec(data["anchor"]).label
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{path}.anchor: {exc}") from None
+        if label not in labels:
+            raise _fail(f"{path}.anchor", "a bot of the configurations (" + ", ".join(labels) + ")", data["anchor"])
+        return cls(label)
+
+
+@dataclass(frozen=True)
 class JobSpec:
     """A batch: configurations, games per configuration, seed and round cap.
 
@@ -155,6 +183,8 @@ class JobSpec:
         baseline's players and wall (`paired_configurations`) plays the same deals and seats game
         for game (same seating rule required) and gets paired differences to it.
     stop : a `sim.stopping.StopRule` (a dict is accepted), or None; `games` is then the maximum
+    ratings : a `Ratings` (a dict ``{"anchor": bot}`` is accepted), or None: the statistics then
+        hold Bradley–Terry ratings of every bot over all configurations (a tournament)
     """
 
     configurations: tuple[Configuration, ...]
@@ -163,6 +193,7 @@ class JobSpec:
     max_rounds: int = DEFAULT_MAX_ROUNDS
     baseline: int | None = None
     stop: StopRule | None = None
+    ratings: Ratings | None = None
 
     def __post_init__(self) -> None:
         configs = self.configurations
@@ -211,6 +242,9 @@ class JobSpec:
             stop = self.stop if isinstance(self.stop, StopRule) else StopRule.from_dict(self.stop)
             object.__setattr__(self, "stop", stop)
             stop.check_against(self)
+        if self.ratings is not None:
+            labels = list(dict.fromkeys(b for c in checked for b in c.bots))
+            object.__setattr__(self, "ratings", Ratings.from_dict(self.ratings, labels))
 
     def paired_configurations(self) -> list[int]:
         """Indices of the configurations paired with the baseline (same players and wall; the
@@ -262,6 +296,8 @@ class JobSpec:
             out["baseline"] = self.baseline
         if self.stop is not None:
             out["stop"] = self.stop.to_dict()
+        if self.ratings is not None:
+            out["ratings"] = self.ratings.to_dict()
         return out
 
     @classmethod
@@ -269,7 +305,8 @@ class JobSpec:
         if not isinstance(data, Mapping):
             raise _fail("job spec", "an object", data)
         _check_keys(
-            data, {"configurations", "games", "seed", "max_rounds", "baseline", "stop"}, "job spec"
+            data, {"configurations", "games", "seed", "max_rounds", "baseline", "stop", "ratings"},
+            "job spec",
         )
         for key in ("configurations", "games", "seed"):
             if key not in data:
@@ -281,6 +318,7 @@ class JobSpec:
             max_rounds=data.get("max_rounds", DEFAULT_MAX_ROUNDS),
             baseline=data.get("baseline"),
             stop=data.get("stop"),
+            ratings=data.get("ratings"),
         )
 
     def to_json(self) -> str:

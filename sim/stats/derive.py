@@ -24,6 +24,7 @@ from ..constants import END_REASONS
 from .counters import GAME_MOMENTS, HISTOGRAMS, PLAYER_MOMENTS, Counters
 from .groups import derive_groups, derive_paired
 from .intervals import Z95, moments, wilson
+from .ratings import derive_ratings
 from .turn_order import derive_turn_order
 
 __all__ = ["SCHEMA", "Z95", "derive", "group_rows", "moments", "wilson"]
@@ -170,6 +171,8 @@ def derive(counters: Counters, spec) -> dict[str, Any]:
         "games_finished": finished,
         "games_truncated": truncated,
     }
+    if spec.ratings is not None:
+        doc["ratings"] = derive_ratings(counters, spec)
     if len(configs) == 1:
         for key in _TOP_KEYS:
             doc[key] = configs[0][key]
