@@ -21,7 +21,7 @@ from sim.spec import JobSpec
 
 from .api import azulsim_pb2 as pb
 
-MAX_CONFIGURATIONS = 64
+MAX_CONFIGURATIONS = 100  # a 10 x 10 sweep
 MAX_BOT_SPEC_CHARS = 200
 MAX_JOB_ID_CHARS = 64
 DEFAULT_PAGE_SIZE = 50
@@ -93,6 +93,8 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
         data["baseline"] = msg.baseline
     if msg.HasField("stop"):
         data["stop"] = stop_from_proto(msg.stop, f"{path}.stop")
+    if msg.HasField("ratings"):
+        data["ratings"] = {"anchor": msg.ratings.anchor}
     try:
         return JobSpec.from_dict(data)
     except ValueError as exc:
@@ -138,6 +140,7 @@ def spec_to_proto(spec: JobSpec) -> pb.JobSpec:
         max_rounds=spec.max_rounds,
         baseline=spec.baseline,
         stop=stop_to_proto(spec.stop),
+        ratings=pb.Ratings(anchor=spec.ratings.anchor) if spec.ratings is not None else None,
     )
 
 

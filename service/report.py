@@ -306,14 +306,17 @@ def figure(doc: Mapping[str, Any], title: str | None = None, configurations=None
         raise ReportError("the statistics document has no configurations to plot")
     stopping = doc.get("stopping") or {}
     path = bool(stopping.get("check_points"))
-    rows = len(configs) + path
+    study = study_kind(doc)
+    rows = len(configs) + path + (study is not None)
     fig = Figure(
         figsize=(4 * PANEL_SIZE[0], rows * PANEL_SIZE[1] + 0.6), dpi=DPI, layout="constrained"
     )
     FigureCanvasAgg(fig)
     fig.suptitle(document_title(doc, title), fontsize=12, fontweight="bold")
     palette = [f"C{i}" for i in range(10)]
-    subfigs = fig.subfigures(rows, 1, squeeze=False)[:, 0]
+    subfigs = list(fig.subfigures(rows, 1, squeeze=False)[:, 0])
+    if study is not None:  # the study's answer first, the configurations' detail below
+        STUDY_DRAWERS[study](subfigs.pop(0), doc)
     for sub, cfg in zip(subfigs[: len(configs)], configs, strict=True):
         sub.suptitle(_configuration_title(cfg), fontsize=10)
         _draw_configuration(sub.subplots(1, 4), cfg, palette)
@@ -354,6 +357,50 @@ def _draw_stopping(sub, stopping: Mapping[str, Any]) -> None:
     ax_est.set_xlabel("games per configuration")
     ax_est.set_title(f"Estimate of {rule.get('statistic', '?')}", fontsize=9)
     ax_est.legend(fontsize=8)
+
+
+def study_kind(doc: Mapping[str, Any]) -> str | None:
+    """``"ratings"`` for a tournament, ``"sweep"`` for a sweep, else None."""
+    for kind in STUDY_DRAWERS:
+        if doc.get(kind):
+            return kind
+    return None
+
+
+def _draw_ratings(sub, doc: Mapping[str, Any]) -> None:
+    """A tournament: Elo with its 95 % interval per bot (strongest on top), and the head-to-head
+    matrix of observed score rates."""
+    from sim.tournament import head_to_head_matrix
+
+    ratings = doc["ratings"]
+    sub.suptitle(
+        f"Tournament ratings: {ratings['model']}, Elo scale, {ratings['anchor']} rated 0 - "
+        f"{ratings['comparisons']:,} comparisons",
+        fontsize=10,
+    )
+    ax_elo, ax_h2h = sub.subplots(1, 2)
+    bots = [b for b in ratings["bots"] if b["elo"] is not None][::-1]
+    ys = list(range(len(bots)))
+    elo = [b["elo"] for b in bots]
+    lo = [b["elo"] - (b["elo_ci95"] or [b["elo"]])[0] for b in bots]
+    hi = [(b["elo_ci95"] or [0, b["elo"]])[1] - b["elo"] for b in bots]
+    ax_elo.barh(ys, elo, xerr=[lo, hi], color="C0", alpha=0.8, capsize=4)
+    ax_elo.set_yticks(ys, [b["bot"] for b in bots], fontsize=8)
+    ax_elo.axvline(0, color="0.3", linewidth=1)
+    ax_elo.set_xlabel(f"rating, Elo above {ratings['anchor']} (95% interval)")
+    ax_elo.set_title("Rating by bot", fontsize=9)
+    ax_elo.grid(axis="x", alpha=0.3)
+    labels, rates = head_to_head_matrix(doc)
+    grid = [[math.nan if x is None else 100 * x for x in row] for row in rates]
+    image = ax_h2h.imshow(grid, cmap="RdBu", vmin=0, vmax=100)
+    for i, row in enumerate(grid):
+        for j, x in enumerate(row):
+            if not math.isnan(x):
+                ax_h2h.text(j, i, f"{x:.0f}%", ha="center", va="center", fontsize=8)
+    ax_h2h.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
+    ax_h2h.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax_h2h.set_title("Share of meetings the row bot finished higher", fontsize=9)
+    sub.colorbar(image, ax=ax_h2h, label="% of meetings won (a level one counts half)")
 
 
 def _png_bytes(fig) -> bytes:
@@ -443,6 +490,9 @@ def html_page(doc: Mapping[str, Any], title: str | None = None) -> str:
         parts.append(f'<img alt="{alt}" src="data:image/png;base64,{b64}">')
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+STUDY_DRAWERS = {"ratings": _draw_ratings}
 
 
 # --- writing ----------------------------------------------------------------------------------

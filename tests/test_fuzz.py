@@ -597,7 +597,7 @@ def test_large_but_allowed_requests_name_the_field(server, n, length):
     )
     code, details, _ = server.unary("SubmitJob", pb.SubmitJobRequest(spec=spec))
     assert code == C.INVALID_ARGUMENT, (code, details)
-    if n > 64:
-        assert details.startswith("spec.configurations must hold at most 64"), details
+    if n > 100:
+        assert details.startswith("spec.configurations must hold at most 100"), details
     else:
         assert details.startswith("spec.configurations[0].bots[0] must be at most 200"), details

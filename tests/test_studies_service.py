@@ -1,0 +1,65 @@
+"""Studies through the service (real Redis, a real Celery worker process, a real gRPC server):
+a tournament is one job and its ratings (and every configuration's turn order) are part of
+GetStatistics, equal to the in-process run of the same spec."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from service.api import azulsim_pb2 as pb
+from service.client import Client
+from service.config import ServerConfig
+from service.convert import spec_from_proto, spec_to_proto
+from service.server import make_backend
+from service.testing import ServerThread
+from sim.local import run_local
+from sim.tournament import tournament_spec
+from workers.settings import load_settings
+
+TOURNAMENT = tournament_spec(["random", "greedy", "heuristic"], games_per_pair=60, seed=9)
+
+
+def test_ratings_spec_round_trips_through_the_proto():
+    assert spec_from_proto(spec_to_proto(TOURNAMENT)) == TOURNAMENT
+    msg = spec_to_proto(TOURNAMENT)
+    msg.ratings.anchor = "rollout"
+    with pytest.raises(ValueError, match="spec.ratings.anchor must be a bot of the configurations"):
+        spec_from_proto(msg)
+
+
+def _finish(client, job, timeout=120.0):
+    deadline = time.monotonic() + timeout
+    while job.state in (pb.QUEUED, pb.RUNNING) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        job = client.get(job.job_id)
+    assert job.state == pb.SUCCEEDED, job
+    return job
+
+
+def test_tournament_is_one_job_with_ratings(azulsim_env, celery_worker_process, capsys):
+    from service.cli import main
+
+    env = dict(azulsim_env, AZULSIM_CHUNK_GAMES="30")
+    config = ServerConfig()
+    celery_worker_process(env, concurrency=1)
+    local = run_local(TOURNAMENT, workers=1).statistics()
+    with ServerThread(make_backend(config, load_settings(env)), config) as server:
+        with Client(server.address) as client:
+            job, _ = client.submit(TOURNAMENT)
+            job = _finish(client, job)
+            doc = json.loads(client.statistics(job.job_id).statistics_json)
+        assert doc["ratings"] == local["ratings"]
+        assert [c["turn_order"] for c in doc["configurations"]] == [
+            c["turn_order"] for c in local["configurations"]
+        ]
+        argv = ["tournament", "random", "greedy", "heuristic", "--games-per-pair", "60",
+                "--seed", "9", "--json"]  # fmt: skip
+        assert main(argv) == 0
+        here = json.loads(capsys.readouterr().out)
+        assert main([*argv, "--server", server.address]) == 0
+        there = json.loads(capsys.readouterr().out)
+    assert there == here
+    assert here["bots"] == local["ratings"]["bots"]
