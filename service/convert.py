@@ -95,6 +95,8 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
         data["stop"] = stop_from_proto(msg.stop, f"{path}.stop")
     if msg.HasField("ratings"):
         data["ratings"] = {"anchor": msg.ratings.anchor}
+    if msg.sweep:
+        data["sweep"] = list(msg.sweep)
     try:
         return JobSpec.from_dict(data)
     except ValueError as exc:
@@ -141,6 +143,7 @@ def spec_to_proto(spec: JobSpec) -> pb.JobSpec:
         baseline=spec.baseline,
         stop=stop_to_proto(spec.stop),
         ratings=pb.Ratings(anchor=spec.ratings.anchor) if spec.ratings is not None else None,
+        sweep=list(spec.sweep or ()),
     )
 
 

@@ -300,13 +300,15 @@ def figure(doc: Mapping[str, Any], title: str | None = None, configurations=None
     from matplotlib.figure import Figure
 
     configs = list(doc.get("configurations") or [])
+    if configurations is None:
+        configurations = study_configurations(doc)
     if configurations is not None:
         configs = [configs[i] for i in configurations]
-    if not configs:
+    study = study_kind(doc)
+    if not configs and study is None:
         raise ReportError("the statistics document has no configurations to plot")
     stopping = doc.get("stopping") or {}
     path = bool(stopping.get("check_points"))
-    study = study_kind(doc)
     rows = len(configs) + path + (study is not None)
     fig = Figure(
         figsize=(4 * PANEL_SIZE[0], rows * PANEL_SIZE[1] + 0.6), dpi=DPI, layout="constrained"
@@ -357,6 +359,18 @@ def _draw_stopping(sub, stopping: Mapping[str, Any]) -> None:
     ax_est.set_xlabel("games per configuration")
     ax_est.set_title(f"Estimate of {rule.get('statistic', '?')}", fontsize=9)
     ax_est.legend(fontsize=8)
+
+
+def study_configurations(doc: Mapping[str, Any]) -> list[int] | None:
+    """The configurations a study's report details by default: a sweep its baseline and best
+    value, a tournament of more than 6 pairings none; None: all."""
+    if doc.get("sweep"):
+        sw = doc["sweep"]
+        best = (sw.get("best") or {}).get("configuration")
+        return list(dict.fromkeys(k for k in (sw["baseline"], best) if k is not None))
+    if doc.get("ratings") and len(doc.get("configurations") or []) > 6:
+        return []
+    return None
 
 
 def study_kind(doc: Mapping[str, Any]) -> str | None:
@@ -492,7 +506,66 @@ def html_page(doc: Mapping[str, Any], title: str | None = None) -> str:
     return "\n".join(parts)
 
 
-STUDY_DRAWERS = {"ratings": _draw_ratings}
+def _draw_sweep(sub, doc: Mapping[str, Any]) -> None:
+    """A sweep: the swept bot's win rate and score against the parameter with 95 % interval bands
+    (one parameter), or heat maps of them over the grid (two parameters)."""
+    sw = doc["sweep"]
+    params = sw["parameters"]
+    rows = sw["rows"]
+    best = sw.get("best") or {}
+    sub.suptitle(
+        f"Sweep of {sw['bot']} against {', '.join(sw['opponents'])} - best "
+        + ", ".join(f"{k}={v:g}" for k, v in (best.get("values") or {}).items())
+        + (f" (win rate {100 * best['win_rate']:.1f}%)" if best.get("win_rate") is not None else ""),
+        fontsize=10,
+    )
+    ax_win, ax_score = sub.subplots(1, 2)
+    metrics = (
+        (ax_win, "win_rate", "win_rate_ci95", 100.0, "win rate, %"),
+        (ax_score, "score", "score_ci95", 1.0, "final score"),
+    )
+    if len(params) == 1:
+        name = params[0]
+        order = sorted(rows, key=lambda r: r["values"][name])
+        xs = [r["values"][name] for r in order]
+        for ax, key, ci_key, scale, label in metrics:
+            ys = [math.nan if r[key] is None else scale * r[key] for r in order]
+            lo = [math.nan if not r[ci_key] else scale * r[ci_key][0] for r in order]
+            hi = [math.nan if not r[ci_key] else scale * r[ci_key][1] for r in order]
+            ax.fill_between(xs, lo, hi, color="C0", alpha=0.2, label="95% interval")
+            ax.plot(xs, ys, marker="o", color="C0", label=sw["bot"])
+            base = next(r for r in rows if r["configuration"] == sw["baseline"])
+            if base[key] is not None:
+                ax.axhline(scale * base[key], color="0.4", linestyle="--", linewidth=1,
+                           label="baseline")  # fmt: skip
+            ax.set_xlabel(f"{name} (parameter of {sw['bot']})")
+            ax.set_ylabel(f"{label} (95% interval)")
+            ax.set_title(f"{label.split(',')[0].capitalize()} by {name}", fontsize=9)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8, frameon=False)
+        return
+    first, second = params
+    xs = sorted({r["values"][first] for r in rows})
+    ys = sorted({r["values"][second] for r in rows})
+    for ax, key, _, scale, label in metrics:
+        grid = [[math.nan] * len(xs) for _ in ys]
+        for r in rows:
+            if r[key] is not None:
+                grid[ys.index(r["values"][second])][xs.index(r["values"][first])] = scale * r[key]
+        image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
+        for i, line in enumerate(grid):
+            for j, x in enumerate(line):
+                if not math.isnan(x) and len(xs) * len(ys) <= 100:
+                    ax.text(j, i, f"{x:.0f}", ha="center", va="center", fontsize=7, color="w")
+        ax.set_xticks(range(len(xs)), [f"{x:g}" for x in xs], fontsize=8)
+        ax.set_yticks(range(len(ys)), [f"{y:g}" for y in ys], fontsize=8)
+        ax.set_xlabel(first)
+        ax.set_ylabel(second)
+        ax.set_title(f"{label.split(',')[0].capitalize()} of {sw['bot']}", fontsize=9)
+        sub.colorbar(image, ax=ax, label=label)
+
+
+STUDY_DRAWERS = {"ratings": _draw_ratings, "sweep": _draw_sweep}
 
 
 # --- writing ----------------------------------------------------------------------------------

@@ -185,6 +185,9 @@ class JobSpec:
     stop : a `sim.stopping.StopRule` (a dict is accepted), or None; `games` is then the maximum
     ratings : a `Ratings` (a dict ``{"anchor": bot}`` is accepted), or None: the statistics then
         hold Bradley–Terry ratings of every bot over all configurations (a tournament)
+    sweep : names of the one or two parameters of the focal bot (``bots[0]``) that the
+        configurations vary (`sim.sweep`), or None; needs a baseline. The statistics then hold a
+        ``sweep`` section, one row per value
     """
 
     configurations: tuple[Configuration, ...]
@@ -194,6 +197,7 @@ class JobSpec:
     baseline: int | None = None
     stop: StopRule | None = None
     ratings: Ratings | None = None
+    sweep: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         configs = self.configurations
@@ -245,6 +249,8 @@ class JobSpec:
         if self.ratings is not None:
             labels = list(dict.fromkeys(b for c in checked for b in c.bots))
             object.__setattr__(self, "ratings", Ratings.from_dict(self.ratings, labels))
+        if self.sweep is not None:
+            object.__setattr__(self, "sweep", _check_sweep(self.sweep, checked, self.baseline))
 
     def paired_configurations(self) -> list[int]:
         """Indices of the configurations paired with the baseline (same players and wall; the
@@ -298,6 +304,8 @@ class JobSpec:
             out["stop"] = self.stop.to_dict()
         if self.ratings is not None:
             out["ratings"] = self.ratings.to_dict()
+        if self.sweep is not None:
+            out["sweep"] = list(self.sweep)
         return out
 
     @classmethod
@@ -305,7 +313,8 @@ class JobSpec:
         if not isinstance(data, Mapping):
             raise _fail("job spec", "an object", data)
         _check_keys(
-            data, {"configurations", "games", "seed", "max_rounds", "baseline", "stop", "ratings"},
+            data, {"configurations", "games", "seed", "max_rounds", "baseline", "stop", "ratings",
+             "sweep"},
             "job spec",
         )
         for key in ("configurations", "games", "seed"):
@@ -319,6 +328,7 @@ class JobSpec:
             baseline=data.get("baseline"),
             stop=data.get("stop"),
             ratings=data.get("ratings"),
+            sweep=data.get("sweep"),
         )
 
     def to_json(self) -> str:
@@ -332,6 +342,28 @@ class JobSpec:
         except json.JSONDecodeError as exc:
             raise ValueError(f"job spec is not valid JSON: {exc}") from None
         return cls.from_dict(data)
+
+
+def _check_sweep(sweep: Any, configs: list[Configuration], baseline: int | None) -> tuple:
+    if isinstance(sweep, str) or not isinstance(sweep, list | tuple):
+        raise _fail("sweep", "a list of one or two parameter names", sweep)
+    if not 1 <= len(sweep) <= 2 or len(set(sweep)) != len(sweep):
+        raise _fail("sweep", "one or two different parameter names", list(sweep))
+    if baseline is None:
+        raise ValueError("sweep needs a baseline (the configuration the others pair with)")
+    focal = configs[0].bot_specs[0]
+    for i, name in enumerate(sweep):
+        if not isinstance(name, str) or name not in focal.params:
+            raise _fail(
+                f"sweep[{i}]",
+                f"a parameter of the focal bot {focal.name!r} ("
+                + ", ".join(focal.params) + ")",
+                name,
+            )
+    for k, c in enumerate(configs):
+        if c.bot_specs[0].name != focal.name:
+            raise _fail(f"configurations[{k}].bots[0]", f"the swept bot {focal.name!r}", c.bots[0])
+    return tuple(sweep)
 
 
 def seat_assignment(config: Configuration, seed: int, games) -> np.ndarray:

@@ -63,3 +63,20 @@ def test_tournament_is_one_job_with_ratings(azulsim_env, celery_worker_process, 
         there = json.loads(capsys.readouterr().out)
     assert there == here
     assert here["bots"] == local["ratings"]["bots"]
+
+
+def test_sweep_is_one_job_equal_to_in_process(azulsim_env, celery_worker_process, capsys):
+    from service.cli import main
+
+    env = dict(azulsim_env, AZULSIM_CHUNK_GAMES="25")
+    config = ServerConfig()
+    celery_worker_process(env, concurrency=1)
+    argv = ["sweep", "--bots", "heuristic:floor=0|2,marker=0..1/1,greedy", "--games", "50",
+            "--seed", "4", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    here = json.loads(capsys.readouterr().out)
+    assert len(here["rows"]) == 4
+    with ServerThread(make_backend(config, load_settings(env)), config) as server:
+        assert main([*argv, "--server", server.address]) == 0
+        there = json.loads(capsys.readouterr().out)
+    assert there == here

@@ -23,12 +23,14 @@ from .local import add_demo, add_up
 from .processes import add_serve, add_worker
 from .report import add_report
 from .simulate import add_simulate
+from .sweep import add_sweep
 from .tournament import add_tournament
 
 COMMANDS = [
     add_simulate,
     add_compare,
     add_tournament,
+    add_sweep,
     add_serve,
     add_worker,
     add_up,

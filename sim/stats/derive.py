@@ -25,6 +25,7 @@ from .counters import GAME_MOMENTS, HISTOGRAMS, PLAYER_MOMENTS, Counters
 from .groups import derive_groups, derive_paired
 from .intervals import Z95, moments, wilson
 from .ratings import derive_ratings
+from .sweep import derive_sweep
 from .turn_order import derive_turn_order
 
 __all__ = ["SCHEMA", "Z95", "derive", "group_rows", "moments", "wilson"]
@@ -173,6 +174,8 @@ def derive(counters: Counters, spec) -> dict[str, Any]:
     }
     if spec.ratings is not None:
         doc["ratings"] = derive_ratings(counters, spec)
+    if spec.sweep is not None:
+        doc["sweep"] = derive_sweep(configs, counters, spec)
     if len(configs) == 1:
         for key in _TOP_KEYS:
             doc[key] = configs[0][key]
