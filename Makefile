@@ -22,19 +22,23 @@ venv: $(VENV)/.installed-test  ## create .venv with the package and its test ext
 demo: $(VENV)/.installed  ## the README's first command: a demo batch through gRPC, Celery and Redis
 	$(VENV)/bin/azulsim demo
 
-install:  ## editable install with test and lint tools
-	$(PYTHON) -m pip install -e '.[dev]'
+# With the default PYTHON, targets that need the test extras (pytest, ruff) create .venv first; with
+# PYTHON=/some/python they use that interpreter as it is.
+NEEDS_VENV := $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(VENV)/.installed-test)
 
-test: $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(VENV)/.installed-test)  ## the README's test command: everything but the slow checks
+install: $(NEEDS_VENV)  ## editable install with the test and lint tools (creates .venv on a fresh clone)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+
+test: $(NEEDS_VENV)  ## the README's test command: everything but the slow checks
 	$(PYTHON) -m pytest -q -m "not slow"
 
-test-all:  ## every test, slow ones included
+test-all: $(NEEDS_VENV)  ## every test, slow ones included
 	$(PYTHON) -m pytest -q
 
-lint:  ## ruff (rules in pyproject.toml)
+lint: $(NEEDS_VENV)  ## ruff (rules in pyproject.toml; ruff is one of the test extras)
 	$(PYTHON) -m ruff check $(SOURCES)
 
-format:  ## ruff format, in place
+format: $(NEEDS_VENV)  ## ruff format, in place
 	$(PYTHON) -m ruff format $(SOURCES)
 
 bench:  ## every benchmark; each prints its figures and writes them under bench/results/

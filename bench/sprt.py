@@ -24,7 +24,9 @@ bench/results/sprt.json::
    counters and the check points, as a share of the chunk's play and count.
 
 Every repetition is an independent sequence of pairs (its own groups of the deal stream); the
-test at each check point is `sim.stopping.evaluate`'s (`sim.stats.sprt.llr_pentanomial`). Times
+test at each check point is `sim.stopping.evaluate`'s (the exact GSPRT of the pentanomial, its
+bounds moved in for the check-point interval by `sim.stopping.overshoot`). ``--uncorrected``
+reads the nominal bounds instead, to show what the correction buys. Times
 are CPU seconds of this process (time.process_time), so other load on the machine matters less.
 """
 
@@ -53,10 +55,8 @@ from sim.stats.groups import UNIT, count_groups, focal_points  # noqa: E402
 from sim.stats.sprt import (  # noqa: E402
     elo_to_score,
     fixed_sample_size,
-    llr_pentanomial,
     pentanomial_moments,
     score_to_elo,
-    sprt_bounds,
 )
 from sim.stopping import evaluate  # noqa: E402
 
@@ -90,18 +90,27 @@ def play_pairs(config: Configuration, seed: int, groups: np.ndarray) -> np.ndarr
     return np.where(rec.truncated.reshape(-1, 2).any(axis=1), -1, pts)
 
 
-def run_sprts(config, seed, reps, elo0, elo1, check_pairs, max_pairs, block=40):
+def run_sprts(config, seed, reps, elo0, elo1, check_pairs, max_pairs, block=120):
     """`reps` independent SPRTs, read every `check_pairs` pairs; returns (verdicts, pairs used).
 
     Verdict 1: H1 accepted, 0: H0 accepted, -1: undecided after `max_pairs`. Repetition r plays
     groups ``r * max_pairs ..``, a block of pairs at a time for all undecided repetitions at once.
+    Each check point is `sim.stopping.evaluate` of a job whose rule reads every `check_pairs`
+    pairs, on the counters of the repetition's pairs so far (bounds corrected as a job's are).
     """
-    lower, upper = sprt_bounds(ALPHA, BETA)
+    spec = JobSpec.from_dict({
+        "configurations": [{"players": 2, "bots": list(config.bots), "seating": "mirrored"}],
+        "games": 2 * max_pairs, "seed": seed,
+        "stop": {"rule": "sprt", "elo0": elo0, "elo1": elo1, "alpha": ALPHA, "beta": BETA,
+                 "check_every": 2 * check_pairs},
+    })  # fmt: skip
+    half = UNIT // 2
     counts = np.zeros((reps, 5), np.int64)
     used = np.zeros(reps, np.int64)  # pairs played (truncated ones included)
     verdict = np.full(reps, -1)
     live = np.arange(reps)
     block = max(block, check_pairs) // check_pairs * check_pairs
+    i = np.arange(5)
     while live.size:
         groups = (live[:, None] * max_pairs + used[live, None] + np.arange(block)).reshape(-1)
         pts = play_pairs(config, seed, groups).reshape(live.size, block)
@@ -111,9 +120,13 @@ def run_sprts(config, seed, reps, elo0, elo1, check_pairs, max_pairs, block=40):
                 part = pts[row, c0 : c0 + check_pairs]
                 counts[r] += np.bincount(part[part >= 0], minlength=5)
                 used[r] += check_pairs
-                llr = llr_pentanomial(counts[r], elo0, elo1)
-                if llr >= upper or llr <= lower:
-                    verdict[r] = int(llr >= upper)
+                counters = {f"c0|penta|n{j}": int(counts[r, j]) for j in range(5)}
+                counters["c0|group|n"] = int(counts[r].sum())
+                counters["c0|group|sum"] = int((half * i * counts[r]).sum())
+                counters["c0|group|sumsq"] = int(((half * i) ** 2 * counts[r]).sum())
+                point = evaluate(spec.stop, counters, spec, 2 * int(used[r]))
+                if point["reason"] in ("h1_accepted", "h0_accepted"):
+                    verdict[r] = int(point["reason"] == "h1_accepted")
                     break
                 if used[r] >= max_pairs:
                     break
@@ -243,15 +256,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=1000, help="SPRT repetitions (calibration)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: few repetitions")
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "sprt.json"))
+    parser.add_argument("--uncorrected", action="store_true", help="nominal bounds throughout")
+    parser.add_argument("--out", help="default bench/results/sprt.json (or sprt_uncorrected.json)")
     args = parser.parse_args()
+    name = "sprt_uncorrected.json" if args.uncorrected else "sprt.json"
+    args.out = args.out or str(ROOT / "bench" / "results" / name)
+    if args.uncorrected:
+        import sim.stopping
+
+        sim.stopping.overshoot = lambda *a: 0.0
     reps = 40 if args.quick else args.reps
     began = time.process_time()
     greedy = Configuration(2, ("greedy", "greedy"), "mirrored")
     hg = Configuration(2, ("heuristic", "greedy"), "mirrored")
     result: dict = {
         "benchmark": "sprt",
-        "command": "python bench/sprt.py" + (" --quick" if args.quick else f" --reps {reps}"),
+        "command": "python bench/sprt.py"
+        + (" --quick" if args.quick else f" --reps {reps}")
+        + (" --uncorrected" if args.uncorrected else ""),
+        "bounds": "nominal" if args.uncorrected else "moved in for the check points (overshoot)",
         "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()},
         "alpha": ALPHA,
         "beta": BETA,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +103,13 @@ class Client:
     def submit(
         self, spec, request_id: str = "", timeout: float | None = None
     ) -> tuple[pb.Job, bool]:
-        """Submit a `sim.spec.JobSpec` (or a `pb.JobSpec`); returns ``(job, created)``."""
+        """Submit a job spec; returns ``(job, created)``.
+
+        `spec` is a `sim.spec.JobSpec`, a `pb.JobSpec`, or the spec's JSON form as a dict (the
+        spec file format, e.g. ``{"configurations": [{"bots": ["greedy", "random"]}]}``, with
+        the CLI's defaults; see `convert.spec_from_document`)."""
+        if isinstance(spec, Mapping):
+            spec = convert.spec_from_document(spec)
         msg = spec if isinstance(spec, pb.JobSpec) else convert.spec_to_proto(spec)
         reply = self.stub.SubmitJob(
             pb.SubmitJobRequest(spec=msg, request_id=request_id), **self._kw(timeout)

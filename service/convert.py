@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from google.protobuf import json_format
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from sim.spec import JobSpec
@@ -100,7 +102,33 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
     try:
         return JobSpec.from_dict(data)
     except ValueError as exc:
-        raise ValueError(f"{path}.{exc}") from None
+        raise ValueError(f"{path}.{exc}" if path else str(exc)) from None
+
+
+def spec_from_document(data: Any) -> JobSpec:
+    """A job spec from its JSON form, as a spec file or the Python client gives it.
+
+    The format is `sim.spec.JobSpec.from_dict`'s (``"seating": "rotate"``, defaults as on the
+    command line). The proto's JSON mapping of `JobSpec` — what grpcurl sends: ``SEATING_ROTATE``,
+    int64 numbers as strings, ``maxRounds`` — is read too, and so is a whole `SubmitJobRequest`
+    (``{"spec": …, "request_id": …}``). Errors are those of the file format.
+    """
+    if (
+        isinstance(data, Mapping)
+        and "spec" in data
+        and set(data) <= {"spec", "request_id", "requestId"}
+    ):
+        data = data["spec"]
+    try:
+        return JobSpec.from_dict(data)
+    except ValueError as first:
+        if not isinstance(data, Mapping):
+            raise
+        try:
+            msg = json_format.ParseDict(data, pb.JobSpec())
+        except json_format.ParseError:
+            raise first from None
+        return spec_from_proto(msg, path="")
 
 
 def stop_from_proto(m: pb.StopRule, path: str) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Replay one game of a job move by move (the ``ReplayGame`` RPC and ``azulsim replay``).
+"""Replay one game of a job move by move (the ``ReplayGame`` RPC; ``azulsim replay`` renders it,
+`service.cli.replay`).
 
 Game ``g`` of a configuration depends only on ``(seed, g, configuration)`` (DESIGN.md §2), so it
 can be played again alone: `sim.play`'s driver plays a batch of one game with the job's set-up
@@ -16,7 +17,7 @@ import numpy as np
 
 from sim import engine
 from sim.actions import describe
-from sim.constants import COLOUR_LETTERS, END_REASONS
+from sim.constants import END_REASONS
 from sim.play import Recorder, play_table, set_table
 from sim.spec import JobSpec
 
@@ -101,71 +102,3 @@ class _Steps(Recorder):
 
     def tiled(self, st, slots):
         self.steps.append(Step(WALL_TILING, engine.snapshot(st, 0)))
-
-
-# --- text -------------------------------------------------------------------------------------
-
-
-def _tiles(counts) -> str:
-    text = " ".join(COLOUR_LETTERS[c] * int(n) for c, n in enumerate(counts) if n)
-    return text or "-"
-
-
-def _board_lines(state: dict[str, Any], seat: int) -> list[str]:
-    lines = []
-    for r in range(5):
-        colour, count = state["lines"][seat][r]
-        line = (COLOUR_LETTERS[colour] if colour >= 0 else ".") * count + "." * (r + 1 - count)
-        wall = "".join(COLOUR_LETTERS[c] if c >= 0 else "." for c in state["wall"][seat][r])
-        lines.append(f"{line.rjust(5)} | {wall}")
-    return lines
-
-
-def format_state(state: dict[str, Any], seat_bots: list[str]) -> str:
-    """The table as text: factories, centre, then each seat's lines, wall, floor and score."""
-    out = []
-    facts = "  ".join(f"{i}:[{_tiles(f)}]" for i, f in enumerate(state["factories"]))
-    marker = " +marker" if state["marker_in_centre"] else ""
-    out.append(f"    factories {facts}")
-    out.append(f"    centre [{_tiles(state['centre'])}]{marker}")
-    boards = [_board_lines(state, p) for p in range(len(seat_bots))]
-    heads = [
-        f"seat {p} {seat_bots[p]}: {state['scores'][p]} pts, floor {state['floor'][p]}"
-        for p in range(len(seat_bots))
-    ]
-    width = max(len(h) for h in heads) + 3
-    out.append("    " + "".join(h.ljust(width) for h in heads).rstrip())
-    for r in range(5):
-        out.append("    " + "".join(b[r].ljust(width) for b in boards).rstrip())
-    return "\n".join(out)
-
-
-def format_replay(replay: GameReplay) -> str:
-    """The game as readable text, move by move (colours B Y R K W = blue yellow red black white)."""
-    head = (
-        f"Game {replay.game} of configuration {replay.configuration}: {replay.players} players, "
-        f"{replay.wall} wall; seats: "
-        + ", ".join(f"{p} {b}" for p, b in enumerate(replay.seat_bots))
-        + f"; seat {replay.first_player} starts\n"
-        "Tiles: B blue, Y yellow, R red, K black, W white; boards show pattern lines | wall.\n"
-    )
-    out = [head]
-    for step in replay.steps:
-        s = step.state
-        if step.kind == DEAL:
-            out.append(f"\nRound {s['round']}: deal\n{format_state(s, replay.seat_bots)}\n")
-        elif step.kind == PICK:
-            out.append(
-                f"  turn {s['turn']:3d}  seat {step.seat} ({replay.seat_bots[step.seat]}): "
-                f"{step.action_text}\n"
-            )
-        else:
-            scores = ", ".join(f"seat {p} {x}" for p, x in enumerate(s["scores"]))
-            out.append(
-                f"\nRound {s['round']}: wall tiling -> scores {scores}\n"
-                f"{format_state(s, replay.seat_bots)}\n"
-            )
-    winners = ", ".join(f"seat {p}" for p in replay.winners) or "none (truncated game)"
-    scores = ", ".join(f"seat {p} {x}" for p, x in enumerate(replay.scores))
-    out.append(f"\nEnd ({replay.end_reason}): final scores {scores}; winner {winners}\n")
-    return "".join(out)

@@ -53,6 +53,11 @@ def unwrap(data: Any) -> dict[str, Any]:
     """
     if isinstance(data, Mapping):
         if "configurations" in data:
+            if "schema" not in data and "games_done" not in data:  # e.g. a job spec file
+                raise ReportError(
+                    "this is a job spec, not a statistics document: run it first "
+                    "(`azulsim simulate --spec FILE --json > stats.json`) and plot that"
+                )
             return dict(data)
         for key in ("statistics", "document", "stats"):
             if isinstance(data.get(key), Mapping):

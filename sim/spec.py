@@ -6,15 +6,21 @@ construction, with errors that name the field path, the bad value and what is al
 
     configurations[0].players must be 2, 3 or 4; got 5
 
-JSON form (`JobSpec.to_json` / `JobSpec.from_json`; the dict form is the same)::
+JSON form (`JobSpec.to_json` / `JobSpec.from_json`; the dict form is the same). It is the one
+job-spec format: spec files (``azulsim simulate/submit --spec``), the Python client and the docs
+use it::
 
     {"configurations": [{"players": 2, "bots": ["greedy", "random"],
                          "seating": "rotate", "wall": "coloured"}],
      "games": 1000, "seed": 7, "max_rounds": 100}
 
+Only ``configurations`` and each one's ``bots`` are required; the rest default as on the command
+line: ``players`` to the number of bots, ``games`` to 1000 (`DEFAULT_GAMES`), ``seed`` to 0,
+``seating`` to rotate, ``wall`` to coloured, ``max_rounds`` to 100.
+
 Bot specs are checked through the registry (`sim.bots.registry`) and stored in their canonical
 form (`BotSpec.label`), so two spellings of the same bot give the same spec, the same JSON and the
-same statistics keys. ``"colored"`` is accepted for ``"coloured"``.
+same statistics keys. ``"colored"`` is accepted for ``"coloured"`` and ``"grey"`` for ``"gray"``.
 
 This module also holds the two per-game draws the play layer needs before the first turn:
 `seat_assignment` (which bot sits where) and `first_player` (who starts round 1).
@@ -37,7 +43,9 @@ from .stopping import StopRule
 
 PLAYERS = (2, 3, 4)
 SEATINGS = ("rotate", "fixed", "shuffle", "mirrored")
-WALL_ALIASES = {"colored": "coloured"}
+WALL_ALIASES = {"colored": "coloured", "grey": "gray"}
+DEFAULT_GAMES = 1000  # games per configuration when a spec gives none (as the CLI)
+DEFAULT_SEED = 0
 MAX_SEED = 2**63 - 1
 MAX_ROUNDS_LIMIT = 1000
 
@@ -60,7 +68,7 @@ class Configuration:
     bots : one bot spec string per seat (``len(bots) == players``); stored canonically
     seating : ``"rotate"`` (default), ``"fixed"``, ``"shuffle"`` or ``"mirrored"``; see
         `seat_assignment` and `deal_keys`
-    wall : ``"coloured"`` (default) or ``"gray"``; ``"colored"`` is an alias
+    wall : ``"coloured"`` (default) or ``"gray"``; ``"colored"`` and ``"grey"`` are aliases
     """
 
     players: int
@@ -118,14 +126,14 @@ class Configuration:
         if not isinstance(data, Mapping):
             raise _fail(path, "an object", data)
         _check_keys(data, {"players", "bots", "seating", "wall"}, path)
-        for key in ("players", "bots"):
-            if key not in data:
-                raise ValueError(f"{path}.{key} is required")
+        if "bots" not in data:
+            raise ValueError(f"{path}.bots is required")
         bots = data["bots"]
         if isinstance(bots, list):
             bots = tuple(bots)
+        players = data.get("players", len(bots) if isinstance(bots, tuple) else None)
         obj = object.__new__(cls)
-        object.__setattr__(obj, "players", data["players"])
+        object.__setattr__(obj, "players", players)
         object.__setattr__(obj, "bots", bots)
         object.__setattr__(obj, "seating", data.get("seating", "rotate"))
         object.__setattr__(obj, "wall", data.get("wall", "coloured"))
@@ -317,13 +325,12 @@ class JobSpec:
              "sweep"},
             "job spec",
         )
-        for key in ("configurations", "games", "seed"):
-            if key not in data:
-                raise ValueError(f"{key} is required")
+        if "configurations" not in data:
+            raise ValueError("configurations is required")
         return cls(
             configurations=data["configurations"],
-            games=data["games"],
-            seed=data["seed"],
+            games=data.get("games", DEFAULT_GAMES),
+            seed=data.get("seed", DEFAULT_SEED),
             max_rounds=data.get("max_rounds", DEFAULT_MAX_ROUNDS),
             baseline=data.get("baseline"),
             stop=data.get("stop"),

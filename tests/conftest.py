@@ -221,3 +221,32 @@ def celery_worker_process(tmp_path):
     yield start
     for worker in started:
         worker.stop()
+
+
+# --- network namespaces (tests/netns.py, tests/netns_stack.py; tests/test_netns.py) ----------
+
+
+def require_netns() -> None:
+    """Skip (locally) or fail (in CI, ``CI`` set) when network namespaces cannot be made."""
+    from tests.netns import clean_stale, why_unavailable
+
+    reason = why_unavailable()
+    if reason is None:
+        clean_stale()  # namespaces left by a crashed or killed run of this suite
+        return
+    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+        pytest.fail(f"netns tests must run in CI, but: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def netns_network():
+    """A `tests.netns.Network` (router only; ``add_host`` cables hosts), deleted afterwards."""
+    from tests.netns import Network
+
+    require_netns()
+    net = Network()
+    try:
+        yield net
+    finally:
+        net.close()

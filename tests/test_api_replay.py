@@ -11,7 +11,8 @@ import pytest
 
 from service import convert
 from service.api import azulsim_pb2 as pb
-from service.replay import DEAL, PICK, WALL_TILING, format_replay, replay_game
+from service.cli.replay import format_replay
+from service.replay import DEAL, PICK, WALL_TILING, replay_game
 from sim.local import run_local
 from sim.play import play_games
 from sim.spec import JobSpec

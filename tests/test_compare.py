@@ -189,7 +189,12 @@ def test_sprt_stops_at_the_same_game_whatever_the_chunking_and_workers():
     # Check points every 20 games up to the stop, the path kept.
     points = first.stopping["check_points"]
     assert [p["games"] for p in points] == list(range(20, first.stopping["games"] + 1, 20))
-    assert all(p["llr"] < 2.95 for p in points[:-1])
+    assert all(p["llr_bounds"][0] < p["llr"] < p["llr_bounds"][1] for p in points[:-1])
+    # The bounds are the nominal ones moved in for the interval between check points.
+    nominal = first.stopping["llr_bounds_nominal"]
+    assert nominal == pytest.approx([-2.944, 2.944], abs=1e-3)
+    assert all(nominal[0] < p["llr_bounds"][0] < 0 < p["llr_bounds"][1] < nominal[1]
+               for p in points)  # fmt: skip
 
 
 def test_prefix_ignores_order_repeats_and_what_lies_past_the_stop():

@@ -27,7 +27,8 @@ def test_heuristic_beats_greedy_the_same_with_one_or_two_workers(capsys):
                    "--chunk-size", "40")  # fmt: skip
     assert KEYS <= set(one)
     assert one["verdict"] == "h1_accepted"
-    assert one["llr"] >= one["llr_bounds"][1] == pytest.approx(2.944, abs=1e-3)
+    assert one["llr"] >= one["llr_bounds"][1]
+    assert one["llr_bounds"][1] < one["llr_bounds_nominal"][1] == pytest.approx(2.944, abs=1e-3)
     assert one["games"] == 2 * one["pairs"] == 2 * sum(one["pentanomial"])
     assert one["llr"] == pytest.approx(llr_pentanomial(one["pentanomial"], 0, 20))
     assert one["elo_ci95"][0] < one["elo"] < one["elo_ci95"][1] and one["elo"] > 20
@@ -130,3 +131,15 @@ def test_simulate_table_shows_groups_and_paired_differences(capsys, tmp_path):
     out = capsys.readouterr().out
     assert out.count("mirrored groups 20 (focal") == 2 and "pentanomial [" in out
     assert "paired with configuration 0 over 40 games (focal heuristic)" in out
+
+
+def test_progress_line_shows_the_llr_on_a_terminal(capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    argv = ["compare", "heuristic", "greedy", "--sprt", "0,20", "--check-every", "40"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    lines = [x for x in err.split("\r") if x.strip()]
+    assert len(lines) >= 2 and all("LLR +" in x for x in lines)
+    assert "40 games" in lines[0]

@@ -443,3 +443,25 @@ def test_the_configuration_table_lists_exactly_the_variables_the_code_reads(comp
             assert var in documented or var in THIRD_PARTY, var
     readme = (REPO / "README.md").read_text()
     assert "docs/configuration.md" in readme
+
+
+def test_worker_liveness_probe_watches_the_file_the_watchdog_touches(manifests):
+    """The worker's liveness probe checks the age of AZULSIM_LIVENESS_FILE, on a writable
+    volume (the root file system is read-only), with a staleness limit well above the
+    watchdog's check interval (at most 5 s) so that a healthy worker is never restarted."""
+    from workers.settings import load_settings
+    from workers.watchdog import Watchdog
+
+    (deployment,) = [d for d in manifests["worker.yaml"] if d["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+    path = env["AZULSIM_LIVENESS_FILE"]
+    command = " ".join(container["livenessProbe"]["exec"]["command"])
+    assert path in command
+    limit = int(re.search(r"-lt (\d+)", command).group(1))
+    (config,) = [d for d in manifests["configmap.yaml"] if d["kind"] == "ConfigMap"]
+    settings = load_settings({**config["data"], **env})
+    assert settings.watchdog_s > settings.task_hard_limit_s
+    assert limit >= 4 * Watchdog(settings).interval
+    mounts = [m["mountPath"] for m in container["volumeMounts"]]
+    assert any(path.startswith(m.rstrip("/") + "/") for m in mounts), (path, mounts)

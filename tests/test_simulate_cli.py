@@ -18,7 +18,7 @@ import pytest
 
 import service.cli as cli
 from service.cli import simulate as simulate_command
-from service.cli.output import ProgressBar
+from service.cli.progress import Estimate, TerminalProgress
 from sim.bots.registry import Param, register_bot
 from sim.chunk import MAX_CHUNK, MIN_CHUNK, chunk_ranges, default_chunk_size
 from sim.local import run_local
@@ -178,12 +178,27 @@ def test_argparse_errors_are_status_2(capsys):
 
 def test_progress_bar_draws_games_rate_and_eta():
     stream = io.StringIO()
-    bar = ProgressBar(1000, stream)
-    bar.update(500)
-    bar.update(1000)
+    bar = TerminalProgress(stream, 1000)
+    bar.show(500)
+    bar.show(1000)
     bar.close()
     text = stream.getvalue()
     assert "1,000/1,000 games" in text and "games/s" in text and "ETA" in text
+
+
+def test_rate_and_eta_count_down_between_chunks():
+    """Progress comes a chunk at a time: the ETA keeps counting down between chunks instead of
+    standing still and jumping, and the rate is that of the games counted so far."""
+    e = Estimate(total=1000)
+    e.observe(0, 100.0)
+    assert e.rate() is None and e.eta_text(100.0) == "ETA --:--"
+    e.observe(500, 110.0)
+    assert e.rate() == 50.0 and e.eta(110.0) == 10.0
+    assert e.eta(114.0) == 6.0 and e.eta(125.0) == 0.0  # between chunks, down to 0
+    e.observe(500, 115.0)  # an update without progress moves nothing
+    assert e.rate() == 50.0 and e.eta(115.0) == 5.0
+    e.observe(900, 116.0)
+    assert e.rate() == 900 / 16 and e.rate_text() == "56 games/s"
 
 
 def test_console_script_piped_has_no_progress(tmp_path):

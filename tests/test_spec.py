@@ -113,14 +113,15 @@ def test_json_round_trip_is_stable():
             "got 'random'",
         ),
         (
-            {"configurations": [{"players": 2, "bots": ["s_a", "s_b"], "wall": "grey"}]},
-            "configurations[0].wall must be one of coloured, gray; got 'grey'",
+            {"configurations": [{"players": 2, "bots": ["s_a", "s_b"], "wall": "pink"}]},
+            "configurations[0].wall must be one of coloured, gray; got 'pink'",
         ),
         (
             {"configurations": [{"players": 2, "bots": ["s_a", "s_b"], "colour": 1}]},
             "configurations[0]: unknown field 'colour'",
         ),
-        ({"configurations": [{"bots": ["s_a", "s_b"]}]}, "configurations[0].players is required"),
+        ({"configurations": [{"players": 2}]}, "configurations[0].bots is required"),
+        ({"configurations": [{"bots": "s_a"}]}, "configurations[0].players must be 2, 3 or 4"),
         ({"configurations": []}, "configurations must hold at least one configuration"),
         ({"configurations": {"players": 2}}, "configurations must be a list of configurations"),
         ({"games": 0}, "games must be an integer of at least 1; got 0"),
@@ -136,6 +137,20 @@ def test_errors_name_field_value_and_allowed(over, message):
     with pytest.raises(ValueError) as err:
         JobSpec.from_dict(job(**over))
     assert message in str(err.value)
+
+
+def test_a_spec_file_needs_only_the_bots():
+    """The file format has the CLI's defaults: players = number of bots, 1000 games, seed 0;
+    "grey" is the gray wall as "colored" is the coloured one."""
+    spec = JobSpec.from_dict({"configurations": [{"bots": ["s_a", "s_b", "s_b"], "wall": "grey"}]})
+    assert spec.to_dict() == {
+        "configurations": [
+            {"players": 3, "bots": ["s_a", "s_b", "s_b"], "seating": "rotate", "wall": "gray"}
+        ],
+        "games": 1000,
+        "seed": 0,
+        "max_rounds": 100,
+    }
 
 
 def test_limits_accepted():

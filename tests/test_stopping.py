@@ -161,3 +161,33 @@ def test_mirrored_groups_share_deal_and_start_and_rotate_seats(players):
     # Game g's deal depends on g alone, not on which games are asked for.
     assert deal_keys(5, games[players + 1 :], players, "mirrored")[0] == keys[1, 1]
     assert (deal_keys(5, games, players) != deal_keys(5, games, players, "mirrored")).any()
+
+
+def test_sprt_bounds_move_in_by_siegmunds_correction():
+    """evaluate's bounds: nominal +- 0.583 sqrt(m (s1 - s0)^2 / var), written out by hand."""
+    import math
+
+    from sim.stopping import evaluate
+
+    spec = JobSpec.from_dict(job(stop={"rule": "sprt", "elo0": -10, "elo1": 30,
+                                       "check_every": 40}))  # fmt: skip
+    penta = [3, 5, 20, 9, 3]  # 40 pairs: 80 games, two check points of 20 pairs
+    t = [0, 6, 12, 18, 24]  # group totals in 1/12
+    counters = {f"c0|penta|n{i}": n for i, n in enumerate(penta)}
+    pairs = list(zip(penta, t, strict=True))
+    counters["c0|group|n"] = 40
+    counters["c0|group|sum"] = sum(n * x for n, x in pairs)
+    counters["c0|group|sumsq"] = sum(n * x * x for n, x in pairs)
+    point = evaluate(spec.stop, counters, spec, 80)
+    y = [x / 24 for x in t]
+    mu = sum(n * v for n, v in zip(penta, y, strict=True)) / 40
+    var = sum(n * (v - mu) ** 2 for n, v in zip(penta, y, strict=True)) / 40
+    s0, s1 = (1 / (1 + 10 ** (-e / 400)) for e in (-10, 30))
+    shift = 0.583 * math.sqrt(20 * (s1 - s0) ** 2 / var)
+    assert point["llr_bounds"] == pytest.approx([math.log(0.05 / 0.95) + shift,
+                                                 math.log(0.95 / 0.05) - shift])  # fmt: skip
+    # The last, short interval (games not a multiple of check_every) is corrected for its size.
+    short = evaluate(spec.stop, counters, spec, 50)  # 10 games = 5 pairs since the last point
+    assert short["llr_bounds"][1] - point["llr_bounds"][1] == pytest.approx(
+        shift - 0.583 * math.sqrt(5 * (s1 - s0) ** 2 / var)
+    )

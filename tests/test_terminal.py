@@ -62,7 +62,8 @@ def test_simulate_draws_a_progress_bar_on_a_terminal_only():
     argv += ["--bots", "greedy,random", "--games", "3000", "--workers", "1", "--json"]
     rc, out, terminal = run_on_terminal(argv)
     assert rc == 0, terminal
-    assert "\r[" in terminal and "games/s" in terminal and "ETA" in terminal
+    assert "\r\x1b[2K" in terminal  # the line is redrawn in place
+    assert "games/s" in terminal and "ETA" in terminal
     assert "3,000/3,000 games" in terminal  # the last redraw shows the whole job done
     assert out.lstrip().startswith("{") and "\r" not in out  # stdout stays clean JSON
 
@@ -74,7 +75,8 @@ def test_simulate_draws_a_progress_bar_on_a_terminal_only():
 def test_up_serves_a_job_and_stops_everything_on_sigterm():
     port = free_port()
     up = subprocess.Popen(
-        [sys.executable, "-m", "service", "up", "--listen", f"127.0.0.1:{port}", "--workers", "1"],
+        [sys.executable, "-m", "service", "up", "--listen", f"127.0.0.1:{port}", "--workers", "1"]
+        + ["--ephemeral"],
         env=clean_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -99,7 +101,8 @@ def test_up_serves_a_job_and_stops_everything_on_sigterm():
             + ["--bots", "greedy,random", "--games", "2000", "--watch"]
         )
         assert rc == 0, terminal
-        assert "games/s" in terminal and "SUCCEEDED" in terminal
+        assert "games/s" in terminal and "ETA" in terminal and "SUCCEEDED" in terminal
+        assert "\r\x1b[2K" in terminal  # redrawn in place, not a line per update
 
         up.send_signal(signal.SIGTERM)
         assert up.wait(timeout=30) == 0

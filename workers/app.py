@@ -18,7 +18,7 @@ from celery import Celery, bootsteps
 
 from . import logging as log_setup
 from . import metrics
-from .settings import Settings, load_settings
+from .settings import Settings, load_settings, tcp_options
 from .tasks import TASK_NAME, register
 
 
@@ -31,11 +31,18 @@ def celery_config(settings: Settings) -> dict:
         # kombu >= 5.7 sweeps unacked messages every interval x throttle seconds (default ~100 s).
         "unacked_restore_interval": 10,
         "unacked_restore_throttle": 3,
-        "socket_keepalive": True,  # notice dead broker connections
-        "socket_connect_timeout": 5,  # fail fast when Redis is down instead of hanging
-        "socket_timeout": 30,  # comfortably above the BRPOP poll (1 s)
+        # A partition drops packets silently: these make a dead connection an error in seconds
+        # (reasons in workers.settings.tcp_options and redis_client_options).
+        "socket_keepalive": True,
+        "socket_keepalive_options": tcp_options(settings),
+        "socket_connect_timeout": settings.redis_connect_s,  # a connect into a partition ends
+        # Synchronous commands (publish, ack, the unacked sweep) fail instead of hanging; well
+        # above the BRPOP poll (1 s), which runs on the event loop and is not bound by it.
+        "socket_timeout": settings.redis_timeout_s,
         "retry_on_timeout": True,  # one retry on a read timeout rather than an error
-        "health_check_interval": 25,  # ping idle connections (kombu's default, kept explicit)
+        # PING idle pooled connections, and drop the consumer's BRPOP connection when its reply
+        # is overdue by 1 s + this (kombu >= 5.7): a half-open consumer reconnects by itself.
+        "health_check_interval": settings.broker_health_s,
     }
     if settings.broker_key_prefix:  # AZULSIM_PREFIX_BROKER_KEYS: kombu's keys under the prefix
         transport["global_keyprefix"] = settings.broker_key_prefix
@@ -44,6 +51,11 @@ def celery_config(settings: Settings) -> dict:
         "broker_transport_options": transport,
         "visibility_timeout": settings.visibility_timeout_s,  # the docs: set it here too
         "broker_connection_retry_on_startup": True,  # wait for Redis at start; silences 6.0 warning
+        # Reconnect for as long as the broker is away (default: give up after 100 tries, ~1 h):
+        # a partition ends by itself; a worker that is connected but stuck is the watchdog's
+        # (workers/watchdog.py) to end. broker_heartbeat is AMQP-only: kombu's Redis transport
+        # ignores it, health_check_interval above is its counterpart.
+        "broker_connection_max_retries": None,
         "result_backend": None,  # no result backend: counters go to the job store (notes §1.2)
         "task_ignore_result": True,  # no celery-task-meta-* keys piling up
         "task_serializer": "json",  # JSON only: other formats can run code (notes §2)
@@ -65,6 +77,11 @@ def celery_config(settings: Settings) -> dict:
         "task_default_queue": settings.queue,  # chunks go to their own queue
         "task_routes": {TASK_NAME: {"queue": settings.queue}},
         "task_create_missing_queues": True,
+        # Celery's remote control (celery inspect/control, Flower's worker pages) keeps a pub/sub
+        # connection in every worker; after a reset, its blocking re-read is where the worker's
+        # event loop hung for good in tests/test_netns.py (celery#8030). AzulSim needs none of
+        # it (cancel is a state flag in Redis), so it is off unless AZULSIM_REMOTE_CONTROL=1.
+        "worker_enable_remote_control": settings.remote_control,
         "worker_send_task_events": False,  # a pub/sub message per event; Flower turns them on
         "worker_hijack_root_logger": False,  # keep the process's own logging set-up
         "worker_redirect_stdouts": False,  # numpy warnings stay on stderr, not in the task log
@@ -101,6 +118,28 @@ class ReconcilerStep(bootsteps.StartStopStep):
     shutdown = stop
 
 
+class WatchdogStep(bootsteps.StartStopStep):
+    """Starts the liveness watchdog (`workers.watchdog`) once per worker process, fed by the
+    ``task_received`` signal; off with ``AZULSIM_WATCHDOG_S=0``."""
+
+    requires = {"celery.worker.consumer.tasks:Tasks"}
+    watchdog = None  # one per process: the consumer's steps start again after each reconnect
+
+    def start(self, parent):
+        settings: Settings = parent.app.azulsim_settings
+        if settings.watchdog_s <= 0 or WatchdogStep.watchdog is not None:
+            return
+        from celery import signals
+
+        from .watchdog import Watchdog
+
+        dog = Watchdog(settings)
+        signals.task_received.connect(
+            lambda **_: dog.received(), weak=False, dispatch_uid="azulsim.watchdog"
+        )
+        WatchdogStep.watchdog = dog.start()
+
+
 def make_app(settings: Settings | None = None) -> Celery:
     """A Celery app for `settings` (default: `load_settings()`), with the chunk task registered.
 
@@ -115,6 +154,7 @@ def make_app(settings: Settings | None = None) -> Celery:
     log_setup.install(celery)  # JSON logs with the job id and chunk (workers/logging.py)
     metrics.install(celery)  # Prometheus metrics, multiprocess-safe (workers/metrics.py)
     celery.steps["consumer"].add(ReconcilerStep)
+    celery.steps["consumer"].add(WatchdogStep)
     return celery
 
 

@@ -39,6 +39,35 @@ variable                          default         meaning
                                                   service is under the one prefix; 0 leaves them
                                                   bare (a broker shared with other Celery apps
                                                   that expect the plain queue name)
+``AZULSIM_REDIS_TIMEOUT_S``       15              read timeout of a synchronous Redis command
+                                                  (job-store scripts, publishes, acks) of workers
+                                                  and the broker: a command on a silently dead
+                                                  connection fails after this, then is retried
+``AZULSIM_REDIS_CONNECT_S``       5               TCP connect timeout to Redis
+``AZULSIM_REDIS_KEEPALIVE_S``     10              TCP keepalive: an idle connection is probed
+                                                  after this long, every third of it after, and
+                                                  dropped after 3 unanswered probes (20 s)
+``AZULSIM_REDIS_USER_TIMEOUT_S``  20              TCP_USER_TIMEOUT: a connection whose sent data
+                                                  stays unacknowledged this long is dropped by the
+                                                  kernel (keepalives do not cover a connection
+                                                  with data in flight)
+``AZULSIM_BROKER_HEALTH_S``       10              kombu's health checks (PING of idle pool
+                                                  connections; a BRPOP reply overdue by 1 s + this
+                                                  drops the consumer's connection)
+``AZULSIM_API_REDIS_TIMEOUT_S``   3               the API server's Redis read timeout: its calls
+                                                  must fail (UNAVAILABLE) inside a client's
+                                                  deadline, not wait out the workers' 15 s
+``AZULSIM_WATCHDOG_S``            420             a worker that receives nothing this long while
+                                                  Redis answers and chunks wait in the queue is
+                                                  stuck (celery#8030): it exits with status 70;
+                                                  must exceed the hard limit; 0: off
+``AZULSIM_LIVENESS_FILE``         (unset)         a file the watchdog touches while the worker is
+                                                  alive (a Kubernetes exec probe checks its age)
+``AZULSIM_REMOTE_CONTROL``        0               1: Celery's remote control in the workers
+                                                  (``celery inspect``, Flower's worker pages and
+                                                  its switching events on); 0 spares each worker
+                                                  the pub/sub connection it needs, where a worker
+                                                  hung after resets (docs/reliability.md)
 ================================  ==============  ================================================
 """
 
@@ -69,6 +98,15 @@ class Settings:
     max_tasks_per_child: int = 200
     concurrency: int | None = None
     prefix_broker_keys: bool = True
+    redis_timeout_s: float = 15.0
+    redis_connect_s: float = 5.0
+    redis_keepalive_s: int = 10
+    redis_user_timeout_s: float = 20.0
+    broker_health_s: int = 10
+    api_redis_timeout_s: float = 3.0
+    watchdog_s: float = 420.0
+    liveness_file: str = ""
+    remote_control: bool = False
 
     @property
     def broker_key_prefix(self) -> str:
@@ -97,6 +135,13 @@ class Settings:
             raise ValueError(
                 "AZULSIM_RECONCILE_INTERVAL_S and AZULSIM_MAX_TASKS_PER_CHILD must not be negative"
             )
+        for name in ("redis_timeout_s", "redis_connect_s", "redis_keepalive_s",
+                     "redis_user_timeout_s", "broker_health_s", "api_redis_timeout_s"):  # fmt: skip
+            if getattr(self, name) <= 0:
+                value = getattr(self, name)
+                raise ValueError(f"AZULSIM_{name.upper()} must be positive; got {value}")
+        if self.watchdog_s < 0:
+            raise ValueError(f"AZULSIM_WATCHDOG_S must not be negative; got {self.watchdog_s}")
         if self.concurrency is not None and self.concurrency < 1:
             raise ValueError(f"AZULSIM_CONCURRENCY must be at least 1; got {self.concurrency}")
         order = [
@@ -111,6 +156,11 @@ class Settings:
         for (a, va), (b, vb) in zip(order, order[1:], strict=False):
             if not va < vb:
                 raise ValueError(f"{a} ({va}) must be less than {b} ({vb})")
+        if 0 < self.watchdog_s <= self.task_hard_limit_s:  # a busy worker receives nothing
+            raise ValueError(  # until its running chunks end: at most the hard limit
+                f"AZULSIM_WATCHDOG_S ({self.watchdog_s}) must be more than "
+                f"AZULSIM_TASK_HARD_LIMIT_S ({self.task_hard_limit_s}), or 0 (off)"
+            )
 
 
 _FIELDS = {
@@ -128,6 +178,15 @@ _FIELDS = {
     "AZULSIM_MAX_TASKS_PER_CHILD": ("max_tasks_per_child", int),
     "AZULSIM_CONCURRENCY": ("concurrency", int),
     "AZULSIM_PREFIX_BROKER_KEYS": ("prefix_broker_keys", bool),
+    "AZULSIM_REDIS_TIMEOUT_S": ("redis_timeout_s", float),
+    "AZULSIM_REDIS_CONNECT_S": ("redis_connect_s", float),
+    "AZULSIM_REDIS_KEEPALIVE_S": ("redis_keepalive_s", int),
+    "AZULSIM_REDIS_USER_TIMEOUT_S": ("redis_user_timeout_s", float),
+    "AZULSIM_BROKER_HEALTH_S": ("broker_health_s", int),
+    "AZULSIM_API_REDIS_TIMEOUT_S": ("api_redis_timeout_s", float),
+    "AZULSIM_WATCHDOG_S": ("watchdog_s", float),
+    "AZULSIM_LIVENESS_FILE": ("liveness_file", str),
+    "AZULSIM_REMOTE_CONTROL": ("remote_control", bool),
 }
 _FLAGS = {"1": True, "true": True, "yes": True, "on": True,
           "0": False, "false": False, "no": False, "off": False}  # fmt: skip
@@ -154,3 +213,64 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
                 f"{var} must be {'an integer' if kind is int else 'a number'}; got {raw!r}"
             ) from None
     return Settings(**kwargs)
+
+
+def tcp_options(settings: Settings) -> dict[int, int]:
+    """``socket_keepalive_options`` for redis-py and kombu (set with ``IPPROTO_TCP``).
+
+    Why each: a partition drops packets silently, so without them a connection to Redis can hang
+    for the kernel's ~15 min of retransmissions (idle: for ever). Keepalives end an idle one
+    (the consumer's between BRPOPs; the job store's between chunks); TCP_USER_TIMEOUT ends one
+    with a request in flight, which keepalives never probe.
+    """
+    import socket
+
+    opts: dict[int, int] = {}
+    idle = int(settings.redis_keepalive_s)
+    for name, value in (
+        ("TCP_KEEPIDLE", idle),
+        ("TCP_KEEPINTVL", max(1, idle // 3)),
+        ("TCP_KEEPCNT", 3),
+        ("TCP_USER_TIMEOUT", int(settings.redis_user_timeout_s * 1000)),  # milliseconds
+    ):
+        if hasattr(socket, name):  # Linux has all four; others may lack some
+            opts[getattr(socket, name)] = value
+    return opts
+
+
+def redis_client_options(settings: Settings, api: bool = False) -> dict:
+    """Keyword arguments of ``redis.Redis`` for the job store of a worker, or (``api``) of the
+    API server. Reasons:
+
+    * ``socket_timeout``: a command on a dead connection fails instead of waiting for ever; the
+      API's is short (`api_redis_timeout_s`) so that a call answers UNAVAILABLE in its deadline;
+    * ``socket_connect_timeout``: a connect into a partition gives up quickly, then retries;
+    * keepalive and TCP_USER_TIMEOUT (`tcp_options`): see there;
+    * ``health_check_interval``: a connection idle that long is PINGed before use, so a stale
+      one is replaced before a script is sent on it;
+    * ``retry``: 3 retries with jittered back-off capped at 1 s ride over a reset or a short
+      flap (a repeated script is harmless: the done bit refuses a second merge, and an attempt
+      counted twice only brings the attempt cap nearer); the API retries once, to stay inside a
+      deadline. redis-py 8's default is 10 retries, each waiting out the socket timeout: a
+      command into a partition then blocks for minutes.
+    """
+    import socket
+
+    from redis.backoff import ExponentialWithJitterBackoff
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+    from redis.retry import Retry
+
+    timeout = settings.api_redis_timeout_s if api else settings.redis_timeout_s
+    return {
+        "socket_timeout": timeout,
+        "socket_connect_timeout": min(settings.redis_connect_s, timeout),
+        "socket_keepalive": True,
+        "socket_keepalive_options": tcp_options(settings),
+        "health_check_interval": settings.broker_health_s,
+        "retry": Retry(
+            ExponentialWithJitterBackoff(base=0.1, cap=1.0),
+            1 if api else 3,
+            supported_errors=(RedisConnectionError, RedisTimeoutError, socket.timeout),
+        ),
+    }

@@ -35,7 +35,7 @@ from celery.exceptions import Reject
 
 from sim.chunk import play_chunk  # a module global: tests/faults_util.py wraps it
 
-from .settings import Settings
+from .settings import Settings, redis_client_options
 from .store import JobStore, StoreUnavailable
 
 log = logging.getLogger("azulsim.workers")
@@ -50,12 +50,7 @@ def store_for(settings: Settings) -> JobStore:
     key = (os.getpid(), settings)
     store = _stores.get(key)
     if store is None:
-        client = redis.Redis.from_url(
-            settings.redis_url,
-            socket_connect_timeout=5,
-            socket_timeout=30,
-            health_check_interval=25,
-        )
+        client = redis.Redis.from_url(settings.redis_url, **redis_client_options(settings))
         store = _stores[key] = JobStore(client, settings)
     return store
 

@@ -5,6 +5,9 @@ Each command is an ``add_<name>(subparsers)`` function that declares its argumen
 this package (importing what it shares from `service.cli.common`) and list the ``add_`` function
 in `COMMANDS`.
 
+A reader that goes away (``| head``) ends the command quietly with status 141, as for other
+Unix tools.
+
 Errors: a command raises `UsageError` for bad input, `CommandError` for a failure the user should
 read; `main` prints either as one line, ``azulsim <command>: error: <message>``, and exits with
 its status (2 for usage errors, the status argparse uses for its own).
@@ -13,14 +16,17 @@ its status (2 for usage errors, the status argparse uses for its own).
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
-from .common import PROG, CommandError
+from .common import PROG, CommandError, Parser
 from .compare import add_compare
-from .jobs import add_bots, add_cancel, add_jobs, add_replay, add_stats, add_submit, add_watch
+from .jobs import add_bots, add_cancel, add_jobs, add_stats, add_submit, add_watch
 from .local import add_demo, add_up
 from .processes import add_serve, add_worker
+from .replay import add_replay
 from .report import add_report
 from .simulate import add_simulate
 from .sweep import add_sweep
@@ -47,7 +53,7 @@ COMMANDS = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description="AzulSim: batch simulation of Azul.")
+    parser = Parser(prog=PROG, description="AzulSim: batch simulation of Azul.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in COMMANDS:
         add(sub)
@@ -70,3 +76,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _reader_went_away() -> int:
+    """The reader of our output has gone (`azulsim stats … --json | head`): stop quietly, as
+    Unix tools killed by SIGPIPE do, with their status (128 + SIGPIPE)."""
+    # Point stdout at /dev/null so the interpreter's last flush does not raise again.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + signal.SIGPIPE

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import sys
 from pathlib import Path
+from typing import NoReturn
 
 PROG = "azulsim"
 
@@ -25,25 +28,61 @@ class UsageError(CommandError):
     status = 2
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error printed as one line (``azulsim simulate: error: …``, status
+    2) instead of the whole usage text; ``--help`` still prints it all."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+_GROUPED = re.compile(r"\d{1,3}(,\d{3})+|\d+(_\d+)+")  # 1,000,000 and 1_000_000
+_SCIENTIFIC = re.compile(r"(\d+)(?:\.(\d+))?[eE]\+?(\d+)")  # 1e6, 2.5e5
+
+
+def whole_number(text: str) -> int:
+    """An argparse type for counts: ``1000000``, ``1,000,000``, ``1_000_000`` or ``1e6`` (when it
+    is a whole number); anything else is a one-line usage error."""
+    t = text.strip()
+    if re.fullmatch(r"-?\d+", t):
+        return int(t)
+    if _GROUPED.fullmatch(t):
+        return int(t.replace(",", "").replace("_", ""))
+    m = _SCIENTIFIC.fullmatch(t)
+    if m and len(m.group(3)) <= 2:
+        whole, frac, exp = m.group(1), m.group(2) or "", int(m.group(3))
+        if len(frac) <= exp or not frac[exp:].strip("0"):
+            return int((whole + frac + "0" * exp)[: len(whole) + exp])
+    raise argparse.ArgumentTypeError(f"must be a whole number such as 1000000 or 1e6; got {text!r}")
+
+
 # --- the job spec ---------------------------------------------------------------------------
 
 
 def add_spec_options(p: argparse.ArgumentParser) -> None:
     """The options that describe a one-configuration job (`simulate` and `submit` share them)."""
-    p.add_argument("--players", type=int, help="2, 3 or 4 (default: the number of bots)")
+    p.add_argument("--players", type=whole_number, help="2, 3 or 4 (default: the number of bots)")
     p.add_argument("--bots", help="one bot spec per seat, comma-separated, e.g. greedy,random")
-    p.add_argument("--games", type=int, help="games per configuration (default 1000)")
-    p.add_argument("--seed", type=int, help="job seed, 0..2**63-1 (default 0)")
+    p.add_argument("--games", type=whole_number, help="games per configuration (default 1000)")
+    p.add_argument("--seed", type=whole_number, help="job seed, 0..2**63-1 (default 0)")
     p.add_argument("--wall", help="coloured (default) or gray")
     p.add_argument("--seating", help="rotate (default), fixed, shuffle or mirrored")
-    p.add_argument("--max-rounds", type=int, help="round cap (default 100)")
+    p.add_argument("--max-rounds", type=whole_number, help="round cap (default 100)")
 
 
 def spec_from_args(args: argparse.Namespace):
-    """The `sim.spec.JobSpec` that `add_spec_options` (and ``--spec FILE``) describe."""
+    """The `sim.spec.JobSpec` that `add_spec_options` (or ``--spec FILE``) describe; `ValueError`
+    names the field of a bad value. Left-out options take the spec file format's defaults."""
+    import dataclasses
+
     from sim.bots.registry import split_bot_list
     from sim.spec import JobSpec
 
+    from ..convert import spec_from_document
+
+    overrides = {n: getattr(args, n) for n in ("games", "seed", "max_rounds")}
+    overrides = {n: v for n, v in overrides.items() if v is not None}
     if args.spec:
         clash = [
             f"--{n.replace('_', '-')}"
@@ -58,27 +97,14 @@ def spec_from_args(args: argparse.Namespace):
             raise UsageError(f"cannot read --spec {args.spec}: {exc.strerror}") from None
         except json.JSONDecodeError as exc:
             raise UsageError(f"--spec {args.spec} is not valid JSON: {exc}") from None
-        if isinstance(data, dict):
-            for name in ("games", "seed", "max_rounds"):
-                if getattr(args, name) is not None:
-                    data[name] = getattr(args, name)
-        return JobSpec.from_dict(data)
+        return dataclasses.replace(spec_from_document(data), **overrides)
     if not args.bots:
         raise UsageError("--bots is required (or --spec FILE)")
-    bots = split_bot_list(args.bots)
-    config = {"players": args.players if args.players is not None else len(bots), "bots": bots}
-    if args.wall is not None:
-        config["wall"] = args.wall
-    if args.seating is not None:
-        config["seating"] = args.seating
-    spec = {
-        "configurations": [config],
-        "games": 1000 if args.games is None else args.games,
-        "seed": 0 if args.seed is None else args.seed,
-    }
-    if args.max_rounds is not None:
-        spec["max_rounds"] = args.max_rounds
-    return JobSpec.from_dict(spec)
+    config = {"bots": split_bot_list(args.bots)}
+    for name in ("players", "wall", "seating"):
+        if getattr(args, name) is not None:
+            config[name] = getattr(args, name)
+    return JobSpec.from_dict({"configurations": [config], **overrides})
 
 
 # --- the API client -------------------------------------------------------------------------
@@ -129,3 +155,28 @@ class rpc_errors:  # noqa: N801 - used as a context manager, like contextlib's
             )
         cls = UsageError if code == grpc.StatusCode.INVALID_ARGUMENT else CommandError
         raise cls(f"{code.name}: {details}") from None
+
+
+_FULL_JOB_ID = re.compile(r"[0-9a-f]{32}")  # the server's ids: uuid4 hex
+_PREFIX = re.compile(r"[0-9a-f]{1,31}")
+PREFIX_PAGES = 20  # ListJobs pages of 1000 searched for a prefix
+
+
+def resolve_job_id(client, text: str) -> str:
+    """The job id that `text` names: a whole id as it is, or the one job whose id starts with
+    `text` (as git and docker take a unique prefix). Several matches are a `UsageError` listing
+    them; none leaves `text` for the server to answer NOT_FOUND."""
+    if _FULL_JOB_ID.fullmatch(text) or not _PREFIX.fullmatch(text):
+        return text
+    matches, token = [], ""
+    for _ in range(PREFIX_PAGES):
+        jobs, token = client.list(1000, token)
+        matches += [j.job_id for j in jobs if j.job_id.startswith(text)]
+        if not token:
+            break
+    if len(matches) > 1:
+        shown = ", ".join(m[: len(text) + 4] + "…" for m in matches[:5])
+        raise UsageError(
+            f"job id {text!r} is ambiguous: {len(matches)} jobs start with it ({shown})"
+        )
+    return matches[0] if matches else text

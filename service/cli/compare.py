@@ -180,6 +180,7 @@ def compare_document(doc: dict[str, Any]) -> dict[str, Any]:
         "los": None,
         "llr": stopping.get("llr"),
         "llr_bounds": stopping.get("llr_bounds"),
+        "llr_bounds_nominal": stopping.get("llr_bounds_nominal"),
     }
     if spec.baseline is None:
         g = doc["configurations"][0]["groups"]
@@ -231,7 +232,11 @@ def format_compare(out: dict[str, Any], a: str, b: str) -> str:
         )
     if out["llr"] is not None:
         lo, hi = out["llr_bounds"]
-        lines.append(f"  LLR {out['llr']:.3f} (bounds {lo:.3f}, {hi:.3f})")
+        n_lo, n_hi = out["llr_bounds_nominal"]
+        lines.append(
+            f"  LLR {out['llr']:.3f} (bounds {lo:.3f}, {hi:.3f} at these check points; "
+            f"{n_lo:.3f}, {n_hi:.3f} read after every sample)"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -1,5 +1,6 @@
-"""``azulsim`` subcommands that talk to the API server: submit, watch, stats, cancel, jobs, bots,
-replay (DESIGN.md §7). Each is an ``add_<name>``/``cmd_<name>`` pair (see `service.cli`).
+"""``azulsim`` subcommands that talk to the API server: submit, watch, stats, cancel, jobs and
+bots (DESIGN.md §7); ``replay`` has its own module. Each is an ``add_<name>``/``cmd_<name>``
+pair (see `service.cli.app`). A job id may be given by a unique prefix.
 
 Every one takes ``--server HOST:PORT`` (default ``$AZULSIM_SERVER`` or ``127.0.0.1:50051``),
 ``--token`` (``$AZULSIM_TOKEN``), ``--tls-ca FILE`` (``$AZULSIM_TLS_CA``) and ``--timeout S``. A
@@ -18,10 +19,13 @@ from .common import (
     add_client_options,
     add_spec_options,
     make_client,
+    resolve_job_id,
     rpc_errors,
     spec_from_args,
+    whole_number,
 )
-from .output import follow, job_dict, job_line, print_statistics, state_name, table, when
+from .output import job_json, job_line, print_statistics, state_name, table, when
+from .progress import follow
 
 # --------------------------------------------------------------------------------------------
 # submit
@@ -53,7 +57,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     with make_client(args) as client, rpc_errors(args):
         job, created = client.submit(spec, request_id=args.request_id)
         if args.json:
-            print(json.dumps({"job": job_dict(job), "created": created}, indent=2))
+            print(json.dumps({"job": job_json(job), "created": created}, indent=2))
         else:
             print(job.job_id)
         print(
@@ -79,7 +83,7 @@ def add_watch(subparsers: argparse._SubParsersAction) -> None:
         description="Follow a job until it ends: a progress bar with games/s and ETA on a "
         "terminal, a line every 2 s otherwise. Exit status 0 if it SUCCEEDED, 1 otherwise.",
     )
-    p.add_argument("job_id")
+    p.add_argument("job_id", help="job id, or a unique prefix of one")
     p.add_argument("--stats", action="store_true", help="print its statistics at the end")
     add_client_options(p)
     p.set_defaults(func=cmd_watch)
@@ -87,9 +91,10 @@ def add_watch(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     with make_client(args) as client, rpc_errors(args):
-        status = follow(client, args.job_id, sys.stderr)
+        job_id = resolve_job_id(client, args.job_id)
+        status = follow(client, job_id, sys.stderr)
         if args.stats:
-            print_statistics(client.statistics(args.job_id), "table", sys.stdout)
+            print_statistics(client.statistics(job_id), "table", sys.stdout)
         return status
 
 
@@ -104,7 +109,7 @@ def add_stats(subparsers: argparse._SubParsersAction) -> None:
         description="Print a job's statistics as simulate does: a table, --json (the same "
         "document as simulate --json, without timing) or --csv.",
     )
-    p.add_argument("job_id")
+    p.add_argument("job_id", help="job id, or a unique prefix of one")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="the statistics document as JSON")
     out.add_argument("--csv", action="store_true", help="one CSV row per group")
@@ -115,7 +120,8 @@ def add_stats(subparsers: argparse._SubParsersAction) -> None:
 def cmd_stats(args: argparse.Namespace) -> int:
     fmt = "json" if args.json else "csv" if args.csv else "table"
     with make_client(args) as client, rpc_errors(args):
-        print_statistics(client.statistics(args.job_id), fmt, sys.stdout)
+        job_id = resolve_job_id(client, args.job_id)
+        print_statistics(client.statistics(job_id), fmt, sys.stdout)
     return 0
 
 
@@ -124,21 +130,33 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def add_cancel(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("cancel", help="cancel a queued or running job")
-    p.add_argument("job_id")
+    p = subparsers.add_parser(
+        "cancel",
+        help="cancel a queued or running job",
+        description="Cancel a queued or running job and print its state. Games already counted "
+        "stay counted (`azulsim stats` shows them); cancelling a cancelled job is fine, a "
+        "finished one is an error.",
+    )
+    p.add_argument("job_id", help="job id, or a unique prefix of one")
     add_client_options(p)
     p.set_defaults(func=cmd_cancel)
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
     with make_client(args) as client, rpc_errors(args):
-        print(job_line(client.cancel(args.job_id)))
+        print(job_line(client.cancel(resolve_job_id(client, args.job_id))))
     return 0
 
 
 def add_jobs(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("jobs", help="list jobs, newest first")
-    p.add_argument("--page-size", type=int, default=20, help="jobs per page (default 20)")
+    p = subparsers.add_parser(
+        "jobs",
+        help="list jobs, newest first",
+        description="List the server's jobs, newest first, a page at a time: id, state, games "
+        "done, seed, request id, when created and the bots of each configuration. --json "
+        "prints the same as plain JSON.",
+    )
+    p.add_argument("--page-size", type=whole_number, default=20, help="jobs per page (default 20)")
     p.add_argument("--page-token", default="", help="next-page token printed by the previous page")
     p.add_argument("--all", action="store_true", help="every page")
     p.add_argument("--json", action="store_true", help="one JSON document")
@@ -153,20 +171,24 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             more, token = client.list(args.page_size, token)
             jobs += more
     if args.json:
-        print(json.dumps({"jobs": [job_dict(j) for j in jobs], "next_page_token": token}, indent=2))
+        print(json.dumps({"jobs": [job_json(j) for j in jobs], "next_page_token": token}, indent=2))
         return 0
     rows = [
         [
             j.job_id,
             state_name(j),
             f"{j.games_done:,}/{j.games_total:,}",
+            str(j.spec.seed),
+            j.request_id or "-",
             when(j.created_at),
             "; ".join(",".join(c.bots) for c in j.spec.configurations),
         ]
         for j in jobs
     ]
     if rows:
-        sys.stdout.write(table(("job", "state", "games", "created (UTC)", "bots"), rows))
+        sys.stdout.write(
+            table(("job", "state", "games", "seed", "request id", "created (UTC)", "bots"), rows)
+        )
     else:
         print("no jobs")
     if token:
@@ -175,7 +197,12 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 
 def add_bots(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("bots", help="list the server's bots and their parameters")
+    p = subparsers.add_parser(
+        "bots",
+        help="list the server's bots and their parameters",
+        description="List the bots the server's workers can play, each with its parameters "
+        "(type, default, bounds, choices), as used in bot specs: --bots 'heuristic:floor=2.5'.",
+    )
     p.add_argument("--json", action="store_true", help="one JSON document")
     add_client_options(p)
     p.set_defaults(func=cmd_bots)
@@ -187,7 +214,12 @@ def cmd_bots(args: argparse.Namespace) -> int:
     with make_client(args) as client, rpc_errors(args):
         bots = client.bots()
     if args.json:
-        docs = [json_format.MessageToDict(b, preserving_proto_field_name=True) for b in bots]
+        docs = [
+            json_format.MessageToDict(
+                b, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+            )
+            for b in bots
+        ]
         print(json.dumps({"bots": docs}, indent=2))
         return 0
     for b in bots:
@@ -201,42 +233,3 @@ def cmd_bots(args: argparse.Namespace) -> int:
             choices = f" {{{', '.join(p.choices)}}}" if p.choices else ""
             print(f"    {p.name} ({p.type}, default {p.default}{bounds}{choices}): {p.doc}")
     return 0
-
-
-# --------------------------------------------------------------------------------------------
-# replay
-
-
-def add_replay(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "replay",
-        help="replay one game of a job move by move",
-        description="Replay game G of a job move by move as text: the factories and boards at "
-        "each deal and wall tiling, every pick, the scores.",
-    )
-    p.add_argument("job_id")
-    p.add_argument(
-        "--game", type=int, default=0, help="game index in the configuration (default 0)"
-    )
-    p.add_argument("--configuration", type=int, default=0, help="configuration index (default 0)")
-    p.add_argument("--json", action="store_true", help="the Replay message as JSON")
-    add_client_options(p)
-    p.set_defaults(func=cmd_replay)
-
-
-def cmd_replay(args: argparse.Namespace) -> int:
-    from google.protobuf import json_format
-
-    from ..convert import replay_from_proto
-    from ..replay import format_replay
-
-    with make_client(args) as client, rpc_errors(args):
-        replay = client.replay(args.job_id, args.game, args.configuration)
-    if args.json:
-        print(json_format.MessageToJson(replay, preserving_proto_field_name=True))
-    else:
-        sys.stdout.write(format_replay(replay_from_proto(replay)))
-    return 0
-
-
-SUBCOMMANDS = [add_submit, add_watch, add_stats, add_cancel, add_jobs, add_bots, add_replay]

@@ -1,9 +1,10 @@
 """``azulsim up`` and ``azulsim demo``: a whole local stack (`service.stack.Stack`) in the
 foreground.
 
-``up`` prints where the API listens and stops everything on Ctrl-C or SIGTERM. ``demo`` starts
-the same stack, submits a demo batch through the API, watches it, prints its statistics and stops
-everything.
+``up`` prints where the API listens and where it keeps its data (`default_data_dir`, or
+``--data-dir``; ``--ephemeral`` keeps nothing), and stops everything on Ctrl-C or SIGTERM.
+``demo`` starts the same stack, throw-away, submits a demo batch through the API, watches it,
+prints its statistics and stops everything.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 from ..stack import Stack, StackError
-from .common import CommandError, UsageError
-from .output import follow, print_statistics
+from .common import CommandError, UsageError, whole_number
+from .output import print_statistics
+from .progress import follow
 
 
 class _Stop(Exception):
@@ -41,11 +44,18 @@ def _sigterm_as_interrupt():
 def _stack_args(p: argparse.ArgumentParser, listen: str) -> None:
     p.add_argument(
         "--workers",
-        type=int,
+        type=whole_number,
         default=os.cpu_count() or 1,
         help=f"worker pool processes (default: one per core, {os.cpu_count() or 1})",
     )
     p.add_argument("--listen", default=listen, help=f"API address (default {listen})")
+
+
+def default_data_dir() -> Path:
+    """Where `azulsim up` keeps its data: ``$XDG_DATA_HOME/azulsim``, else
+    ``~/.local/share/azulsim``."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
+    return Path(base) / "azulsim"
 
 
 def add_up(subparsers: argparse._SubParsersAction) -> None:
@@ -54,9 +64,24 @@ def add_up(subparsers: argparse._SubParsersAction) -> None:
         help="run a local stack: Redis (private unless AZULSIM_REDIS_URL is set), workers, API",
         description="Start a private redis-server (unless AZULSIM_REDIS_URL is set), a Celery "
         "worker with one process per core and the gRPC API server; print where it listens; stop "
-        "them all on Ctrl-C or SIGTERM. With --demo, run the demo batch on it and stop.",
+        "them all on Ctrl-C or SIGTERM. Jobs, results and logs are kept in a data directory "
+        "(the private Redis writes an append-only file there), so they are still there after a "
+        "restart; --ephemeral keeps nothing. With --demo, run the demo batch on a throw-away "
+        "stack and stop.",
     )
     _stack_args(p, "127.0.0.1:50051")
+    keep = p.add_mutually_exclusive_group()
+    keep.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        type=Path,
+        help=f"where to keep Redis's data and the logs (default {default_data_dir()})",
+    )
+    keep.add_argument(
+        "--ephemeral",
+        action="store_true",
+        help="keep nothing: a temporary folder, deleted when the stack stops",
+    )
     p.add_argument("--demo", action="store_true", help="run the demo batch, print statistics, stop")
     _demo_args(p)
     p.set_defaults(func=cmd_up)
@@ -67,21 +92,30 @@ def cmd_up(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers must be at least 1; got {args.workers}")
     if args.demo:
         return cmd_demo(args)
-    stack = Stack(workers=args.workers, listen=args.listen)
+    data_dir = None if args.ephemeral else (args.data_dir or default_data_dir()).expanduser()
+    stack = Stack(workers=args.workers, listen=args.listen, data_dir=data_dir)
     try:
         with _sigterm_as_interrupt():
             stack.start()
+            private = "redis" in stack.procs
             redis_note = (
                 f"{stack.redis_url} (private; stops with this command)"
-                if "redis" in stack.procs
+                if private
                 else f"{stack.redis_url} (AZULSIM_REDIS_URL)"
             )
+            if data_dir is None:
+                data_note = f"{stack.workdir}/  (--ephemeral: logs only, deleted at stop)"
+            elif private:
+                data_note = f"{data_dir}/  (Redis append-only file and logs; kept)"
+            else:
+                data_note = f"{data_dir}/  (logs; the data is in AZULSIM_REDIS_URL's Redis)"
             print(
                 f"AzulSim is up.\n"
                 f"  API      {stack.address}  (gRPC; health and reflection on)\n"
                 f"  Redis    {redis_note}\n"
                 f"  workers  {args.workers} pool processes\n"
-                f"  logs     {stack.workdir}/\n"
+                f"  data     {data_note}\n"
+                f"  logs     {stack.logdir}/\n"
                 f"Try:  azulsim submit --server {stack.address} --bots greedy,random "
                 f"--games 100000 --watch\n"
                 f"Ctrl-C stops everything.",
@@ -115,7 +149,9 @@ DEMO_SPEC = {
 
 def _demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--games", type=int, help=f"demo games per configuration (default {DEMO_SPEC['games']})"
+        "--games",
+        type=whole_number,
+        help=f"demo games per configuration (default {DEMO_SPEC['games']})",
     )
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
 

@@ -1,5 +1,5 @@
-"""How the ``azulsim`` commands write: the statistics as a table, JSON or CSV, job lines, and
-the progress displays (a bar on a terminal, a line every 2 s otherwise) of `simulate` and `watch`.
+"""How the ``azulsim`` commands write: the statistics as a table, JSON or CSV; jobs as lines, as
+table cells and as plain JSON. (Progress displays: `service.cli.progress`.)
 """
 
 from __future__ import annotations
@@ -7,45 +7,9 @@ from __future__ import annotations
 import csv
 import json
 import sys
-import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, TextIO
-
-from .common import CommandError
-
-
-class ProgressBar:
-    """One self-rewriting line on a terminal: games done, games/s, ETA (at most 10 redraws/s).
-
-    The rate counts from `base`, the games already done when the display began (a watch that
-    joins a running job)."""
-
-    def __init__(self, total: int, stream: TextIO, base: int = 0, width: int = 30):
-        self.total, self.stream, self.base, self.width = total, stream, base, width
-        self.began = time.monotonic()
-        self.last = 0.0
-
-    def rate(self, done: int, now: float) -> float:
-        return (done - self.base) / max(now - self.began, 1e-9)
-
-    def update(self, done: int) -> None:
-        now = time.monotonic()
-        if now - self.last < 0.1 and done < self.total:
-            return
-        self.last = now
-        rate = self.rate(done, now)
-        eta = clock((self.total - done) / rate) if rate > 0 else "--:--"
-        filled = int(self.width * done / max(self.total, 1))
-        bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(
-            f"\r[{bar}] {done:,}/{self.total:,} games  {rate:,.0f} games/s  ETA {eta} "
-        )
-        self.stream.flush()
-
-    def close(self) -> None:
-        self.stream.write("\n")
-        self.stream.flush()
 
 
 def clock(seconds: float) -> str:
@@ -242,44 +206,6 @@ def format_table(doc: dict[str, Any]) -> str:
     return "".join(out)
 
 
-class LineProgress(ProgressBar):
-    """Progress for a log or a pipe: one line at most every `every` seconds."""
-
-    every = 2.0
-
-    def update(self, done: int) -> None:
-        now = time.monotonic()
-        if now - self.last < self.every and done < self.total:
-            return
-        self.last = now
-        self.stream.write(f"{done:,}/{self.total:,} games  {self.rate(done, now):,.0f} games/s\n")
-        self.stream.flush()
-
-    def close(self) -> None:
-        pass
-
-
-def follow(client, job_id: str, stream: TextIO) -> int:
-    """Watch a job to its end with a progress display; 0 if it SUCCEEDED, else 1."""
-    bar = None
-    began = time.monotonic()
-    job = None
-    try:
-        for job in client.watch(job_id):
-            if bar is None:
-                make = ProgressBar if stream.isatty() else LineProgress
-                bar = make(job.games_total, stream, job.games_done)
-            bar.update(job.games_done)
-    finally:
-        if bar:
-            bar.close()
-    if job is None:
-        raise CommandError(f"no update for job {job_id}")
-    elapsed = time.monotonic() - began
-    print(f"{job_line(job)} (watched {clock(elapsed)})", file=stream)
-    return 0 if state_name(job) == "SUCCEEDED" else 1
-
-
 def when(ts) -> str:
     if not ts.seconds and not ts.nanos:
         return "-"
@@ -292,10 +218,46 @@ def state_name(job) -> str:
     return pb.JobState.Name(job.state)
 
 
-def job_dict(job) -> dict[str, Any]:
-    from google.protobuf import json_format
+def _iso(ts) -> str | None:
+    if not ts.seconds and not ts.nanos:
+        return None
+    return ts.ToDatetime(UTC).isoformat().replace("+00:00", "Z")
 
-    return json_format.MessageToDict(job, preserving_proto_field_name=True)
+
+def job_json(job) -> dict[str, Any]:
+    """A `Job` as plain JSON: every field present, numbers as numbers, the spec in the spec file
+    format (``"seating": "rotate"``), times as ISO 8601 UTC (``null`` when unset)."""
+    from ..convert import SEATING, WALL
+
+    spec = job.spec
+    return {
+        "job_id": job.job_id,
+        "state": state_name(job),
+        "request_id": job.request_id,
+        "spec": {
+            "configurations": [
+                {
+                    "players": c.players,
+                    "bots": list(c.bots),
+                    "seating": SEATING.get(c.seating, "rotate"),
+                    "wall": WALL.get(c.wall, "coloured"),
+                }
+                for c in spec.configurations
+            ],
+            "games": spec.games,
+            "seed": spec.seed,
+            "max_rounds": spec.max_rounds,
+        },
+        "games_total": job.games_total,
+        "games_done": job.games_done,
+        "chunks_total": job.chunks_total,
+        "chunks_done": job.chunks_done,
+        "created_at": _iso(job.created_at),
+        "started_at": _iso(job.started_at),
+        "finished_at": _iso(job.finished_at),
+        "error": job.error,
+        "rules_version": job.rules_version,
+    }
 
 
 def job_line(job) -> str:

@@ -8,7 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from .common import CommandError, UsageError
+from .common import CommandError, UsageError, whole_number
 
 
 def add_serve(subparsers: argparse._SubParsersAction) -> None:
@@ -61,7 +61,9 @@ def add_worker(subparsers: argparse._SubParsersAction) -> None:
         help="run a Celery worker that plays chunks",
         description="Run a Celery chunk worker (prefork pool) on the Redis of $AZULSIM_REDIS_URL.",
     )
-    p.add_argument("--concurrency", type=int, help="pool processes (default: one per core)")
+    p.add_argument(
+        "--concurrency", type=whole_number, help="pool processes (default: one per core)"
+    )
     p.add_argument("--loglevel", default="INFO", help="Celery log level (default INFO)")
     p.set_defaults(func=cmd_worker)
 

@@ -9,7 +9,14 @@ import sys
 from pathlib import Path
 
 from ..report import FORMATS, ReportError, load_statistics, unwrap, write_report
-from .common import CommandError, UsageError, add_client_options, make_client, rpc_errors
+from .common import (
+    CommandError,
+    UsageError,
+    add_client_options,
+    make_client,
+    resolve_job_id,
+    rpc_errors,
+)
 
 
 def add_report(subparsers: argparse._SubParsersAction) -> None:
@@ -17,14 +24,16 @@ def add_report(subparsers: argparse._SubParsersAction) -> None:
         "report",
         help="plot a job's statistics to an image or an HTML page",
         description=(
-            "Plot score distributions per bot, win rates with 95%% Wilson intervals per bot and "
+            "Plot score distributions per bot, win rates with 95% Wilson intervals per bot and "
             "per seat, and the game-length histogram, for each configuration. JOB is fetched "
             "from the API server; --from reads a saved statistics document instead "
             "(`azulsim simulate --json > stats.json`). The extension of -o picks the format: "
             ".png, .svg, .pdf or .html (self-contained, images embedded)."
         ),
     )
-    p.add_argument("job_id", nargs="?", metavar="JOB", help="job id on the API server")
+    p.add_argument(
+        "job_id", nargs="?", metavar="JOB", help="job id on the API server (or a unique prefix)"
+    )
     p.add_argument(
         "--from",
         dest="source",
@@ -55,7 +64,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             doc = load_statistics(args.source)
         else:
             with make_client(args) as client, rpc_errors(args):
-                doc = client.statistics_document(args.job_id)
+                doc = client.statistics_document(resolve_job_id(client, args.job_id))
         path = write_report(doc, args.output, title=args.title)
     except (ReportError, json.JSONDecodeError) as exc:
         raise UsageError(str(exc)) from None

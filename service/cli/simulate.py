@@ -8,8 +8,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .common import UsageError, add_spec_options, spec_from_args
-from .output import ProgressBar, write_statistics
+from .common import UsageError, add_spec_options, spec_from_args, whole_number
+from .output import write_statistics
+from .progress import TerminalProgress
 
 # Stand-in for sim.play.play_games (tests set it); None means the real batch engine.
 PLAY: Callable[..., Any] | None = None
@@ -33,8 +34,10 @@ def add_simulate(subparsers: argparse._SubParsersAction) -> None:
         help="JSON job spec (see sim/spec.py); --games, "
         "--seed and --max-rounds override its values",
     )
-    p.add_argument("--workers", type=int, help="processes (default: CPU count; 1: no pool)")
-    p.add_argument("--chunk-size", type=int, help="games per chunk (default: automatic)")
+    p.add_argument(
+        "--workers", type=whole_number, help="processes (default: CPU count; 1: no pool)"
+    )
+    p.add_argument("--chunk-size", type=whole_number, help="games per chunk (default: automatic)")
     out = p.add_mutually_exclusive_group()
     out.add_argument(
         "--json", action="store_true", help="print the statistics as one JSON document"
@@ -54,13 +57,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers must be at least 1; got {args.workers}")
     if args.chunk_size is not None and args.chunk_size < 1:
         raise UsageError(f"--chunk-size must be at least 1; got {args.chunk_size}")
-    bar = ProgressBar(spec.total_games, sys.stderr) if sys.stderr.isatty() else None
+    bar = TerminalProgress(sys.stderr, spec.total_games) if sys.stderr.isatty() else None
+    if bar:
+        bar.show(0)
     try:
         result = run_local(
             spec,
             workers=args.workers,
             chunk_size=args.chunk_size,
-            progress=bar.update if bar else None,
+            progress=bar.show if bar else None,
             play=PLAY,
         )
     finally:

@@ -89,11 +89,11 @@ def make_backend(config: ServerConfig, settings=None) -> Backend:
     import redis
 
     from workers.app import make_app
-    from workers.settings import load_settings
+    from workers.settings import load_settings, redis_client_options
     from workers.store import JobStore
 
     settings = settings or load_settings()
-    client = redis.Redis.from_url(
-        settings.redis_url, socket_timeout=10, socket_connect_timeout=3, health_check_interval=30
-    )
+    # Short timeouts and one retry (AZULSIM_API_REDIS_TIMEOUT_S): a call into a partition fails
+    # UNAVAILABLE inside the client's deadline (tests/test_netns.py::test_api_partitioned...).
+    client = redis.Redis.from_url(settings.redis_url, **redis_client_options(settings, api=True))
     return Backend(JobStore(client, settings), make_app(settings), config)

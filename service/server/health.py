@@ -11,13 +11,14 @@ from grpc_health.v1 import health_pb2
 from ..api import SERVICE_NAME
 
 HEALTH_POLL_S = 5.0
+HEALTH_PING_S = 3.0  # a ping stuck in a partition counts as "Redis does not answer" after this
 
 
 async def set_health(health, pool: ThreadPoolExecutor, ping: Callable[[], None]) -> None:
     """Ping the store once (in the pool) and set both health entries from the answer."""
     loop = asyncio.get_running_loop()
     try:
-        await loop.run_in_executor(pool, ping)
+        await asyncio.wait_for(loop.run_in_executor(pool, ping), HEALTH_PING_S)
         status = health_pb2.HealthCheckResponse.SERVING
     except Exception:  # noqa: BLE001 - any failure to reach Redis means not serving
         status = health_pb2.HealthCheckResponse.NOT_SERVING

@@ -1,0 +1,141 @@
+"""`azulsim up` as a user runs it: a local stack that keeps its jobs and results in a data
+directory across a restart (issue 10 item 7), and `azulsim watch` on a job that waits in the queue
+behind another (issue 14 item 5). A real redis-server, Celery worker and API server, started and
+stopped by the installed `azulsim` itself."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+from service.stack import free_port
+from tests.cli_util import AZULSIM, azulsim, user_env
+
+
+class Up:
+    """`azulsim up --workers 1` on a free port, with its banner read."""
+
+    def __init__(self, *args: str, **env: str):
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [str(AZULSIM), "up", "--workers", "1", "--listen", self.address, *args],
+            env=user_env(**env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.banner = ""
+        deadline = time.monotonic() + 90
+        while "Ctrl-C" not in self.banner:
+            line = self.proc.stdout.readline()
+            assert line or self.proc.poll() is None, self.proc.stderr.read()
+            self.banner += line
+            assert time.monotonic() < deadline, self.banner
+        self.children = psutil.Process(self.proc.pid).children(recursive=True)
+
+    def cli(self, *args: str, **kw) -> subprocess.CompletedProcess:
+        return azulsim(*args, "--server", self.address, **kw)
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        assert self.proc.wait(timeout=60) == 0, self.proc.stderr.read()
+        alive = psutil.wait_procs(self.children, timeout=10)[1]
+        assert not alive, f"still running after `up` stopped: {[p.pid for p in alive]}"
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for p in self.children:
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                pass
+
+
+def test_jobs_and_statistics_survive_a_restart(tmp_path):
+    data = tmp_path / "azulsim-data"
+    up = Up("--data-dir", str(data))
+    try:
+        assert re.search(rf"data +{re.escape(str(data))}/ +\(Redis append-only file", up.banner)
+        # a second stack on the same data directory is refused, with the reason
+        second = azulsim("up", "--data-dir", str(data), "--listen", "127.0.0.1:0", check=False)
+        assert second.returncode == 1 and "another `azulsim up` is using" in second.stderr
+        job = up.cli("submit", "--bots", "greedy,random", "--games", "300", "--seed", "9")
+        job_id = job.stdout.strip()
+        assert up.cli("watch", job_id).returncode == 0
+        before = json.loads(up.cli("stats", job_id, "--json").stdout)
+        assert before["games_done"] == 300
+        up.stop()
+    finally:
+        up.kill()
+    assert list((data / "redis").rglob("*.aof")), "no append-only file was written"
+    assert (data / "logs" / "worker.log").stat().st_size > 0
+
+    up = Up("--data-dir", str(data))
+    try:
+        jobs = json.loads(up.cli("jobs", "--json").stdout)["jobs"]
+        assert [(j["job_id"], j["state"]) for j in jobs] == [(job_id, "SUCCEEDED")]
+        assert json.loads(up.cli("stats", job_id, "--json").stdout) == before
+        up.stop()
+    finally:
+        up.kill()
+
+
+def test_ephemeral_keeps_nothing(tmp_path):
+    up = Up("--ephemeral", XDG_DATA_HOME=str(tmp_path / "xdg"))
+    try:
+        workdir = Path(re.search(r"data +(\S+)/ +\(--ephemeral", up.banner).group(1))
+        assert workdir.is_dir()
+        up.stop()
+    finally:
+        up.kill()
+    assert not workdir.exists() and not (tmp_path / "xdg").exists()
+
+
+def test_a_queued_job_says_what_is_ahead_of_it_every_2_s(tmp_path):
+    up = Up("--ephemeral", AZULSIM_CHUNK_GAMES="2000")
+    try:
+        big = up.cli("submit", "--bots", "greedy,greedy", "--games", "400000").stdout.strip()
+        small = up.cli("submit", "--bots", "greedy,random", "--games", "100000").stdout.strip()
+        watch = subprocess.Popen(
+            [str(AZULSIM), "watch", small, "--server", up.address],
+            env=user_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        lines: list[tuple[float, str]] = []
+        reader = threading.Thread(
+            target=lambda: lines.extend((time.monotonic(), ln) for ln in watch.stderr), daemon=True
+        )
+        reader.start()
+        time.sleep(7)
+        queued = [(t, ln) for t, ln in lines if ln.startswith("queued")]
+        assert len(queued) >= 3, lines
+        assert re.match(
+            r"queued behind [\d,]+ games of 1 earlier job: 0/100,000 games", queued[0][1]
+        )
+        ahead = int(re.search(r"behind ([\d,]+)", queued[0][1]).group(1).replace(",", ""))
+        assert 0 < ahead <= 800_000
+        gaps = [b - a for (a, _), (b, _) in zip(queued, queued[1:], strict=False)]
+        assert all(1.5 < g < 3.5 for g in gaps), gaps  # a line every 2 s, chunk or no chunk
+        up.cli("cancel", big)
+        assert watch.wait(timeout=120) == 0
+        reader.join(10)
+        last = lines[-1][1]
+        assert last.startswith(f"job {small} SUCCEEDED: 100,000/100,000 games"), "".join(
+            x for _, x in lines
+        )
+        assert any("games/s" in ln and "ETA" in ln for _, ln in lines if ln.startswith("running"))
+        up.stop()
+    finally:
+        up.kill()
