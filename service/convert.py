@@ -99,6 +99,8 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
         data["ratings"] = {"anchor": msg.ratings.anchor}
     if msg.sweep:
         data["sweep"] = list(msg.sweep)
+    if msg.game_records:
+        data["game_records"] = True
     try:
         return JobSpec.from_dict(data)
     except ValueError as exc:
@@ -172,6 +174,7 @@ def spec_to_proto(spec: JobSpec) -> pb.JobSpec:
         stop=stop_to_proto(spec.stop),
         ratings=pb.Ratings(anchor=spec.ratings.anchor) if spec.ratings is not None else None,
         sweep=list(spec.sweep or ()),
+        game_records=spec.game_records,
     )
 
 

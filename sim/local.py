@@ -67,21 +67,39 @@ class LocalResult:
 
 
 _worker_state: dict[str, Any] = {}
+RETURN_ROWS = "<return>"  # rows_dir of a run whose chunks hand their records to the parent
 
 
-def _init_worker(spec: JobSpec, chunk_size: int, play: PlayGames | None) -> None:
-    _worker_state.update(spec=spec, chunk_size=chunk_size, play=play)
+def _init_worker(
+    spec: JobSpec, chunk_size: int, play: PlayGames | None, rows_dir: str | None = None
+) -> None:
+    _worker_state.update(spec=spec, chunk_size=chunk_size, play=play, rows_dir=rows_dir)
+
+
+def _chunk(chunk: int):
+    s = _worker_state
+    if s.get("rows_dir") == RETURN_ROWS:  # the parent writes the records, in chunk order
+        from .gamerows import recording
+
+        seen, play = recording(s["play"])
+        result = play_chunk(s["spec"], s["chunk_size"], chunk, play)
+        return result._replace(joint=seen[0])
+    if s.get("rows_dir"):  # --games-out: the chunk's records go to its chunk file
+        from .gamerows import play_chunk_with_rows
+
+        return play_chunk_with_rows(s["spec"], s["chunk_size"], chunk, s["rows_dir"], s["play"])
+    return play_chunk(s["spec"], s["chunk_size"], chunk, s["play"])
 
 
 def _play_chunk(chunk: int) -> tuple[int, Counters]:
-    s = _worker_state
-    games, counters, _, _ = play_chunk(s["spec"], s["chunk_size"], chunk, s["play"])
+    games, counters, _, records = _chunk(chunk)
+    if records is not None:  # RETURN_ROWS: the chunk's records
+        return games, counters, chunk, records
     return games, counters
 
 
 def _play_joint_chunk(chunk: int) -> dict[str, Any]:
-    s = _worker_state
-    return play_chunk(s["spec"], s["chunk_size"], chunk, s["play"]).joint
+    return _chunk(chunk).joint
 
 
 def run_local(
@@ -91,6 +109,7 @@ def run_local(
     progress: Progress | None = None,
     play: PlayGames | None = None,
     on_check: Callable[[dict], None] | None = None,
+    games_out: str | os.PathLike | None = None,
 ) -> LocalResult:
     """Play every game of `spec` here and return the merged counters.
 
@@ -102,6 +121,9 @@ def run_local(
     progress : called with the number of games done (all configurations) after each chunk
     play : stand-in for `sim.play.play_games` (same signature); default the real one
     on_check : called with each check point of a stopping rule (`sim.stopping.evaluate`)
+    games_out : write every game as a row to this Parquet file (`sim.gamerows`): each chunk to
+        a chunk file beside it, gathered in (configuration, game) order at the end; not with a
+        stopping rule
 
     A job with a baseline or a stopping rule runs in joint chunks (`sim.sequential`), aligned to
     its check points: it stops at the first check point that decides, and its counters are those
@@ -120,8 +142,50 @@ def run_local(
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size}")
     chunk_size = aligned(spec, chunk_size)
+    if games_out is not None:
+        return _run_with_rows(spec, workers, chunk_size, progress, play, games_out)
+    return _run(spec, workers, chunk_size, progress, play, on_check)
+
+
+def _run_with_rows(spec, workers, chunk_size, progress, play, games_out) -> LocalResult:
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from .gamerows import GamesWriter, gather
+
+    if spec.stop is not None:
+        raise ValueError("games_out cannot be combined with a stopping rule")
+    out = Path(games_out)
+    if not spec.joint_chunks:
+        # Chunks are numbered configuration by configuration: in chunk order they are the file's
+        # (configuration, game) order, so the parent streams them straight into it.
+        from .chunk import chunk_games_range
+
+        t0 = time.perf_counter()
+        with GamesWriter(out, spec) as writer:
+            def write(chunk, records):
+                writer.write(chunk_games_range(spec, chunk_size, chunk)[0], records)
+
+            result = _run(spec, workers, chunk_size, progress, play, None, RETURN_ROWS, write)
+        result.extra["games_out"] = {"path": str(out), "rows": writer.rows}
+        return result
+    spool = tempfile.mkdtemp(prefix=".azulsim-games-", dir=out.parent if out.parent.exists() else None)
+    try:
+        result = _run(spec, workers, chunk_size, progress, play, None, spool)
+        t0 = time.perf_counter()
+        rows = gather(spool, out, spec, expected_chunks=result.chunks)
+        result.extra["games_out"] = {"path": str(out), "rows": rows, "gather_s": time.perf_counter() - t0}
+        return result
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
+
+
+def _run(
+    spec, workers, chunk_size, progress, play, on_check, rows_dir=None, write_rows=None
+) -> LocalResult:
     if spec.joint_chunks:
-        return _run_joint(spec, workers, chunk_size, progress, play, on_check)
+        return _run_joint(spec, workers, chunk_size, progress, play, on_check, rows_dir)
     tasks = range(chunks_total(spec, chunk_size))
     workers = min(workers, len(tasks))
     counters: Counters = {}
@@ -129,17 +193,20 @@ def run_local(
     began = time.perf_counter()
     with contextlib.ExitStack() as stack:
         if workers == 1:
-            _init_worker(spec, chunk_size, play)
+            _init_worker(spec, chunk_size, play, rows_dir)
             stack.callback(_worker_state.clear)
             parts = map(_play_chunk, tasks)
         else:
             pool = stack.enter_context(
                 multiprocessing.Pool(
-                    workers, initializer=_init_worker, initargs=(spec, chunk_size, play)
+                    workers, initializer=_init_worker, initargs=(spec, chunk_size, play, rows_dir)
                 )
             )
-            parts = pool.imap_unordered(_play_chunk, tasks)
-        for n, part in parts:
+            # Rows are written in chunk order: then the pool hands chunks back in order.
+            parts = (pool.imap if write_rows else pool.imap_unordered)(_play_chunk, tasks)
+        for n, part, *rows in parts:
+            if rows:
+                write_rows(*rows)
             counters = merge(counters, part)
             done += n
             if progress:
@@ -157,7 +224,7 @@ def default_joint_chunk_size(spec: JobSpec, workers: int) -> int:
     return max(spec.stop.check_every, min(spec.games, STOP_CHUNK_GAMES))
 
 
-def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResult:
+def _run_joint(spec, workers, chunk_size, progress, play, on_check, rows_dir=None) -> LocalResult:
     tasks = range(chunks_total(spec, chunk_size))
     workers = min(workers, len(tasks))
     prefix = Prefix(spec)
@@ -175,7 +242,7 @@ def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResu
             progress(prefix.games * len(spec.configurations))
         return prefix.done or prefix.trim is not None
 
-    _init_worker(spec, chunk_size, play)  # the recount of a trimmed chunk runs here
+    _init_worker(spec, chunk_size, play, rows_dir)  # the recount of a trimmed chunk runs here
     try:
         if workers == 1:
             for task in tasks:
@@ -184,7 +251,7 @@ def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResu
         else:
             # Leaving the `with` terminates what runs past the stop (it would be dropped anyway).
             with multiprocessing.Pool(
-                workers, initializer=_init_worker, initargs=(spec, chunk_size, play)
+                workers, initializer=_init_worker, initargs=(spec, chunk_size, play, rows_dir)
             ) as pool:
                 for chunk in pool.imap_unordered(_play_joint_chunk, tasks):
                     if take(chunk):

@@ -196,6 +196,8 @@ class JobSpec:
     sweep : names of the one or two parameters of the focal bot (``bots[0]``) that the
         configurations vary (`sim.sweep`), or None; needs a baseline. The statistics then hold a
         ``sweep`` section, one row per value
+    game_records : write every game's record (`sim.gamerows`) to the cluster's games directory
+        (service jobs; ``azulsim export`` gathers them); not with a stopping rule
     """
 
     configurations: tuple[Configuration, ...]
@@ -206,6 +208,7 @@ class JobSpec:
     stop: StopRule | None = None
     ratings: Ratings | None = None
     sweep: tuple[str, ...] | None = None
+    game_records: bool = False
 
     def __post_init__(self) -> None:
         configs = self.configurations
@@ -259,6 +262,13 @@ class JobSpec:
             object.__setattr__(self, "ratings", Ratings.from_dict(self.ratings, labels))
         if self.sweep is not None:
             object.__setattr__(self, "sweep", _check_sweep(self.sweep, checked, self.baseline))
+        if not isinstance(self.game_records, bool):
+            raise _fail("game_records", "true or false", self.game_records)
+        if self.game_records and self.stop is not None:
+            raise ValueError(
+                "game_records cannot be combined with a stopping rule (the games past the stop "
+                "are played but not counted)"
+            )
 
     def paired_configurations(self) -> list[int]:
         """Indices of the configurations paired with the baseline (same players and wall; the
@@ -314,6 +324,8 @@ class JobSpec:
             out["ratings"] = self.ratings.to_dict()
         if self.sweep is not None:
             out["sweep"] = list(self.sweep)
+        if self.game_records:
+            out["game_records"] = True
         return out
 
     @classmethod
@@ -322,7 +334,7 @@ class JobSpec:
             raise _fail("job spec", "an object", data)
         _check_keys(
             data, {"configurations", "games", "seed", "max_rounds", "baseline", "stop", "ratings",
-             "sweep"},
+             "sweep", "game_records"},
             "job spec",
         )
         if "configurations" not in data:
@@ -336,6 +348,7 @@ class JobSpec:
             stop=data.get("stop"),
             ratings=data.get("ratings"),
             sweep=data.get("sweep"),
+            game_records=data.get("game_records", False),
         )
 
     def to_json(self) -> str:

@@ -80,3 +80,46 @@ def test_sweep_is_one_job_equal_to_in_process(azulsim_env, celery_worker_process
         assert main([*argv, "--server", server.address]) == 0
         there = json.loads(capsys.readouterr().out)
     assert there == here
+
+
+def test_game_records_of_a_service_job_export_equal_to_in_process(
+    azulsim_env, celery_worker_process, tmp_path, capsys
+):
+    """Workers write each chunk's records to the shared games directory; `azulsim export`
+    gathers them into the same rows as `simulate --games-out` of the same spec."""
+    import pyarrow.parquet as pq
+
+    from service.cli import main
+    from sim.spec import JobSpec
+
+    spec = JobSpec.from_dict(
+        {"configurations": [{"players": 2, "bots": ["greedy", "random"]},
+                            {"players": 3, "bots": ["greedy", "random", "random"],
+                             "seating": "mirrored"}],
+         "games": 120, "seed": 6, "game_records": True}  # fmt: skip
+    )
+    games_dir = tmp_path / "games"
+    env = dict(azulsim_env, AZULSIM_CHUNK_GAMES="33", AZULSIM_GAMES_DIR=str(games_dir))
+    config = ServerConfig()
+    celery_worker_process(env, concurrency=2)
+    local = tmp_path / "local.parquet"
+    run_local(spec, workers=1, games_out=local)
+    with ServerThread(make_backend(config, load_settings(env)), config) as server:
+        with Client(server.address) as client:
+            job, _ = client.submit(spec)
+            job = _finish(client, job)
+    assert len(list((games_dir / job.job_id).glob("chunk-*.parquet"))) > 2
+    out = tmp_path / "export.parquet"
+    assert main(["export", job.job_id, "-o", str(out), "--games-dir", str(games_dir)]) == 0
+    assert "wrote 240 games" in capsys.readouterr().err
+    assert pq.read_table(out).equals(pq.read_table(local))
+    # A server whose cluster has no games directory refuses such a job, naming what is missing.
+    bare = {k: v for k, v in env.items() if k != "AZULSIM_GAMES_DIR"}
+    with ServerThread(make_backend(config, load_settings(bare)), config) as server:
+        with Client(server.address) as client:
+            import grpc
+
+            with pytest.raises(grpc.RpcError) as err:
+                client.submit(spec)
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "AZULSIM_GAMES_DIR" in err.value.details()

@@ -15,6 +15,11 @@ variable                          default         meaning
 ``AZULSIM_QUEUE``                 azulsim.chunks  Celery queue of the chunk tasks
 ``AZULSIM_JOB_TTL_S``             604800 (7 d)    seconds a finished job's keys are kept; also the
                                                   idle expiry of a job nobody works on
+``AZULSIM_GAMES_DIR``             (none)          a directory shared by the cluster (a volume)
+                                                  where workers write the per-game records of
+                                                  jobs with ``game_records``, one folder per job
+                                                  (``azulsim export`` gathers them); unset: such
+                                                  jobs are refused
 ``AZULSIM_CHUNK_GAMES``           50000           games per chunk, fixed per job when created:
                                                   ~2-3 s of greedy play on one core
                                                   (bench/chunk_overhead.py); lower it for search
@@ -107,6 +112,7 @@ class Settings:
     watchdog_s: float = 420.0
     liveness_file: str = ""
     remote_control: bool = False
+    games_dir: str = ""
 
     @property
     def broker_key_prefix(self) -> str:
@@ -187,6 +193,7 @@ _FIELDS = {
     "AZULSIM_WATCHDOG_S": ("watchdog_s", float),
     "AZULSIM_LIVENESS_FILE": ("liveness_file", str),
     "AZULSIM_REMOTE_CONTROL": ("remote_control", bool),
+    "AZULSIM_GAMES_DIR": ("games_dir", str),
 }
 _FLAGS = {"1": True, "true": True, "yes": True, "on": True,
           "0": False, "false": False, "no": False, "off": False}  # fmt: skip

@@ -60,7 +60,7 @@ class Configuration(_message.Message):
     def __init__(self, players: _Optional[int] = ..., bots: _Optional[_Iterable[str]] = ..., seating: _Optional[_Union[Seating, str]] = ..., wall: _Optional[_Union[Wall, str]] = ...) -> None: ...
 
 class JobSpec(_message.Message):
-    __slots__ = ("configurations", "games", "seed", "max_rounds", "baseline", "stop", "ratings", "sweep")
+    __slots__ = ("configurations", "games", "seed", "max_rounds", "baseline", "stop", "ratings", "sweep", "game_records")
     CONFIGURATIONS_FIELD_NUMBER: _ClassVar[int]
     GAMES_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
@@ -69,6 +69,7 @@ class JobSpec(_message.Message):
     STOP_FIELD_NUMBER: _ClassVar[int]
     RATINGS_FIELD_NUMBER: _ClassVar[int]
     SWEEP_FIELD_NUMBER: _ClassVar[int]
+    GAME_RECORDS_FIELD_NUMBER: _ClassVar[int]
     configurations: _containers.RepeatedCompositeFieldContainer[Configuration]
     games: int
     seed: int
@@ -77,7 +78,8 @@ class JobSpec(_message.Message):
     stop: StopRule
     ratings: Ratings
     sweep: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, configurations: _Optional[_Iterable[_Union[Configuration, _Mapping]]] = ..., games: _Optional[int] = ..., seed: _Optional[int] = ..., max_rounds: _Optional[int] = ..., baseline: _Optional[int] = ..., stop: _Optional[_Union[StopRule, _Mapping]] = ..., ratings: _Optional[_Union[Ratings, _Mapping]] = ..., sweep: _Optional[_Iterable[str]] = ...) -> None: ...
+    game_records: bool
+    def __init__(self, configurations: _Optional[_Iterable[_Union[Configuration, _Mapping]]] = ..., games: _Optional[int] = ..., seed: _Optional[int] = ..., max_rounds: _Optional[int] = ..., baseline: _Optional[int] = ..., stop: _Optional[_Union[StopRule, _Mapping]] = ..., ratings: _Optional[_Union[Ratings, _Mapping]] = ..., sweep: _Optional[_Iterable[str]] = ..., game_records: _Optional[bool] = ...) -> None: ...
 
 class Ratings(_message.Message):
     __slots__ = ("anchor",)

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from .common import PROG, CommandError, Parser
 from .compare import add_compare
+from .export import add_export
 from .jobs import add_bots, add_cancel, add_jobs, add_stats, add_submit, add_watch
 from .local import add_demo, add_up
 from .processes import add_serve, add_worker
@@ -49,6 +50,7 @@ COMMANDS = [
     add_bots,
     add_replay,
     add_report,
+    add_export,
 ]
 
 
