@@ -4,7 +4,8 @@ Plays one chunk of ``--chunk`` greedy-vs-random games (default 50,000; CPU time 
 writes ``--games`` rows (default 1,000,000) as the chunks of a job would be written: one chunk file
 per chunk (`sim.gamerows.write_chunk`, the played records with their game indices moved on), and
 gathers them into one file (`gather`), as service workers and ``azulsim export`` do, and writes
-the same rows straight into one file as ``azulsim simulate --games-out`` does (`GamesWriter`). Reports, in process CPU time (the machine is shared), rows per second of writing and of
+the same rows straight into one file as ``azulsim simulate --games-out`` does (`GamesWriter`).
+Reports, in process CPU time (the machine is shared), rows per second of writing and of
 gathering, the cost per game against playing it, and the peak RSS before and after writing (flat
 when memory does not grow with the game count). Writes bench/results/games_out.json::
 
@@ -43,8 +44,11 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=50_000)
     args = parser.parse_args()
     spec = JobSpec.from_dict(
-        {"configurations": [{"players": 2, "bots": ["greedy", "random"]}], "games": args.games,
-         "seed": 1}  # fmt: skip
+        {
+            "configurations": [{"players": 2, "bots": ["greedy", "random"]}],
+            "games": args.games,
+            "seed": 1,
+        }  # fmt: skip
     )
     t0 = time.process_time()
     records = play_games(spec.configurations[0], spec.seed, 0, args.chunk)
@@ -94,7 +98,9 @@ def main() -> None:
             "write_rows_per_s": round(rows / write_s),
             "gather_rows_per_s": round(rows / gather_s),
             "rows_per_s_write_and_gather": round(rows / (write_s + gather_s)),
-            "pct_of_play_time_chunk_files_and_gather": round(100 * per_game_rows / per_game_play, 2),
+            "pct_of_play_time_chunk_files_and_gather": round(
+                100 * per_game_rows / per_game_play, 2
+            ),
             "in_process_cpu_s": round(direct_s, 3),
             "in_process_rows_per_s": round(rows / direct_s),
             "in_process_pct_of_play_time": round(100 * direct_s / rows / per_game_play, 2),

@@ -109,15 +109,19 @@ def main() -> None:
         summary = {
             "benchmark": "sweep_service",
             "command": "python bench/sweep_service.py " + " ".join(sys.argv[1:]),
-            "spec": {"bots": BOTS, "configurations": len(spec.configurations),
-                     "games_per_configuration": spec.games},  # fmt: skip
+            "spec": {
+                "bots": BOTS,
+                "configurations": len(spec.configurations),
+                "games_per_configuration": spec.games,
+            },  # fmt: skip
             "chunk_games_setting": settings_games,
             "chunk_games_per_configuration": chunk_games,
             "chunks_in_job": chunks_total(spec, chunk_games),
             "job_redis_bytes_empty": before,
             "chunks": chunks,
             "merge_wall_s": round(merge_wall, 3),
-            "redis_used_cpu_s": redis_cpu.get("used_cpu_sys", 0) + redis_cpu.get("used_cpu_user", 0),
+            "redis_used_cpu_s": redis_cpu.get("used_cpu_sys", 0)
+            + redis_cpu.get("used_cpu_user", 0),
             "count_pct_of_play": round(100 * count / play, 2),
             "count_and_merge_pct_of_play": round(
                 100 * (count + len(chunks) * merge_wall) / play, 2

@@ -521,7 +521,9 @@ def _draw_sweep(sub, doc: Mapping[str, Any]) -> None:
     sub.suptitle(
         f"Sweep of {sw['bot']} against {', '.join(sw['opponents'])} - best "
         + ", ".join(f"{k}={v:g}" for k, v in (best.get("values") or {}).items())
-        + (f" (win rate {100 * best['win_rate']:.1f}%)" if best.get("win_rate") is not None else ""),
+        + (
+            f" (win rate {100 * best['win_rate']:.1f}%)" if best.get("win_rate") is not None else ""
+        ),
         fontsize=10,
     )
     ax_win, ax_score = sub.subplots(1, 2)

@@ -164,18 +164,25 @@ def _run_with_rows(spec, workers, chunk_size, progress, play, games_out) -> Loca
 
         t0 = time.perf_counter()
         with GamesWriter(out, spec) as writer:
+
             def write(chunk, records):
                 writer.write(chunk_games_range(spec, chunk_size, chunk)[0], records)
 
             result = _run(spec, workers, chunk_size, progress, play, None, RETURN_ROWS, write)
         result.extra["games_out"] = {"path": str(out), "rows": writer.rows}
         return result
-    spool = tempfile.mkdtemp(prefix=".azulsim-games-", dir=out.parent if out.parent.exists() else None)
+    spool = tempfile.mkdtemp(
+        prefix=".azulsim-games-", dir=out.parent if out.parent.exists() else None
+    )
     try:
         result = _run(spec, workers, chunk_size, progress, play, None, spool)
         t0 = time.perf_counter()
         rows = gather(spool, out, spec, expected_chunks=result.chunks)
-        result.extra["games_out"] = {"path": str(out), "rows": rows, "gather_s": time.perf_counter() - t0}
+        result.extra["games_out"] = {
+            "path": str(out),
+            "rows": rows,
+            "gather_s": time.perf_counter() - t0,
+        }
         return result
     finally:
         shutil.rmtree(spool, ignore_errors=True)

@@ -173,7 +173,11 @@ class Ratings:
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{path}.anchor: {exc}") from None
         if label not in labels:
-            raise _fail(f"{path}.anchor", "a bot of the configurations (" + ", ".join(labels) + ")", data["anchor"])
+            raise _fail(
+                f"{path}.anchor",
+                "a bot of the configurations (" + ", ".join(labels) + ")",
+                data["anchor"],
+            )
         return cls(label)
 
 
@@ -333,8 +337,18 @@ class JobSpec:
         if not isinstance(data, Mapping):
             raise _fail("job spec", "an object", data)
         _check_keys(
-            data, {"configurations", "games", "seed", "max_rounds", "baseline", "stop", "ratings",
-             "sweep", "game_records"},
+            data,
+            {
+                "configurations",
+                "games",
+                "seed",
+                "max_rounds",
+                "baseline",
+                "stop",
+                "ratings",
+                "sweep",
+                "game_records",
+            },
             "job spec",
         )
         if "configurations" not in data:
@@ -376,8 +390,7 @@ def _check_sweep(sweep: Any, configs: list[Configuration], baseline: int | None)
         if not isinstance(name, str) or name not in focal.params:
             raise _fail(
                 f"sweep[{i}]",
-                f"a parameter of the focal bot {focal.name!r} ("
-                + ", ".join(focal.params) + ")",
+                f"a parameter of the focal bot {focal.name!r} (" + ", ".join(focal.params) + ")",
                 name,
             )
     for k, c in enumerate(configs):

@@ -149,9 +149,7 @@ def sweep_spec(
                 "merge with the opponent's: give the opponent other parameters"
             )
         labels.append(spec.label)
-        configs.append(
-            Configuration(players, (spec.label, *bots[1:]), seating=seating, wall=wall)
-        )
+        configs.append(Configuration(players, (spec.label, *bots[1:]), seating=seating, wall=wall))
     if len(set(labels)) != len(labels):
         raise ValueError(f"sweep values give the same bot twice: {labels}")
     base = 0

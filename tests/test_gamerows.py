@@ -64,7 +64,9 @@ def test_rows_are_the_records(games_file):
                 assert row[f"winner_{p}"] == bool(rec.winners[i, p])
             assert row["rounds"] == rec.rounds[i] and row["turns"] == rec.turns[i]
             assert row["winners"] == rec.winners[i].sum()
-            assert row["end_reason"] == ("row_completed", "round_cap", "no_tiles")[rec.end_reason[i]]
+            assert (
+                row["end_reason"] == ("row_completed", "round_cap", "no_tiles")[rec.end_reason[i]]
+            )
         at += SPEC.games
     meta = pq.ParquetFile(games_file).schema_arrow.metadata
     assert JobSpec.from_json(meta[b"azulsim.spec"]) == SPEC

@@ -47,9 +47,9 @@ def _numeric_hessian(f, x, h=1e-4):
     for i in range(n):
         for j in range(n):
             e_i, e_j = np.eye(n)[i] * h, np.eye(n)[j] * h
-            out[i, j] = (f(x + e_i + e_j) - f(x + e_i - e_j) - f(x - e_i + e_j) + f(x - e_i - e_j)) / (
-                4 * h * h
-            )
+            out[i, j] = (
+                f(x + e_i + e_j) - f(x + e_i - e_j) - f(x - e_i + e_j) + f(x - e_i - e_j)
+            ) / (4 * h * h)
     return out
 
 
@@ -170,8 +170,9 @@ def test_ratings_are_chunking_independent(ladder):
 
 
 def test_three_player_tables_decompose_into_pairs():
-    spec = tournament_spec(["random", "greedy", "heuristic", "heuristic:floor=3"], players=3,
-                           games_per_pair=60, seed=2)
+    spec = tournament_spec(
+        ["random", "greedy", "heuristic", "heuristic:floor=3"], players=3, games_per_pair=60, seed=2
+    )
     assert len(spec.configurations) == 4 and all(c.players == 3 for c in spec.configurations)
     doc = derive(run_local(spec, workers=1).counters, spec)
     ratings = doc["ratings"]

@@ -64,8 +64,14 @@ def test_sweep_table_and_best_value(capsys):
     doc = json.loads(capsys.readouterr().out)
     best = max(doc["rows"], key=lambda r: r["win_rate"])
     assert doc["best"]["win_rate"] == best["win_rate"]
-    assert f"(best)" in [ln for ln in text.splitlines() if ln.strip().startswith(
-        f"floor={doc['best']['values']['floor']:g}")][0]
+    assert (
+        "(best)"
+        in [
+            ln
+            for ln in text.splitlines()
+            if ln.strip().startswith(f"floor={doc['best']['values']['floor']:g}")
+        ][0]
+    )
 
 
 @pytest.mark.parametrize(

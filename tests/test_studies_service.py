@@ -93,10 +93,15 @@ def test_game_records_of_a_service_job_export_equal_to_in_process(
     from sim.spec import JobSpec
 
     spec = JobSpec.from_dict(
-        {"configurations": [{"players": 2, "bots": ["greedy", "random"]},
-                            {"players": 3, "bots": ["greedy", "random", "random"],
-                             "seating": "mirrored"}],
-         "games": 120, "seed": 6, "game_records": True}  # fmt: skip
+        {
+            "configurations": [
+                {"players": 2, "bots": ["greedy", "random"]},
+                {"players": 3, "bots": ["greedy", "random", "random"], "seating": "mirrored"},
+            ],
+            "games": 120,
+            "seed": 6,
+            "game_records": True,
+        }  # fmt: skip
     )
     games_dir = tmp_path / "games"
     env = dict(azulsim_env, AZULSIM_CHUNK_GAMES="33", AZULSIM_GAMES_DIR=str(games_dir))

@@ -85,7 +85,9 @@ def test_bad_sweep_field_of_a_spec():
     with pytest.raises(ValueError, match=r"sweep\[0\] must be a parameter of the focal bot"):
         JobSpec.from_dict({**data, "sweep": ["width"]})
     with pytest.raises(ValueError, match="sweep needs a baseline"):
-        JobSpec.from_dict({**{k: v for k, v in data.items() if k != "baseline"}, "sweep": ["floor"]})
+        JobSpec.from_dict(
+            {**{k: v for k, v in data.items() if k != "baseline"}, "sweep": ["floor"]}
+        )
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +106,9 @@ def test_sweep_section_matches_a_plain_loop(swept):
     for k, row in enumerate(sw["rows"]):
         rec = play_games(spec.configurations[k], spec.seed, 0, spec.games)
         # The same deals and seats as the baseline, game for game.
-        assert (rec.seat_bot == base.seat_bot).all() and (rec.first_player == base.first_player).all()
+        assert (rec.seat_bot == base.seat_bot).all() and (
+            rec.first_player == base.first_player
+        ).all()
         fin = ~rec.truncated
         seat = np.argmax(rec.seat_bot == 0, axis=1)
         rows = np.arange(len(rec))

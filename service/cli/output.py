@@ -118,15 +118,24 @@ def _turn_order_lines(cfg: dict[str, Any]) -> str:
     header = ("", "player-games", "score [95% CI]", "wins", "win rate [95% CI]")
 
     def row(name: str, g: dict[str, Any], n: int) -> list[str]:
-        return [name, f"{n:,}", _interval(g["score"], g["score_ci95"], 2), f"{g['wins']:,}", _rate(g)]
+        return [
+            name,
+            f"{n:,}",
+            _interval(g["score"], g["score_ci95"], 2),
+            f"{g['wins']:,}",
+            _rate(g),
+        ]
 
     names = ["starts", "2nd to play", "3rd to play", "4th to play"]
     return (
         f"\n  Turn order: the start player of round 1 wins {_rate(first)} of "
         f"{turn['games']:,} games (no advantage: {100 * first['fair_win_rate']:.1f}%); "
-        f"score minus the others' mean {_interval(first['score_diff'], first['score_diff_ci95'], 2)}"
+        "score minus the others' mean "
+        f"{_interval(first['score_diff'], first['score_diff_ci95'], 2)}"
         "\n\n  By turn order in round 1\n"
-        + table(header, [row(names[g["position"]], g, g["player_games"]) for g in turn["positions"]])
+        + table(
+            header, [row(names[g["position"]], g, g["player_games"]) for g in turn["positions"]]
+        )
         + "\n  The start player, by the seat that started\n"
         + table(
             ("", "games started", *header[2:]),

@@ -64,7 +64,11 @@ def sweep_job(args: argparse.Namespace):
         )
     except ValueError as exc:
         text = str(exc)
-        for field, option in (("baseline", "--baseline"), ("games ", "--games "), ("seed ", "--seed ")):
+        for field, option in (
+            ("baseline", "--baseline"),
+            ("games ", "--games "),
+            ("seed ", "--seed "),
+        ):
             if text.startswith(field):
                 text = option + text[len(field) :]
         raise UsageError(f"--bots: {text}" if text.startswith(("bot", "sweep")) else text) from None
@@ -81,7 +85,9 @@ def _interval(x: float | None, ci, digits: int, percent: bool = False) -> str:
 
 
 def _values(row: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in row["values"].items())
+    return ", ".join(
+        f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in row["values"].items()
+    )
 
 
 def format_sweep(doc: dict[str, Any]) -> str:
@@ -103,7 +109,9 @@ def format_sweep(doc: dict[str, Any]) -> str:
                 _values(r) + mark,
                 f"{r['games']:,}",
                 _interval(r["win_rate"], r["win_rate_ci95"], 1, percent=True),
-                "-" if r["score"] is None else _interval(r["score"], r["score_ci95"], 2).lstrip("+"),
+                "-"
+                if r["score"] is None
+                else _interval(r["score"], r["score_ci95"], 2).lstrip("+"),
                 _interval(r["win_rate_diff"], r["win_rate_diff_ci95"], 3),
                 _interval(r["score_diff"], r["score_diff_ci95"], 2),
             ]
@@ -115,7 +123,8 @@ def format_sweep(doc: dict[str, Any]) -> str:
     if best:
         diff = ""
         if best["win_rate_diff"] is not None:
-            diff = f"; {_interval(best['win_rate_diff'], best['win_rate_diff_ci95'], 3)} over the baseline"
+            gain = _interval(best["win_rate_diff"], best["win_rate_diff_ci95"], 3)
+            diff = f"; {gain} over the baseline"
         lines.append(
             f"\nBest value: {_values(best)} ({best['bot']}), win rate "
             f"{_interval(best['win_rate'], best['win_rate_ci95'], 1, percent=True)}{diff}\n"

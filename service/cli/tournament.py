@@ -27,7 +27,9 @@ def add_tournament(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("bots", nargs="+", metavar="BOT", help="bot specs, e.g. greedy heuristic:floor=2")
+    p.add_argument(
+        "bots", nargs="+", metavar="BOT", help="bot specs, e.g. greedy heuristic:floor=2"
+    )
     p.add_argument("--players", type=int, default=2, help="2 (pairs, default), 3 or 4 (tables)")
     p.add_argument(
         "--games-per-pair",
@@ -57,7 +59,11 @@ def tournament_job(args: argparse.Namespace):
             anchor=args.anchor,
         )
     except ValueError as exc:
-        message = str(exc).replace("ratings.anchor", "--anchor").replace("games_per_pair", "--games-per-pair")
+        message = (
+            str(exc)
+            .replace("ratings.anchor", "--anchor")
+            .replace("games_per_pair", "--games-per-pair")
+        )
         raise UsageError(message.replace("players must", "--players must")) from None
 
 

@@ -16,7 +16,6 @@ Definitions (``n`` observations, sum ``s``, sum of squares ``q``):
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .. import RULES_VERSION

@@ -60,7 +60,9 @@ def comparisons(counters: Counters, spec) -> tuple[list[str], np.ndarray, np.nda
                 key = f"c{k}|h2h={a}|vs={b}"
                 i, j = index[a], index[b]
                 meetings[i, j] += counters.get(f"{key}|meetings", 0)
-                points[i, j] += counters.get(f"{key}|above", 0) + counters.get(f"{key}|level", 0) / 2
+                points[i, j] += (
+                    counters.get(f"{key}|above", 0) + counters.get(f"{key}|level", 0) / 2
+                )
     return labels, points, meetings
 
 
@@ -81,8 +83,9 @@ def fit(points: np.ndarray, meetings: np.ndarray, prior: float = PRIOR_DRAWS):
     w, m = w[np.ix_(active, active)], m[np.ix_(active, active)]
     wins = w.sum(axis=1)
     pi = np.ones(len(w))
-    converged = False
-    for it in range(1, MAX_ITERATIONS + 1):
+    converged, iterations = False, 0
+    while iterations < MAX_ITERATIONS:
+        iterations += 1
         denom = (m / (pi[:, None] + pi[None, :])).sum(axis=1)
         new = wins / denom
         new /= np.exp(np.log(new).mean())
@@ -92,7 +95,7 @@ def fit(points: np.ndarray, meetings: np.ndarray, prior: float = PRIOR_DRAWS):
             converged = True
             break
     theta[active] = np.log(pi)
-    return theta, it, converged
+    return theta, iterations, converged
 
 
 def information(theta: np.ndarray, meetings: np.ndarray, prior: float = PRIOR_DRAWS) -> np.ndarray:

@@ -43,7 +43,9 @@ def count_focal(records: GameRecords, config_index: int) -> Counters:
 def focal_figures(counters: Counters, k: int) -> dict[str, Any]:
     c = f"c{k}|focal"
     n, wins = int(counters.get(f"{c}|n", 0)), int(counters.get(f"{c}|wins", 0))
-    score = moments(n, int(counters.get(f"{c}|score.sum", 0)), int(counters.get(f"{c}|score.sumsq", 0)))
+    score = moments(
+        n, int(counters.get(f"{c}|score.sum", 0)), int(counters.get(f"{c}|score.sumsq", 0))
+    )
     return {
         "games": n,
         "wins": wins,

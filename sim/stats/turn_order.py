@@ -98,7 +98,9 @@ def count_turn_order(records: GameRecords, config_index: int, seat_label, labels
 def _cell(counters: Counters, prefix: str) -> dict[str, Any]:
     get = counters.get
     n, wins = int(get(f"{prefix}|n", 0)), int(get(f"{prefix}|wins", 0))
-    return _figures(n, wins, int(get(f"{prefix}|score.sum", 0)), int(get(f"{prefix}|score.sumsq", 0)))
+    return _figures(
+        n, wins, int(get(f"{prefix}|score.sum", 0)), int(get(f"{prefix}|score.sumsq", 0))
+    )
 
 
 def _figures(n: int, wins: int, s: int, q: int) -> dict[str, Any]:
@@ -131,7 +133,9 @@ def derive_turn_order(counters: Counters, k: int, config) -> dict[str, Any]:
     """The ``turn_order`` section of configuration `k` (docs/statistics.md)."""
     players = config.players
     c = f"c{k}|turn"
-    cells = [[_cell(counters, f"{c}|start={s}|pos={q}") for q in range(players)] for s in range(players)]
+    cells = [
+        [_cell(counters, f"{c}|start={s}|pos={q}") for q in range(players)] for s in range(players)
+    ]
     positions = []
     for q in range(players):
         sums = [
@@ -141,13 +145,19 @@ def derive_turn_order(counters: Counters, k: int, config) -> dict[str, Any]:
         positions.append({"position": q, **_figures(*sums)})
     games = positions[0]["player_games"]  # one start player per finished game
     start_seats = [
-        {"seat": s, "games": cells[s][0]["player_games"], **_strip(cells[s][0]),
-         "positions": [{"position": q, **cells[s][q]} for q in range(players)]}
+        {
+            "seat": s,
+            "games": cells[s][0]["player_games"],
+            **_strip(cells[s][0]),
+            "positions": [{"position": q, **cells[s][q]} for q in range(players)],
+        }
         for s in range(players)
     ]
     labels = list(dict.fromkeys(config.bots))
     bots = {
-        label: [{"position": q, **_cell(counters, f"{c}|bot={label}|pos={q}")} for q in range(players)]
+        label: [
+            {"position": q, **_cell(counters, f"{c}|bot={label}|pos={q}")} for q in range(players)
+        ]
         for label in labels
     }
     score_diff, score_ci = _advantage(counters, c, "score", games, players)
@@ -173,4 +183,3 @@ def derive_turn_order(counters: Counters, k: int, config) -> dict[str, Any]:
 def _strip(cell: dict[str, Any]) -> dict[str, Any]:
     """The start player's figures of a start seat (its player-games are the games)."""
     return {key: value for key, value in cell.items() if key != "player_games"}
-
