@@ -65,6 +65,37 @@ class LocalResult:
         }
         return doc
 
+    def ratings(self) -> dict[str, Any]:
+        """The ``ratings`` section of a tournament (a plain dict)."""
+        doc = self.statistics()
+        if "ratings" not in doc:
+            raise ValueError("this job is not a tournament (its spec has no ratings)")
+        return doc["ratings"]
+
+    def frame(self, table: str = "statistics"):
+        """A table of the statistics as a pandas DataFrame (`sim.frames`): ``statistics``,
+        ``turn_order``, ``ratings``, ``head_to_head``, ``sweep`` or ``comparison``."""
+        from . import frames
+
+        if table not in frames.FRAMES:
+            raise ValueError(f"table must be one of {', '.join(frames.FRAMES)}; got {table!r}")
+        return getattr(frames, f"{table}_frame")(self.statistics())
+
+    def statistics_frame(self):
+        return self.frame("statistics")
+
+    def turn_order_frame(self):
+        return self.frame("turn_order")
+
+    def ratings_frame(self):
+        return self.frame("ratings")
+
+    def sweep_frame(self):
+        return self.frame("sweep")
+
+    def comparison_frame(self):
+        return self.frame("comparison")
+
 
 _worker_state: dict[str, Any] = {}
 RETURN_ROWS = "<return>"  # rows_dir of a run whose chunks hand their records to the parent

@@ -51,6 +51,10 @@ def test_tournament_is_one_job_with_ratings(azulsim_env, celery_worker_process, 
             job, _ = client.submit(TOURNAMENT)
             job = _finish(client, job)
             doc = json.loads(client.statistics(job.job_id).statistics_json)
+            # The notebook path: the ratings as a dict and as a DataFrame.
+            assert client.ratings(job.job_id) == local["ratings"]
+            frame = client.ratings_frame(job.job_id)
+            assert list(frame["bot"]) == [b["bot"] for b in local["ratings"]["bots"]]
         assert doc["ratings"] == local["ratings"]
         assert [c["turn_order"] for c in doc["configurations"]] == [
             c["turn_order"] for c in local["configurations"]
