@@ -220,26 +220,27 @@ def _num(x, ci, d=2) -> str:
 def tables(result: dict) -> dict[str, str]:
     out = {}
     fp = result["first_player"]
-    lines = [f"`{fp['command']}`", "", "| wall | players | games | start player wins | fair share |"
-             " start player's score minus the others' |", "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    header = ("| wall | players | games | start player wins | fair share "
+              "| start player's score minus the others' |")  # fmt: skip
+    lines = [f"`{fp['command']}`", "", header, "| --- | --- | --- | --- | --- | --- |"]
     for r in fp["rows"]:
         lines.append(f"| {r['wall']} | {r['players']} | {r['games']:,} | "
                      f"{_pct(r['win_rate'], r['win_rate_ci95'])} | {100 * r['fair']:.1f} % | "
                      f"{_num(r['score_diff'], r['score_diff_ci95'])} |")  # fmt: skip
     out["first_player"] = "\n".join(lines)
     w = result["walls"]
-    lines = [f"`{w['command']}`", "", "| wall | games | score | rounds | bonus | rows | columns |"
-             " colours | floor penalty |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    header = "| wall | games | score | rounds | bonus | rows | columns | colours | floor penalty |"
+    lines = [f"`{w['command']}`", "", header, "|" + " --- |" * 9]
     for r in w["rows"]:
-        cells = [f"{r[k]:.2f} ± {r[k] - r[f'{k}_ci95'][0]:.2f}"
-                 for k in ("score", "rounds", "bonus", "rows", "columns", "colours", "floor")]  # fmt: skip
+        names = ("score", "rounds", "bonus", "rows", "columns", "colours", "floor")
+        cells = [f"{r[k]:.2f} ± {r[k] - r[f'{k}_ci95'][0]:.2f}" for k in names]
         lines.append(f"| {r['wall']} | {r['games']:,} | " + " | ".join(cells) + " |")
     lines += ["", "Game g deals the same tiles, seats and start player on both walls (the deal "
               "depends on the seed and the game, not on the wall)."]  # fmt: skip
     out["walls"] = "\n".join(lines)
     t = result["tuning"]
-    lines = [f"`{t['command']}`", "", "| floor | win rate vs greedy | score | score minus floor=0 |",
-             "| --- | --- | --- | --- |"]  # fmt: skip
+    header = "| floor | win rate vs greedy | score | score minus floor=0 |"
+    lines = [f"`{t['command']}`", "", header, "| --- | --- | --- | --- |"]
     for r in t["rows"]:
         diff = (
             "baseline" if r["score_diff"] is None else _num(r["score_diff"], r["score_diff_ci95"])
