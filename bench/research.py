@@ -14,7 +14,8 @@ Sweeps and tournaments are played here through the job specs their commands buil
 study row) and the table come from the same statistics.
 
 Writes the spec files and figures under docs/research/, bench/results/research.json, and the
-figures' numbers into docs/research.md between its ``<!-- study:NAME -->`` markers::
+figures' numbers into docs/research.md between its ``<!-- study:NAME -->`` markers (the ladder
+into docs/bots.md too)::
 
     python bench/research.py [--quick]
 """
@@ -270,13 +271,17 @@ def tables(result: dict) -> dict[str, str]:
 
 
 def write_docs(parts: dict[str, str]) -> None:
-    path = ROOT / "docs" / "research.md"
+    _write_markers(ROOT / "docs" / "research.md", parts)
+    _write_markers(ROOT / "docs" / "bots.md", {"ladder": parts["ladder"]})
+
+
+def _write_markers(path: Path, parts: dict[str, str]) -> None:
     text = path.read_text()
     for name, body in parts.items():
         pattern = re.compile(rf"(<!-- study:{name} -->\n).*?(<!-- /study:{name} -->)", re.S)
         text, n = pattern.subn(lambda m, b=body: m.group(1) + b + "\n" + m.group(2), text)
         if n != 1:
-            raise SystemExit(f"docs/research.md has no study:{name} markers")
+            raise SystemExit(f"{path} has no study:{name} markers")
     path.write_text(text)
 
 
