@@ -19,6 +19,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from sim.quote import shown
 from sim.spec import JobSpec
 
 from .api import azulsim_pb2 as pb
@@ -201,7 +202,7 @@ def check_request_id(request_id: str) -> str:
     if request_id and not REQUEST_ID.fullmatch(request_id):
         raise ValueError(
             "request_id must be 1 to 128 characters from A-Z a-z 0-9 . _ : -; "
-            f"got {request_id[:140]!r}"
+            f"got {shown(request_id)}"
         )
     return request_id
 
@@ -210,7 +211,7 @@ def check_job_id(job_id: str) -> str:
     if not job_id:
         raise ValueError("job_id is required")
     if not JOB_ID.fullmatch(job_id):
-        raise ValueError(f"job_id is not a job id; got {job_id[:80]!r}")
+        raise ValueError(f"job_id is not a job id; got {shown(job_id)}")
     return job_id
 
 

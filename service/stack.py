@@ -125,7 +125,9 @@ class Stack:
         text = path.read_text(errors="replace") if path.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
 
-    def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen:
+    def _spawn(
+        self, name: str, argv: list[str], pass_fds: tuple[int, ...] = ()
+    ) -> subprocess.Popen:
         with open(self.log(name), "ab") as out:
             proc = subprocess.Popen(
                 argv,
@@ -134,6 +136,7 @@ class Stack:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                pass_fds=pass_fds,
             )
         self.procs[name] = proc
         return proc
@@ -182,7 +185,10 @@ class Stack:
             )
         port = free_port()
         if self.data_dir is not None:
-            self._spawn("redis", redis_argv(binary, port, self.data_dir / "redis", aof=True))
+            # Redis holds the data directory's lock too: should this process die, a Redis left
+            # running on the append-only file still keeps a second stack off it.
+            argv = redis_argv(binary, port, self.data_dir / "redis", aof=True)
+            self._spawn("redis", argv, pass_fds=(self._lock.fileno(),))
         else:
             self._spawn("redis", redis_argv(binary, port, self.workdir))
         deadline = time.monotonic() + 10
@@ -239,8 +245,9 @@ class Stack:
         except OSError:
             lock.close()
             raise StackError(
-                f"another `azulsim up` is using the data directory {data_dir}; stop it first, "
-                "or give this one --data-dir DIR or --ephemeral"
+                f"another `azulsim up` (or a redis-server it left running) is using the data "
+                f"directory {data_dir}; stop it first, or give this one --data-dir DIR or "
+                "--ephemeral"
             ) from None
         self._lock = lock
 

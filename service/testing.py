@@ -18,11 +18,15 @@ from .server import Backend, RunningServer, start_server
 
 
 class ServerThread:
-    """`start_server` on a free port of 127.0.0.1, in a thread; a context manager."""
+    """`start_server` on a free port of 127.0.0.1 (or on `listen`), in a thread; a context
+    manager."""
 
-    def __init__(self, backend: Backend, config: ServerConfig | None = None):
+    def __init__(
+        self, backend: Backend, config: ServerConfig | None = None, listen: str = "127.0.0.1:0"
+    ):
         self.backend = backend
         self.config = config or ServerConfig()
+        self.listen = listen
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.running: RunningServer | None = None
@@ -38,9 +42,14 @@ class ServerThread:
     def start(self) -> ServerThread:
         self.thread.start()
         future = asyncio.run_coroutine_threadsafe(
-            start_server(self.backend, self.config, "127.0.0.1:0"), self.loop
+            start_server(self.backend, self.config, self.listen), self.loop
         )
-        self.running = future.result(timeout=30)
+        try:
+            self.running = future.result(timeout=30)
+        except BaseException:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(10)
+            raise
         return self
 
     def stop(self, grace: float = 1.0) -> None:

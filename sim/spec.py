@@ -39,6 +39,7 @@ import numpy as np
 from . import rng
 from .bots.registry import BotSpec, get_bot_info, parse_bot_spec
 from .constants import DEFAULT_MAX_ROUNDS, WALLS
+from .quote import shown
 from .stopping import StopRule
 
 PLAYERS = (2, 3, 4)
@@ -55,7 +56,7 @@ def _is_int(value: Any) -> bool:
 
 
 def _fail(path: str, what: str, value: Any) -> ValueError:
-    return ValueError(f"{path} must be {what}; got {value!r}")
+    return ValueError(f"{path} must be {what}; got {shown(value)}")
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ class Configuration:
         if len(bots) != self.players:
             raise ValueError(
                 f"{path}.bots must name one bot per seat ({self.players}); got {len(bots)}: "
-                f"{list(bots)!r}"
+                f"{shown(list(bots), 80)}"
             )
         specs = []
         for i, text in enumerate(bots):
@@ -145,7 +146,7 @@ def _check_keys(data: Mapping, allowed: set[str], path: str) -> None:
     for key in data:
         if key not in allowed:
             raise ValueError(
-                f"{path}: unknown field {key!r} (allowed: {', '.join(sorted(allowed))})"
+                f"{path}: unknown field {shown(key)} (allowed: {', '.join(sorted(allowed))})"
             )
 
 

@@ -18,6 +18,10 @@ pool child inherits it. It is driven by environment variables of that worker:
 ``AZULSIM_FAULT_RACE``   ``1``: the task's own "is the job still running?" check before merging
                          always says yes, as if a cancel landed just after it; only the Lua
                          merge's atomic check is left to refuse
+``AZULSIM_FAULT_DELIVER_DELAY``  ``chunk:seconds`` items: the worker's main process waits that
+                         long between taking the chunk's message off the queue (BRPOP) and
+                         kombu's ``unacked`` bookkeeping. In that window the message is in
+                         neither, so "queue and unacked empty" does not mean "every message ran"
 
 Files written in the directory: ``busy-<pid>`` (the chunk a pool child is playing, while it plays),
 ``killed-<phase>-<chunk>`` (time of a self-kill), ``held-<chunk>``.
@@ -29,12 +33,14 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
+REPO = Path(__file__).resolve().parent.parent
 
 FAULT_PREAMBLE = r"""
 import os, signal, time, pathlib
@@ -90,6 +96,23 @@ def _merge_chunk(self, job_id, chunk, *args, **kwargs):
             time.sleep(0.05)
     return out
 _fs.JobStore.merge_chunk = _merge_chunk
+
+_fdeliver = {}
+for _item in filter(None, (os.environ.get("AZULSIM_FAULT_DELIVER_DELAY") or "").split(",")):
+    _c, _, _s = _item.partition(":")
+    _fdeliver[int(_c)] = float(_s)
+if _fdeliver:
+    import json as _fjson
+    import kombu.transport.redis as _fkr
+    _fappend = _fkr.QoS.append
+    def _append(self, message, delivery_tag):
+        try:
+            _c = int(_fjson.loads(message.body)[0][1])
+        except Exception:
+            _c = -1
+        time.sleep(_fdeliver.get(_c, 0.0))
+        return _fappend(self, message, delivery_tag)
+    _fkr.QoS.append = _append
 
 if os.environ.get("AZULSIM_FAULT_RACE") == "1":
     _fs.JobStore.job_state = lambda self, job_id: "RUNNING"
@@ -221,6 +244,53 @@ class RedisProcess:
     def log(self) -> str:
         path = self.workdir / "redis.log"
         return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+
+
+class ApiProcess:
+    """``azulsim serve`` (``python -m service serve``) as a child process on a fixed port, which
+    a test may kill and start again there."""
+
+    def __init__(self, env: dict[str, str], port: int, workdir: Path):
+        self.env = {**os.environ, **env, "PYTHONPATH": str(REPO)}
+        self.port, self.workdir = port, workdir
+        self.proc: subprocess.Popen | None = None
+        self.starts = 0
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> ApiProcess:
+        port_file = self.workdir / "api.port"
+        port_file.unlink(missing_ok=True)
+        log = open(self.workdir / f"api-{self.starts}.log", "wb")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "service", "serve", "--listen", self.address,
+             "--port-file", str(port_file)],
+            env=self.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        self.starts += 1
+        wait_until(
+            lambda: port_file.exists() or self.proc.poll() is not None,
+            60,
+            "the API server to listen",
+            details=self.log,
+        )
+        assert self.proc.poll() is None, self.log()
+        return self
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def log(self) -> str:
+        return "\n".join(p.read_text(errors="replace") for p in sorted(self.workdir.glob("api-*")))
 
 
 class ReplyCuttingProxy:

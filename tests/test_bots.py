@@ -188,7 +188,7 @@ def test_parameters_are_validated_by_the_registry():
         parse_bot_spec("rollout:width=2.5")
     with pytest.raises(ValueError, match="unknown parameter"):
         parse_bot_spec("greedy:floor=1")
-    assert parse_bot_spec("heuristic: floor = 2.50").label == "heuristic:floor=2.5"
+    assert parse_bot_spec("heuristic:floor=2.50").label == "heuristic:floor=2.5"
     bot = make_bot("heuristic:floor=2.5,centre=0")
     assert isinstance(bot, HeuristicBot) and bot.floor_w == 2.5 and bot.centre == 0
     rollout = make_bot("rollout:width=3,bonus=0.5")

@@ -119,3 +119,12 @@ def test_jobs_table_and_job_id_prefixes(in_process_server):  # noqa: F811
     missing = azulsim("stats", "ffffffffffff", *server, check=False)
     if not any(i.startswith("ffffffffffff") for i in ids):
         assert missing.returncode == 1 and "NOT_FOUND" in missing.stderr
+
+
+def test_bots_json_is_plain(in_process_server):  # noqa: F811
+    bots = json.loads(azulsim("bots", "--json", "--server", in_process_server).stdout)["bots"]
+    keys = {"name", "type", "default", "min", "max", "choices", "doc"}
+    params = [p for b in bots for p in b["parameters"]]
+    assert params and all(set(p) == keys for p in params)  # unbounded is null, not missing
+    floor = next(p for b in bots if b["name"] == "heuristic" for p in b["parameters"])
+    assert isinstance(floor["min"], float | None) and isinstance(floor["choices"], list)

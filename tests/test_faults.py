@@ -16,8 +16,6 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from sim.local import run_local
 from sim.spec import JobSpec
 from tests.faults_util import (
     FAULT_PREAMBLE,
+    ApiProcess,
     RedisProcess,
     busy_children,
     wait_until,
@@ -62,6 +61,7 @@ FAST_LIMITS = {
     "AZULSIM_TASK_HARD_LIMIT_S": "8",
     "AZULSIM_VISIBILITY_TIMEOUT_S": "10",
     "AZULSIM_STALL_S": "12",
+    "AZULSIM_LEASE_S": "3",  # renewed every second while a chunk plays
     "AZULSIM_RECONCILE_INTERVAL_S": "0",
 }
 
@@ -160,11 +160,31 @@ def requeued_or_restarted(store: JobStore, job_id: str) -> set[int]:
 
 
 def broker_idle(store: JobStore) -> bool:
-    """No chunk message waiting and none delivered but unacked (kombu's ``unacked`` hash)."""
+    """No chunk message waiting and none delivered but unacked (kombu's ``unacked`` hash).
+
+    Not enough to say every message has run: a worker takes a message off the queue (BRPOP) and
+    only then records it in ``unacked`` (kombu ``QoS.append``), and in between it is in neither.
+    Tests that read outcomes from the log wait for them with `wait_outcomes` first."""
     return (
         queue_length(store, store.settings.queue) == 0
         and store.redis.hlen(store.settings.broker_key_prefix + "unacked") == 0
     )
+
+
+def wait_outcomes(workers, job_id: str, messages: int, timeout: float = 60.0) -> dict:
+    """Wait until `messages` chunk messages of the job have each logged their outcome (every task
+    that ends without being killed logs one), then until the broker is idle; the outcomes."""
+    found = wait_until(
+        lambda: (
+            (seen := outcomes(logs_of(workers), job_id))
+            and sum(map(len, seen.values())) >= messages
+            and seen
+        ),
+        timeout,
+        f"{messages} chunk outcomes of {job_id} in the log",
+        details=lambda: logs_of(workers)[-6000:],
+    )
+    return found
 
 
 def report(fault: str, **figures) -> None:
@@ -252,7 +272,9 @@ def test_pool_child_sigkills_itself_at_each_phase(
     assert_exact(store, job.job_id, expected, [worker])
     assert len(list(fault_dir.glob("killed-*"))) == 6
     assert worker.log().count("WorkerLostError") >= 6
-    # Every redelivered message has run (acked) before we read the log.
+    # Every message ends with one logged outcome, the redelivered ones included (the killed
+    # attempts log none): 12. Then nothing is left in the broker.
+    wait_outcomes([worker], job.job_id, CHUNKS)
     wait_until(lambda: broker_idle(store), 30, "the broker to drain", details=worker.log)
     seen = outcomes(worker.log(), job.job_id)
     for c in (1, 7, 3, 9):  # died before merging: the second attempt merged
@@ -327,8 +349,10 @@ def test_worker_node_killed_replaced_at_once_reconciler(
     stack, env, expected, celery_worker_process, fault_dir
 ):
     """Node A is SIGKILLed mid-chunk and node B starts at once, with the reconciler sweeping
-    every second: A's started chunks are published again once their attempt is older than
-    AZULSIM_STALL_S, without waiting for the broker."""
+    every second: once the leases of A's two chunks lapsed (AZULSIM_LEASE_S 3 s) and their
+    deliveries are a lease and the grace (2 s) old, the reconciler takes their messages out of
+    kombu's unacked hash and publishes each chunk once, before the visibility timeout (10 s):
+    exactly 2 publishes, kombu restores nothing, every chunk merged once."""
     store, app = stack
     env["AZULSIM_RECONCILE_INTERVAL_S"] = "1"
     job, in_flight, killed_at = _kill_node_mid_job(
@@ -338,14 +362,19 @@ def test_worker_node_killed_replaced_at_once_reconciler(
     recover = merged_times(store, job.job_id, in_flight, killed_at, timeout=60)
     wait_job(store, job.job_id, celery_worker_process)
     assert_exact(store, job.job_id, expected, celery_worker_process)
-    # Recovered by the reconciler's stall rule or by kombu's sweep, whichever came first.
-    assert "published" in node_b.log() or "Restoring" in node_b.log(), node_b.log()
+    # Taken over (had kombu restored them first, take_over.lua would have found no entry and
+    # published nothing), and published once each. Their merge comes later than the take-over:
+    # a republished message joins the back of the queue.
+    assert f"({len(in_flight)} taken from a gone worker)" in node_b.log(), node_b.log()
+    assert store.republished_total() == len(in_flight)
+    seen = wait_outcomes(celery_worker_process, job.job_id, CHUNKS)  # A's and B's logs
+    assert all(seen[c].count("merged") + seen[c].count("finished") == 1 for c in in_flight), seen
     report(
         "node-sigkill/reconciler",
         in_flight=in_flight,
-        stall_s=store.settings.stall_s,
+        lease_s=store.settings.lease_s,
         recover_s=recover,
-        republished="published" in node_b.log(),
+        republished=store.republished_total(),
         job_s=round(time.monotonic() - killed_at, 1),
     )
 
@@ -390,7 +419,9 @@ def test_duplicate_broker_messages_count_once(
     by_chunk = {chunk_of(m): m for m in raw}
     for c in (0, 6):  # adjacent copies: both delivered together to the two children
         assert store.redis.linsert(queue, "BEFORE", by_chunk[c], by_chunk[c]) > 0
-    (worker,) = start_workers(celery_worker_process, env, concurrency=2, delay=0.3)
+    (worker,) = start_workers(
+        celery_worker_process, env, concurrency=2, delay=0.3, AZULSIM_FAULT_DELIVER_DELAY="3:0.5"
+    )
     wait_until(
         lambda: store.redis.getbit(store.job_keys(job.job_id)["done"], 1),
         60,
@@ -401,9 +432,14 @@ def test_duplicate_broker_messages_count_once(
     store.redis.rpush(queue, by_chunk[1])  # next to be consumed: a late copy of a merged chunk
     wait_job(store, job.job_id, [worker])
     store.redis.rpush(queue, by_chunk[3])  # a copy after the job finished
+    # 12 messages, 2 twins, the late copy and the copy after the end: 16 outcomes. Waiting for
+    # the broker to look idle instead missed the last copy while it was between the queue and
+    # kombu's unacked hash (the worker's 0.5 s delay on chunk 3's deliveries widens that window).
+    wait_outcomes([worker], job.job_id, CHUNKS + 4)
     wait_until(lambda: broker_idle(store), 30, "the broker to drain", details=worker.log)
     assert_exact(store, job.job_id, expected, [worker])
     seen = outcomes(worker.log(), job.job_id)
+    assert sum(map(len, seen.values())) == CHUNKS + 4, seen
     for c in range(CHUNKS):
         assert seen[c].count("merged") + seen[c].count("finished") == 1, (c, seen[c])
     for c in (0, 6):  # the twin was skipped at start or refused by the merge's done bit
@@ -525,52 +561,6 @@ def test_redis_dies_between_merge_and_ack(
 
 
 # --- 5. the gRPC server restarted while jobs run ------------------------------------------------
-
-
-class ApiProcess:
-    """``azulsim serve`` (``python -m service serve``) as a child process on a fixed port."""
-
-    def __init__(self, env: dict[str, str], port: int, workdir: Path):
-        self.env = {**os.environ, **env, "PYTHONPATH": str(REPO)}
-        self.port, self.workdir = port, workdir
-        self.proc: subprocess.Popen | None = None
-        self.starts = 0
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self) -> ApiProcess:
-        port_file = self.workdir / "api.port"
-        port_file.unlink(missing_ok=True)
-        log = open(self.workdir / f"api-{self.starts}.log", "wb")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service", "serve", "--listen", self.address,
-             "--port-file", str(port_file)],
-            env=self.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
-        self.starts += 1
-        wait_until(
-            lambda: port_file.exists() or self.proc.poll() is not None,
-            60,
-            "the API server to listen",
-            details=self.log,
-        )
-        assert self.proc.poll() is None, self.log()
-        return self
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def log(self) -> str:
-        return "\n".join(p.read_text(errors="replace") for p in sorted(self.workdir.glob("api-*")))
 
 
 @pytest.fixture
@@ -714,7 +704,9 @@ def _cancel_mid_chunks(store, cancel, celery_worker_process, env, fault_dir, **e
     cancelled = cancel(job.job_id)
     snapshot = (store.counters(job.job_id), store.get_job(job.job_id))
     assert cancelled.state in ("CANCELLED", 5)  # the store's JobInfo or the API's enum
-    # Drain: the chunks in play end, every message left runs (and is skipped), all acked.
+    # Drain: the chunks in play end, every message left runs (and is skipped), all acked. Each
+    # of the 12 messages logs one outcome (merged, refused, or skipped before or after play).
+    wait_outcomes(workers, job.job_id, CHUNKS)
     wait_until(
         lambda: not busy_children(fault_dir) and broker_idle(store),
         60,

@@ -13,6 +13,8 @@ every request:
   ``spec.configurations[1].bots[0]``, ``request_id``, ``job_id``, ``page_size``…);
 - an unknown (well-formed) job id gives NOT_FOUND, a request over the limit RESOURCE_EXHAUSTED;
 - a valid request succeeds;
+- no error message is longer than `MAX_DETAILS` (300) characters, however long the value sent
+  (a message quotes at most a short prefix of a bad value);
 
 and after each test the server still answers its health check with SERVING. The number of
 requests sent is printed at the end of the module (``-s`` shows it); the default run sends about
@@ -49,6 +51,9 @@ SERVICE = "/azulsim.v1.AzulSim/"
 # (DEADLINE_EXCEEDED), a dead server (UNAVAILABLE), a method that vanished (UNIMPLEMENTED).
 FORBIDDEN = {C.INTERNAL, C.UNKNOWN, C.UNAVAILABLE, C.DEADLINE_EXCEEDED, C.UNIMPLEMENTED}
 ID_CHARS = re.compile(r"[A-Za-z0-9._:\-]+")  # request and job ids, per the proto
+MAX_DETAILS = 300  # the longest error message allowed, whatever was sent
+LONG = ["x" * 10_000, "é" * 5_000, "a:" * 3_000, "9" * 20_000, "\x00" * 5_000, "\\" * 999]
+# (each under MAX_MESSAGE and over any field limit; NUL and backslash grow 4x and 2x in a repr)
 
 SENT = {"requests": 0}
 CODES: dict[str, int] = {}
@@ -123,7 +128,8 @@ class Fuzz:
 
     def _seen(self, method: str, code: C, details: str) -> C:
         CODES[code.name] = CODES.get(code.name, 0) + 1
-        assert code not in FORBIDDEN, f"{method}: {code.name} {details}"
+        assert code not in FORBIDDEN, f"{method}: {code.name} {details[:500]}"
+        assert len(details) <= MAX_DETAILS, f"{method}: {len(details)} characters: {details[:400]}"
         return code
 
     def healthy(self) -> None:
@@ -199,12 +205,21 @@ odd_text = st.one_of(
 
 GOOD_BOTS = st.one_of(
     st.sampled_from(
-        ["greedy", "random", "heuristic", " greedy ", "heuristic: floor = 2.5", "rollout:width=2"]
+        [
+            "greedy",
+            "random",
+            "heuristic",
+            "heuristic:floor=2.50",
+            "heuristic:floor=-0",
+            "rollout:width=2",
+            "rollout:width=03",
+        ]
     ),
-    st.builds(
-        lambda k, v: f"heuristic:{k}={v}",
+    st.builds(  # plain decimals only (no exponent): positional, up to 20 decimals
+        lambda k, v, d: f"heuristic:{k}={v:.{d}f}",
         st.sampled_from(["floor", "points", "bonus", "marker"]),
         st.floats(0, 5, allow_nan=False),
+        st.integers(0, 20),
     ),
     st.builds(lambda w: f"rollout:width={w}", st.integers(1, 12)),
 )
@@ -230,6 +245,16 @@ BAD_BOTS = st.one_of(
             "random|x",
             "greedy\x00",
             "x" * 201,
+            " greedy",
+            "greedy\n",
+            "heuristic: floor=1",
+            "heuristic:floor=0_5",
+            "heuristic:floor=\u0663",
+            "heuristic:floor=1e-400",
+            "heuristic:floor=1e0",
+            "heuristic:floor=+1",
+            "rollout:width=\u0663",
+            *LONG,
         ]
     ),
     st.text(max_size=60).filter(lambda t: not _bot_ok(t)),
@@ -341,7 +366,7 @@ def submit_case(draw):
             st.one_of(
                 st.text(min_size=1, max_size=40).filter(lambda t: not ID_CHARS.fullmatch(t)),
                 st.just("x" * 129),
-                st.sampled_from(["run-1\n", "a b", "ключ", "id/1", "\n"]),
+                st.sampled_from(["run-1\n", "a b", "ключ", "id/1", "\n", *LONG]),
             )
         )
         field = "request_id"
@@ -357,7 +382,7 @@ job_ids = st.one_of(
     st.text(max_size=80),
     st.from_regex(r"\A[A-Za-z0-9._:\-]{1,64}\Z"),
     st.just("0123456789abcdef0123456789abcdef"),
-    st.sampled_from(["../../etc/passwd", "a" * 65, "*", "{x}", "abc\n", "x:job:{y}", " a"]),
+    st.sampled_from(["../../etc/passwd", "a" * 65, "*", "{x}", "abc\n", "x:job:{y}", " a", *LONG]),
 )
 
 
@@ -471,33 +496,56 @@ def test_replay_game(server, job_id, known, configuration, game):
         assert replay.job_id == job_id and replay.game == game and replay.steps
 
 
+def _b64(raw: bytes) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
 @fuzz_settings(250)
 @given(
     page_size=st.one_of(st.integers(-2, 1002), int32),
     page_token=st.one_of(
         st.just(""),
-        st.integers(-(10**30), 10**30).map(str),
+        st.just("<real>"),  # a next_page_token the server gave
+        st.sampled_from(["<real>=", "<real>==", "<real>\n", " <real>", "<real>x", "<real>+"]),
+        st.integers(-(10**30), 10**30).map(str),  # the old plain-integer tokens
+        st.sampled_from(["+3", " 3", "3_0", "\u0663", "-1", "99999999999999999999999", "0"]),
+        st.builds(_b64, st.binary(max_size=40)),  # well-formed base64 of anything
+        st.sampled_from(
+            [
+                _b64(b"v1.0"),
+                _b64(b"v1.-1"),
+                _b64(b"v1.01"),
+                _b64(b"v2.3"),
+                _b64(b"v1." + b"9" * 30),
+                _b64(b"v1.3 "),
+                _b64("v1.\u0663".encode()),
+            ]
+        ),
         odd_text,
-        st.just("9" * 4300),
-        st.just("9" * 5000),
+        st.sampled_from(["9" * 4300, "9" * 5000, *LONG]),
     ),
 )
 def test_list_jobs(server, page_size, page_token):
+    """Only "" and the server's own next_page_token are accepted: the token is opaque; anything
+    else is INVALID_ARGUMENT naming page_token, with at most a short prefix of it quoted."""
+    real = server.unary("ListJobs", pb.ListJobsRequest(page_size=1))
+    real_token = pb.ListJobsResponse.FromString(real[2]).next_page_token
+    assert real_token  # two jobs at least: there is a second page
+    token_ok = page_token in ("", "<real>")
+    page_token = page_token.replace("<real>", real_token)
     request = pb.ListJobsRequest(page_size=page_size, page_token=page_token)
     code, details, reply = server.unary("ListJobs", request)
     if not 0 <= page_size <= 1000:
         assert code == C.INVALID_ARGUMENT and "page_size" in details, (code, details)
         return
-    try:
-        int(page_token or "0")
-        token_ok = True
-    except ValueError:
-        token_ok = False
     if token_ok:
         assert code == C.OK, (code, details)
         assert len(pb.ListJobsResponse.FromString(reply).jobs) <= (page_size or 50)
     else:
-        assert code == C.INVALID_ARGUMENT and "page_token" in details, (code, details)
+        assert code == C.INVALID_ARGUMENT and "page_token" in details, (page_token, code, details)
+        assert page_token[:80] not in details or len(page_token) <= 24, details
 
 
 @fuzz_settings(30)
@@ -584,6 +632,50 @@ def test_oversize_requests(server, method, size):
     else:
         code, details, _ = server.unary(method, request)
     assert code == C.RESOURCE_EXHAUSTED, (method, code, details)
+
+
+@pytest.mark.parametrize("value", LONG, ids=lambda v: f"{v[:2]!r}x{len(v)}")
+def test_long_values_are_never_echoed_in_full(server, value):
+    """Every string field of every request, set to a long value: whatever the status, the
+    message stays short (`_seen` checks MAX_DETAILS)."""
+    spec = pb.JobSpec(
+        configurations=[pb.Configuration(players=2, bots=["greedy", "random"])], games=1, seed=1
+    )
+    many = pb.JobSpec(
+        games=1, seed=1, configurations=[pb.Configuration(players=2, bots=[value[:200]] * 40)]
+    )  # 40 bots of 200: a bad count
+    requests = [
+        ("SubmitJob", pb.SubmitJobRequest(spec=spec, request_id=value)),
+        ("SubmitJob", pb.SubmitJobRequest(spec=many)),
+        (
+            "SubmitJob",
+            pb.SubmitJobRequest(
+                spec=pb.JobSpec(
+                    configurations=[pb.Configuration(players=2, bots=[value, "random"])], games=1
+                )
+            ),
+        ),
+        (
+            "SubmitJob",
+            pb.SubmitJobRequest(
+                spec=pb.JobSpec(
+                    configurations=[pb.Configuration(players=2, bots=[value[:200], "random"])],
+                    games=1,
+                )
+            ),
+        ),
+        ("ListJobs", pb.ListJobsRequest(page_token=value)),
+        ("GetJob", pb.GetJobRequest(job_id=value)),
+        ("GetJob", pb.GetJobRequest(job_id=value[:64])),
+        ("CancelJob", pb.CancelJobRequest(job_id=value)),
+        ("GetStatistics", pb.GetStatisticsRequest(job_id=value)),
+        ("ReplayGame", pb.ReplayGameRequest(job_id=value)),
+    ]
+    for method, request in requests:
+        code, _, _ = server.unary(method, request)
+        assert code != C.OK, method
+    code, _, _ = server.watch(pb.WatchJobRequest(job_id=value))
+    assert code != C.OK
 
 
 @fuzz_settings(40)

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from service.stack import free_port
 from tests.cli_util import AZULSIM, azulsim, user_env
@@ -68,7 +69,7 @@ def test_jobs_and_statistics_survive_a_restart(tmp_path):
         assert re.search(rf"data +{re.escape(str(data))}/ +\(Redis append-only file", up.banner)
         # a second stack on the same data directory is refused, with the reason
         second = azulsim("up", "--data-dir", str(data), "--listen", "127.0.0.1:0", check=False)
-        assert second.returncode == 1 and "another `azulsim up` is using" in second.stderr
+        assert second.returncode == 1 and "another `azulsim up`" in second.stderr
         job = up.cli("submit", "--bots", "greedy,random", "--games", "300", "--seed", "9")
         job_id = job.stdout.strip()
         assert up.cli("watch", job_id).returncode == 0
@@ -135,7 +136,68 @@ def test_a_queued_job_says_what_is_ahead_of_it_every_2_s(tmp_path):
         assert last.startswith(f"job {small} SUCCEEDED: 100,000/100,000 games"), "".join(
             x for _, x in lines
         )
-        assert any("games/s" in ln and "ETA" in ln for _, ln in lines if ln.startswith("running"))
+        running = [ln for _, ln in lines if ln.startswith("running")]
+        assert running[0].startswith("running: ")  # said as soon as it starts
+        assert any(
+            re.match(r"running: [\d,]+/100,000 games  [\d,]+ games/s  ETA \d", ln) for ln in running
+        )
+        up.stop()
+    finally:
+        up.kill()
+
+
+@pytest.mark.slow  # about 25 s; `make test-all`
+def test_a_job_stopped_half_way_finishes_after_a_restart(tmp_path):
+    """Its remaining chunks wait in the kept Redis; the result equals an in-process run."""
+    data = tmp_path / "azulsim-data"
+    up = Up("--data-dir", str(data), AZULSIM_CHUNK_GAMES="2000")
+    try:
+        job_id = up.cli(
+            "submit", "--bots", "greedy,random", "--games", "20000", "--seed", "5"
+        ).stdout.strip()
+        deadline = time.monotonic() + 60
+        while True:  # stop once some but not all chunks are counted
+            job = json.loads(up.cli("jobs", "--json").stdout)["jobs"][0]
+            if job["games_done"] > 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        up.stop()
+    finally:
+        up.kill()
+    assert 0 < job["games_done"] < 20000, job
+
+    up = Up("--data-dir", str(data), AZULSIM_CHUNK_GAMES="2000")
+    try:
+        assert up.cli("watch", job_id, timeout=180).returncode == 0
+        doc = json.loads(up.cli("stats", job_id, "--json").stdout)
+        up.stop()
+    finally:
+        up.kill()
+    local = json.loads(
+        azulsim(
+            "simulate", "--bots", "greedy,random", "--games", "20000", "--seed", "5", "--json"
+        ).stdout
+    )
+    local.pop("timing")
+    assert doc == local
+
+
+def test_a_redis_left_running_keeps_a_second_stack_off_its_data(tmp_path):
+    """`up` killed outright leaves its children; their Redis still holds the data directory, so
+    a new `up` refuses it instead of starting a second Redis on the same append-only file."""
+    data = tmp_path / "azulsim-data"
+    up = Up("--data-dir", str(data))
+    try:
+        up.proc.kill()
+        up.proc.wait()
+        again = azulsim("up", "--data-dir", str(data), "--listen", "127.0.0.1:0", check=False)
+        assert again.returncode == 1
+        assert "or a redis-server it left running" in again.stderr
+    finally:
+        up.kill()  # the orphans too
+    psutil.wait_procs(up.children, timeout=10)
+    up = Up("--data-dir", str(data))  # with them gone the directory is free again
+    try:
         up.stop()
     finally:
         up.kill()

@@ -46,7 +46,7 @@ def test_defaults_filled_and_label_is_bare_name(bots):
 
 
 def test_label_is_canonical(bots):
-    a = parse_bot_spec(" t_heur : order=tiles, floor = 2.50 ,depth=3")
+    a = parse_bot_spec("t_heur:order=tiles,floor=2.50,depth=3")
     b = parse_bot_spec("t_heur:depth=3,floor=2.5,order=tiles")
     assert a == b
     assert a.label == "t_heur:depth=3,floor=2.5,order=tiles"
@@ -63,7 +63,7 @@ def test_label_is_canonical(bots):
         ("t_heur:floor=12", "bot 't_heur': parameter 'floor' must be between 0 and 10; got 12.0"),
         ("t_heur:floor=-1", "parameter 'floor' must be between 0 and 10; got -1.0"),
         ("t_heur:floor=abc", "parameter 'floor' must be a number; got 'abc'"),
-        ("t_heur:floor=nan", "parameter 'floor' must be a finite number"),
+        ("t_heur:floor=nan", "parameter 'floor' must be a number; got 'nan'"),
         ("t_heur:depth=2.5", "parameter 'depth' must be an integer; got '2.5'"),
         ("t_heur:depth=9", "parameter 'depth' must be between 1 and 5; got 9"),
         ("t_heur:greedy_end=maybe", "parameter 'greedy_end' must be a boolean"),
@@ -75,7 +75,7 @@ def test_label_is_canonical(bots):
         ("t_plain:x=1", "bot 't_plain': unknown parameter 'x' (parameters: none)"),
         ("no_such_bot", "unknown bot 'no_such_bot'"),
         ("", "has no bot name"),
-        ("bad name", "is not a bot name"),
+        ("bad/name", "is not a bot name"),
     ],
 )
 def test_errors_name_bot_parameter_and_reason(bots, text, message):
@@ -182,3 +182,92 @@ def test_entry_point_may_be_a_factory_function(tmp_path, monkeypatch):
     finally:
         unregister_bot("t_plug2")
         sys.modules.pop("t_azul_plugin2", None)
+
+
+# --- strict numbers and one canonical spec per bot (issue 10, item 4) ----------------------------
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # Python's float()/int() accept these; a spec does not.
+        ("t_heur:floor=0_5", "parameter 'floor' must be a number; got"),
+        ("t_heur:floor=\u0663", "parameter 'floor' must be a number; got"),
+        ("t_heur:floor=1e-400", "parameter 'floor' must be a number; got"),
+        ("t_heur:floor=1e2", "parameter 'floor' must be a number; got"),
+        ("t_heur:floor=+3", "parameter 'floor' must be a number; got"),
+        ("t_heur:floor=inf", "parameter 'floor' must be a number; got"),
+        ("t_heur:floor=0x1", "parameter 'floor' must be a number; got"),
+        ("t_heur:floor=1.", "parameter 'floor' must be a number; got"),
+        ("t_heur:floor=0." + "0" * 400 + "1", "is too small to tell from 0"),
+        ("t_heur:depth=3_0", "parameter 'depth' must be an integer; got"),
+        ("t_heur:depth=\u0663", "parameter 'depth' must be an integer; got"),
+        ("t_heur:depth=+3", "parameter 'depth' must be an integer; got"),
+        ("t_heur:depth=2.0", "parameter 'depth' must be an integer; got"),
+        # Whitespace is refused wherever it is, as in job ids.
+        (" t_heur", "must not contain whitespace"),
+        ("t_heur\n", "must not contain whitespace"),
+        ("t_heur: floor=1", "must not contain whitespace"),
+        ("t_heur:floor =1", "must not contain whitespace"),
+        ("t_heur:floor=1 ", "must not contain whitespace"),
+        ("t_heur:floor=\u00a01", "must not contain whitespace"),
+        ("t_heur:greedy_end= true", "must not contain whitespace"),
+    ],
+)
+def test_only_plain_ascii_decimals_and_no_whitespace(bots, text, message):
+    with pytest.raises(ValueError) as err:
+        parse_bot_spec(text)
+    assert message in str(err.value)
+
+
+def test_api_parameter_values_are_checked_the_same_way(bots):
+    for bad in ("0_5", "\u0663", "1e-400", " 1", "1\n"):
+        with pytest.raises(ValueError, match="parameter 'floor'"):
+            bot_spec_from_params("t_heur", {"floor": bad})
+    for bad in (float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="parameter 'floor' must be a finite number"):
+            bot_spec_from_params("t_heur", {"floor": bad})
+    assert bot_spec_from_params("t_heur", {"floor": "2.50"}).label == "t_heur:floor=2.5"
+
+
+@pytest.mark.parametrize(
+    "same",
+    [
+        ["t_heur:floor=0", "t_heur:floor=-0", "t_heur:floor=0.0", "t_heur:floor=-0.000"],
+        ["t_heur:floor=2.5", "t_heur:floor=2.50", "t_heur:floor=02.5", "t_heur:floor=2.5000"],
+        ["t_heur:depth=3", "t_heur:depth=03"],
+        ["t_heur", "t_heur:floor=2", "t_heur:floor=2.000", "t_heur:depth=02"],
+        ["t_heur:floor=0.00001", "t_heur:floor=0.000010"],
+        ["t_heur:floor=9.99999999999999999999", "t_heur:floor=10"],  # rounds to one float
+    ],
+)
+def test_one_canonical_label_per_bot(bots, same):
+    specs = [parse_bot_spec(t) for t in same]
+    assert len({s.label for s in specs}) == 1, [s.label for s in specs]
+    assert len({tuple(sorted(s.params.items())) for s in specs}) == 1
+    label = specs[0].label
+    # The label is itself a valid spec and plain decimal (no '1e-05', no '-0.0').
+    assert parse_bot_spec(label) == specs[0]
+    assert "e" not in label.partition(":")[2].replace("depth", "").replace("greedy_end", "")
+    assert "-0" not in label
+
+
+def test_canonical_numbers_are_positional_and_shortest(bots):
+    assert parse_bot_spec("t_heur:floor=0.00001").label == "t_heur:floor=0.00001"
+    assert parse_bot_spec("t_heur:floor=-0").params["floor"] == 0.0
+    assert str(parse_bot_spec("t_heur:floor=-0").params["floor"]) == "0.0"  # not -0.0
+    assert parse_bot_spec("t_heur:floor=0").label == "t_heur:floor=0.0"
+    assert parse_bot_spec("t_heur:floor=7").label == "t_heur:floor=7.0"
+    assert parse_bot_spec("t_heur:floor=0.1").label == "t_heur:floor=0.1"
+
+
+def test_error_messages_show_only_a_short_prefix_of_a_long_value(bots):
+    for text in (
+        "t_heur:floor=" + "1" * 10_000,
+        "t_heur:order=" + "x" * 10_000,
+        "t_" + "x" * 10_000,
+        "t_heur:" + "k" * 10_000 + "=1",
+    ):
+        with pytest.raises(ValueError) as err:
+            parse_bot_spec(text)
+        assert len(str(err.value)) <= 300, str(err.value)[:400]

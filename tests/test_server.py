@@ -197,6 +197,67 @@ def test_limits(start):
     assert "the replay of game 0 (" in details and "message limit of 4,096" in details
 
 
+def test_queued_limit_holds_for_submits_with_request_ids(start):
+    """Issue 10 item 1: with AZULSIM_MAX_QUEUED_JOBS=3 and no workers, five submits each with a
+    new request id: three accepted, the fourth and fifth RESOURCE_EXHAUSTED (a missing request
+    key read back as the string "None" made every request id look known). A known one is still
+    answered from its job at the limit, and a refused one left nothing behind."""
+    # 100,000 games a chunk: 20 messages per job, not 40,000 (no worker plays them here).
+    client = start(env_extra={"AZULSIM_CHUNK_GAMES": "100000"}, max_queued_jobs=3)
+    accepted = [
+        client.submit(
+            _spec(games=2_000_000, bots=("greedy", "greedy"), seed=100 + i), request_id=f"limit-{i}"
+        )
+        for i in range(3)
+    ]
+    assert all(created for _, created in accepted)
+    for i in (3, 4):
+        code, details = _code(
+            client.submit,
+            _spec(games=2_000_000, bots=("greedy", "greedy"), seed=100 + i),
+            request_id=f"limit-{i}",
+        )
+        assert code == C.RESOURCE_EXHAUSTED and "3 jobs are already queued" in details, details
+    again, created = client.submit(
+        _spec(games=2_000_000, bots=("greedy", "greedy"), seed=101), request_id="limit-1"
+    )
+    assert again.job_id == accepted[1][0].job_id and not created
+    assert len(client.list()[0]) == 3
+
+
+def test_a_second_server_on_the_same_port_fails_at_start(azulsim_env, tmp_path):
+    """Issue 10 item 6: gRPC sets SO_REUSEPORT by default, so a second `serve`/`up` bound the
+    same address beside the first and calls alternated between the two. Now the second fails at
+    start, naming the address: in process, as `azulsim serve`, and as `azulsim up` (Stack)."""
+    from service.stack import Stack, StackError
+
+    settings = load_settings(azulsim_env)
+    config = ServerConfig()
+    with ServerThread(make_backend(config, settings), config) as first:
+        address = first.address
+        with pytest.raises(OSError) as err:
+            ServerThread(make_backend(config, settings), config, listen=address).start()
+        assert f"cannot listen on {address}" in str(err.value)
+        assert "in use" in str(err.value)
+        env = {**os.environ, **azulsim_env, "PYTHONPATH": str(REPO)}
+        serve = subprocess.run(
+            [sys.executable, "-m", "service", "serve", "--listen", address],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert serve.returncode != 0
+        assert f"cannot listen on {address}" in serve.stderr, serve.stderr
+        stack = Stack(workers=1, listen=address, env=env, workdir=tmp_path)
+        with pytest.raises(StackError) as err:
+            stack.start(timeout=60)
+        assert f"cannot listen on {address}" in str(err.value), str(err.value)
+        # The first server still answers: nothing took its calls.
+        with Client(address, token="", timeout=10) as client:
+            assert client.bots()
+
+
 def test_deadline_is_honoured(client):
     job, _ = client.submit(_spec())  # no worker: it stays QUEUED
     began = time.monotonic()
@@ -244,6 +305,45 @@ def test_health_and_reflection(client):
     names = {s.name for s in listed.list_services_response.service}
     assert {"azulsim.v1.AzulSim", "grpc.health.v1.Health"} <= names
     assert files.file_descriptor_response.file_descriptor_proto
+
+
+def test_reflection_v1_lists_and_describes_services(client):
+    """grpcurl and the Java/Go clients ask for grpc.reflection.v1 first; the proto header promises
+    it. The request is written as raw protobuf bytes (field 7 `list_services`, field 4
+    `file_containing_symbol`), and the replies are read with the v1alpha classes: the two versions
+    share every field number, so this checks the v1 method by its wire format alone."""
+    from google.protobuf import descriptor_pb2
+    from grpc_reflection.v1alpha import reflection_pb2
+
+    call = client.channel.stream_stream(
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        request_serializer=lambda raw: raw,
+        response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+    )
+    symbol = b"grpc.reflection.v1.ServerReflection"
+    listed, described = call(
+        iter([b"\x3a\x00", b"\x22" + bytes([len(symbol)]) + symbol]), timeout=5
+    )
+    names = {s.name for s in listed.list_services_response.service}
+    assert {
+        "azulsim.v1.AzulSim",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
+    } <= names
+    files = [
+        descriptor_pb2.FileDescriptorProto.FromString(raw)
+        for raw in described.file_descriptor_response.file_descriptor_proto
+    ]
+    (v1,) = [f for f in files if f.name == "grpc/reflection/v1/reflection.proto"]
+    assert v1.package == "grpc.reflection.v1"
+    (method,) = v1.service[0].method
+    assert (method.name, method.input_type, method.output_type) == (
+        "ServerReflectionInfo",
+        ".grpc.reflection.v1.ServerReflectionRequest",
+        ".grpc.reflection.v1.ServerReflectionResponse",
+    )
+    assert method.client_streaming and method.server_streaming
 
 
 def test_bearer_token_auth(start):

@@ -95,6 +95,9 @@ def test_create_get_and_idempotency(store):
     assert store.count_queued(at_least=5) == 2  # far below: SCARD alone
     assert store.count_queued(at_least=2) == 1
     assert store.count_queued() == 1
+    # An unknown request id is unknown (it read back as the string "None": issue 10 item 1).
+    assert store.job_for_request("never-sent") is None
+    assert store.job_for_request("req-1") == job.job_id
 
 
 def test_list_jobs_newest_first_with_stable_pages(store):
@@ -114,6 +117,48 @@ def test_list_jobs_newest_first_with_stable_pages(store):
         store.list_jobs(0)
     with pytest.raises(ValueError):
         store.list_jobs(5, "garbage")
+
+
+@pytest.mark.parametrize(
+    "token",
+    # The plain integers the token used to be, and what int() took besides (issue 10 item 3);
+    # base64 of other payloads, non-canonical encodings, and long values.
+    [
+        "3",
+        "+3",
+        " 3",
+        "3_0",
+        "\u0663",
+        "-1",
+        "99999999999999999999999",
+        "0",
+        "",
+        "djEuMw==",
+        "djEuMw=",
+        "djEuMw\n",
+        " djEuMw",
+        "djEuMx",
+        "djEuMD",
+        "djEuLTE",
+        "djIuMw",
+        "djEuMDE",
+        "djEuOTk5OTk5OTk5OTk5OTk5OTk5OTk",
+        "x" * 10_000,
+        "djEuMw" * 2_000,
+    ],
+)
+def test_page_tokens_are_opaque_and_strict(store, token):
+    from workers.store.paging import decode_page_token, encode_page_token
+
+    assert encode_page_token(3) == "djEuMw"  # base64url("v1.3"), no padding
+    assert decode_page_token(encode_page_token(2**63 - 1)) == 2**63 - 1
+    if not token:
+        return
+    with pytest.raises(ValueError) as err:
+        store.list_jobs(5, token)
+    message = str(err.value)
+    assert message.startswith("page_token is not a next_page_token from ListJobs: ")
+    assert len(message) <= 120 and f"({len(token)} characters)" in message, message
 
 
 def test_cancel_semantics(store, chunk_counters):

@@ -15,8 +15,9 @@ from sim.local import run_local
 from sim.spec import JobSpec
 from sim.stats import derive
 from workers.app import celery_config, make_app
+from workers.broker import chunk_of_raw
 from workers.dispatch import publish_chunks, submit
-from workers.reconciler import lost_chunks, queue_length, reconcile_once
+from workers.reconciler import queue_length, reconcile_once
 from workers.settings import load_settings
 from workers.store import JobStore
 
@@ -126,8 +127,9 @@ def test_reconciler_republishes_a_lost_chunk(stack, env, expected, celery_worker
     assert len(raw) == 6
     store.redis.lrem(queue, 1, raw[0])
     store.redis.lrem(queue, 1, raw[3])
-    # While the other messages wait, nothing looks lost.
-    assert reconcile_once(store, app, grace_s=0.0) == {}
+    lost = sorted(chunk_of_raw(raw[i])[1] for i in (0, 3))
+    # While the other messages wait (and the queue is not scanned), nothing looks lost.
+    assert reconcile_once(store, app, grace_s=0.0, scan=False) == {}
     worker = celery_worker_process(env, concurrency=1)
     deadline = time.monotonic() + 60
     while store.get_job(job.job_id).chunks_done < 4 and time.monotonic() < deadline:
@@ -136,11 +138,11 @@ def test_reconciler_republishes_a_lost_chunk(stack, env, expected, celery_worker
     assert job_now.state == "RUNNING" and job_now.chunks_done == 4, worker.log()
     time.sleep(0.5)
     assert queue_length(store, queue) == 0
-    state = store.chunk_state(job.job_id)
-    assert len(lost_chunks(state, time.time(), store.settings.stall_s, 0.0, True)) == 2
-    assert lost_chunks(state, time.time(), store.settings.stall_s, 60.0, True) == []
-    republished = reconcile_once(store, app, grace_s=0.0)
-    assert len(republished[job.job_id]) == 2
+    # Queue empty, nothing unacked, no lease: marked at one sweep, published at the next.
+    assert reconcile_once(store, app, grace_s=60.0) == {}  # published a moment ago
+    now = time.time()
+    assert reconcile_once(store, app, now=now, grace_s=0.0) == {}
+    assert reconcile_once(store, app, now=now + 1, grace_s=0.0) == {job.job_id: lost}
     done = wait_finished(store, job.job_id, celery_worker_process)
     assert done.state == "SUCCEEDED" and done.chunks_done == 6
     assert store.counters(job.job_id) == expected
@@ -148,23 +150,27 @@ def test_reconciler_republishes_a_lost_chunk(stack, env, expected, celery_worker
 
 
 def test_reconciler_restarts_a_chunk_whose_worker_died(stack, env, expected, celery_worker_process):
-    """A chunk whose attempt started and never came back is published again after stall_s."""
+    """A chunk whose attempt started and never came back (its lease lapsed, its message in no
+    queue and unacked by no one: acked as failed, at the hard time limit say) is published
+    again; while the lease holds, it is left alone."""
     store, app = stack
     job, _ = submit(store, app, SPEC, None)
     store.redis.delete(store.settings.queue_key)  # all lost; pretend chunk 1 started and died
     assert store.begin_chunk(job.job_id, 1) == ("run", "1")
     now = time.time()
-    got = reconcile_once(store, app, now=now, grace_s=0.0)
-    assert sorted(got[job.job_id]) == [0, 2, 3, 4, 5]  # the never-started ones
-    assert reconcile_once(store, app, now=now + 1, grace_s=0.0) == {}  # chunk 1 "runs"
+    assert reconcile_once(store, app, now=now, grace_s=0.0) == {}  # marks the never-started
+    got = reconcile_once(store, app, now=now + 1, grace_s=0.0)
+    assert sorted(got[job.job_id]) == [0, 2, 3, 4, 5]
+    assert reconcile_once(store, app, now=now + 2, grace_s=0.0) == {}  # chunk 1 is leased
     celery_worker_process(env, concurrency=2)
     deadline = time.monotonic() + 60
     while store.get_job(job.job_id).chunks_done < 5 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert store.get_job(job.job_id).state == "RUNNING"
-    # Its attempt never comes back: once it is older than stall_s, it is published again.
-    later = time.time() + store.settings.stall_s + 1
-    assert reconcile_once(store, app, now=later, grace_s=0.0) == {job.job_id: [1]}
+    # Its attempt never comes back: once its lease lapsed, it is marked, then published again.
+    later = time.time() + store.settings.lease_s + 1
+    assert reconcile_once(store, app, now=later, grace_s=0.0) == {}
+    assert reconcile_once(store, app, now=later + 1, grace_s=0.0) == {job.job_id: [1]}
     done = wait_finished(store, job.job_id, celery_worker_process)
     assert done.state == "SUCCEEDED"
     assert store.counters(job.job_id) == expected

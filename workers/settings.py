@@ -30,8 +30,12 @@ variable                          default         meaning
 ``AZULSIM_TASK_HARD_LIMIT_S``     360             hard time limit (the pool child is killed)
 ``AZULSIM_VISIBILITY_TIMEOUT_S``  600             kombu visibility timeout: an unacked message is
                                                   redelivered after this long
-``AZULSIM_STALL_S``               900             the reconciler republishes a started chunk with
-                                                  no result after this long
+``AZULSIM_STALL_S``               900             the reconciler looks through a non-empty chunk
+                                                  queue for lost messages at most once per this
+                                                  many seconds (one LRANGE of the queue)
+``AZULSIM_LEASE_S``               60              a started chunk's lease: its worker renews it
+                                                  every third of this while the chunk plays; the
+                                                  reconciler leaves a leased chunk alone
 ``AZULSIM_RECONCILE_INTERVAL_S``  30              seconds between reconciler sweeps in each
                                                   worker's main process; 0 turns them off
 ``AZULSIM_MAX_TASKS_PER_CHILD``   200             a pool child is replaced after this many chunks
@@ -99,6 +103,7 @@ class Settings:
     task_hard_limit_s: float = 360.0
     visibility_timeout_s: int = 600
     stall_s: float = 900.0
+    lease_s: float = 60.0
     reconcile_interval_s: float = 30.0
     max_tasks_per_child: int = 200
     concurrency: int | None = None
@@ -137,6 +142,8 @@ class Settings:
                 raise ValueError(
                     f"AZULSIM_{name.upper()} must be at least {low}; got {getattr(self, name)}"
                 )
+        if not self.lease_s > 0:
+            raise ValueError(f"AZULSIM_LEASE_S must be positive; got {self.lease_s}")
         if self.reconcile_interval_s < 0 or self.max_tasks_per_child < 0:
             raise ValueError(
                 "AZULSIM_RECONCILE_INTERVAL_S and AZULSIM_MAX_TASKS_PER_CHILD must not be negative"
@@ -180,6 +187,7 @@ _FIELDS = {
     "AZULSIM_TASK_HARD_LIMIT_S": ("task_hard_limit_s", float),
     "AZULSIM_VISIBILITY_TIMEOUT_S": ("visibility_timeout_s", int),
     "AZULSIM_STALL_S": ("stall_s", float),
+    "AZULSIM_LEASE_S": ("lease_s", float),
     "AZULSIM_RECONCILE_INTERVAL_S": ("reconcile_interval_s", float),
     "AZULSIM_MAX_TASKS_PER_CHILD": ("max_tasks_per_child", int),
     "AZULSIM_CONCURRENCY": ("concurrency", int),

@@ -5,8 +5,9 @@ A chunk task has two JSON arguments, ``(job_id, chunk)``. Its steps:
 1. ``begin_chunk.lua``: skip if the job is not QUEUED/RUNNING (cancelled, failed, gone) or the
    chunk is merged already; otherwise count the attempt (a job whose chunk is past
    ``max_attempts`` attempts becomes FAILED here, which also ends a redelivery loop of a chunk
-   that kills its process) and move the job to RUNNING;
-2. load the spec (parsed once per process), then play and count the chunk's games with
+   that kills its process), give the attempt a lease on the chunk and move the job to RUNNING;
+2. while a thread renews the lease (`workers.leases`: the reconciler leaves a leased chunk
+   alone), load the spec (parsed once per process), then play and count the chunk's games with
    `sim.chunk.play_chunk` (the function `sim.local` uses too);
 3. check the job is still running, then merge with ``merge_chunk.lua`` (which checks again,
    atomically, and test-and-sets the chunk's done bit, so a duplicate never counts twice).
@@ -35,6 +36,7 @@ from celery.exceptions import Reject
 
 from sim.chunk import play_chunk  # a module global: tests/faults_util.py wraps it
 
+from .leases import keep_lease
 from .settings import Settings, redis_client_options
 from .store import JobStore, StoreUnavailable
 
@@ -63,8 +65,8 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
         status, detail = store.begin_chunk(job_id, chunk)
     except StoreUnavailable as exc:
         # The attempt may have been counted with its reply lost: requeue the message rather than
-        # let it be acked as a failure, which would leave the chunk to the reconciler's stall
-        # rule (AZULSIM_STALL_S, 15 min by default). tests/test_faults.py::test_lost_script_reply
+        # let it be acked as a failure, which would leave the chunk to the reconciler (a lapsed
+        # lease, message nowhere). tests/test_faults.py::test_lost_script_reply
         raise Reject(exc, requeue=True) from exc
     if status != "run":
         log.info("chunk %s/%d skipped: %s %s", job_id, chunk, status, detail)
@@ -75,26 +77,28 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
         return {"status": "skipped", "reason": status, "detail": detail}
     attempt = int(detail)
     try:
-        job = store.get_job(job_id)
-        if job.spec.game_records:  # every game as a row, to the cluster's shared directory
-            from sim.gamerows import job_directory, play_chunk_with_rows
+        with keep_lease(store, job_id, chunk):  # the reconciler leaves a leased chunk alone
+            job = store.get_job(job_id)
+            if job.spec.game_records:  # every game as a row, to the cluster's shared directory
+                from sim.gamerows import job_directory, play_chunk_with_rows
 
-            directory = job_directory(settings.games_dir, job_id)
-            result = play_chunk_with_rows(job.spec, job.chunk_games, chunk, directory)
+                directory = job_directory(settings.games_dir, job_id)
+                result = play_chunk_with_rows(job.spec, job.chunk_games, chunk, directory)
+            else:
+                result = play_chunk(job.spec, job.chunk_games, chunk)
             games, counters, timings, joint = result
-        else:
-            games, counters, timings, joint = play_chunk(job.spec, job.chunk_games, chunk)
-        if store.job_state(job_id) not in ("QUEUED", "RUNNING"):  # cancelled while playing
-            return {"status": "skipped", "reason": "state"}
-        t0 = time.perf_counter()
-        if job.spec.stop is not None:
-            code, state = store.park_chunk(job_id, chunk, joint, job.request_id)
-            state = advance(store, job)
-            if code == 1 and state == "SUCCEEDED":
-                code = 2
-        else:
-            code, state = store.merge_chunk(job_id, chunk, games, counters, job.request_id)
-        timings["merge"] = time.perf_counter() - t0
+            if store.job_state(job_id) not in ("QUEUED", "RUNNING"):  # cancelled while playing
+                log.info("chunk %s/%d skipped: state (ended while it played)", job_id, chunk)
+                return {"status": "skipped", "reason": "state"}
+            t0 = time.perf_counter()
+            if job.spec.stop is not None:
+                code, state = store.park_chunk(job_id, chunk, joint, job.request_id)
+                state = advance(store, job)
+                if code == 1 and state == "SUCCEEDED":
+                    code = 2
+            else:
+                code, state = store.merge_chunk(job_id, chunk, games, counters, job.request_id)
+            timings["merge"] = time.perf_counter() - t0
     except Exception as exc:  # SoftTimeLimitExceeded included: a failed attempt
         error = f"{type(exc).__name__}: {exc}"
         log.error(

@@ -208,16 +208,28 @@ def add_bots(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_bots)
 
 
-def cmd_bots(args: argparse.Namespace) -> int:
-    from google.protobuf import json_format
+def _param_json(p) -> dict:
+    return {
+        "name": p.name,
+        "type": p.type,
+        "default": p.default,
+        "min": p.min if p.HasField("min") else None,
+        "max": p.max if p.HasField("max") else None,
+        "choices": list(p.choices),
+        "doc": p.doc,
+    }
 
+
+def cmd_bots(args: argparse.Namespace) -> int:
     with make_client(args) as client, rpc_errors(args):
         bots = client.bots()
     if args.json:
         docs = [
-            json_format.MessageToDict(
-                b, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
-            )
+            {
+                "name": b.name,
+                "description": b.description,
+                "parameters": [_param_json(p) for p in b.parameters],
+            }
             for b in bots
         ]
         print(json.dumps({"bots": docs}, indent=2))

@@ -70,15 +70,16 @@ class LineProgress:
         self.stream = stream
         self.estimate = Estimate(total)
         self.last = -1e9
-        self.status = ""
+        self.running = False
 
     def show(self, done: int, status: str = "", running: bool = True, force: bool = False) -> None:
         now = time.monotonic()
         if running:
             self.estimate.observe(done, now)
-        if not force and now - self.last < self.tick - 0.05:
-            return
-        self.last = now
+        started = running and not self.running
+        if not force and not started and now - self.last < self.tick - 0.05:
+            return  # the start of the run (queued -> running) is said at once
+        self.last, self.running = now, running
         e = self.estimate
         tail = f"  {e.rate_text()}  {e.eta_text(now)}" if running else ""
         head = f"{status}: " if status else ""

@@ -15,7 +15,6 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from ..api import SERVICE_NAME
 from ..api import azulsim_pb2_grpc as pb_grpc
@@ -24,6 +23,7 @@ from ..metrics import MetricsInterceptor, start_api_metrics
 from .backend import Backend, make_backend
 from .health import poll_health, set_health
 from .interceptors import BearerTokenInterceptor, MalformedRequestInterceptor
+from .reflection import enable_reflection
 from .servicer import AzulSimServicer
 
 log = logging.getLogger("azulsim.server")
@@ -54,6 +54,9 @@ def server_options(config: ServerConfig) -> list[tuple[str, Any]]:
         # Clients that keep a Watch open may ping every 30 s (notes/service.md §6.6).
         ("grpc.http2.min_ping_interval_without_data_ms", 20_000),
         ("grpc.keepalive_permit_without_calls", 1),
+        # gRPC sets SO_REUSEPORT by default: a second server on the same address would bind
+        # beside this one and share its calls. Off, the second one fails at start instead.
+        ("grpc.so_reuseport", 0),
     ]
 
 
@@ -77,24 +80,26 @@ async def start_server(
     pb_grpc.add_AzulSimServicer_to_server(AzulSimServicer(backend, pool, config), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (
-            SERVICE_NAME,
-            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-            reflection.SERVICE_NAME,
-        ),
-        server,
+    enable_reflection(
+        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server
     )
     address = listen or config.listen
-    if config.tls_cert:
-        creds = grpc.ssl_server_credentials(
-            [(Path(config.tls_key).read_bytes(), Path(config.tls_cert).read_bytes())]
-        )
-        port = server.add_secure_port(address, creds)
-    else:
-        port = server.add_insecure_port(address)
+    try:
+        if config.tls_cert:
+            creds = grpc.ssl_server_credentials(
+                [(Path(config.tls_key).read_bytes(), Path(config.tls_cert).read_bytes())]
+            )
+            port = server.add_secure_port(address, creds)
+        else:
+            port = server.add_insecure_port(address)
+    except RuntimeError:  # grpc: "Failed to bind to address ..."
+        port = 0
     if not port:
-        raise OSError(f"cannot listen on {address}")
+        pool.shutdown(wait=False)
+        raise OSError(
+            f"cannot listen on {address}: the address is in use (another `azulsim serve` or "
+            "`azulsim up`?) or not available on this host"
+        )
     await server.start()
     running = RunningServer(server, port, health_servicer, pool, backend)
     await set_health(health_servicer, pool, backend.ping)

@@ -113,7 +113,7 @@ class MalformedRequestInterceptor(grpc.aio.ServerInterceptor):
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"request: not a valid {kind} request message: "
-                + " ".join(str(request.error).split()),
+                + " ".join(str(request.error).split())[:200],
             )
 
         kwargs = dict(

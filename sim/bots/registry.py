@@ -7,14 +7,20 @@ A *bot spec* names a bot and, optionally, some of its parameters::
 
 Grammar: ``name`` or ``name:key=value[,key=value...]``. Names and keys are case-sensitive
 identifiers (letters, digits, ``_``, ``-``, ``.``); values are parsed by the parameter's type.
-Surrounding whitespace around names, keys and values is ignored.
+A spec contains no whitespace at all (as job ids). Numbers are plain ASCII decimals: an optional
+``-``, digits, and for a float an optional ``.`` and digits (``2.5``, ``-0``, ``07``); no ``+``,
+exponent, ``_`` separator, ``inf``/``nan`` or non-ASCII digits, and a float too small to tell from
+0 is refused rather than rounded to it.
 
 `parse_bot_spec` checks a spec against the registered schema and returns a `BotSpec` with every
 parameter filled in (defaults for those not given) and a *canonical label*: the name, then the
-non-default parameters sorted by key, each value written canonically (``repr`` of the float, a
-plain int, ``true``/``false``, the choice string). Two specs that mean the same bot get the same
-label, e.g. ``heuristic:floor=2.50`` and ``heuristic: floor = 2.5``; a spec whose parameters are all
-at their defaults is labelled by the bare name. Statistics are grouped by label.
+non-default parameters sorted by key, each value written canonically (a float as the shortest
+decimal that reads back as it, positional, with at least one decimal: ``2.5``, ``0.0``, ``0.00001``,
+``7.0``; a plain int; ``true``/``false``; the choice string). Two specs that mean the same bot get
+the same label, e.g. ``heuristic:floor=2.50``, ``heuristic:floor=02.5`` and
+``heuristic:floor=2.5``, or ``floor=-0`` and ``floor=0``; a spec whose parameters are all at their
+defaults is labelled by the bare name. Every label is itself a valid spec of the same bot.
+Statistics are grouped by label.
 
 Where bots come from, looked up lazily by name (`get_bot_info`):
 
@@ -38,7 +44,10 @@ import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
+
+from ..quote import shown  # messages quote a short prefix of a value (a 10 KB spec: one line)
 
 ENTRY_POINT_GROUP = "azulsim.bots"
 BUILTIN_MODULE = "sim.bots.builtin"
@@ -48,6 +57,11 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 _FORBIDDEN_IN_LABEL = "|"
 
 PARAM_TYPES = ("float", "int", "bool", "choice")
+
+# ASCII only: [0-9], not \d (which takes Arabic-Indic and other Unicode digits).
+_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?\Z")
+_INTEGER = re.compile(r"-?[0-9]+\Z")
+_MAX_INT_DIGITS = 30  # far above any bound; keeps int() off Python's 4,300-digit limit
 
 
 @dataclass(frozen=True)
@@ -95,42 +109,27 @@ class Param:
 
         Raises ValueError naming the bot, the parameter and the reason.
         """
-        where = f"bot {bot!r}: parameter {self.name!r}"
+        where = f"bot {bot!r}: parameter {self.name!r}"  # a registered name: short
         if self.type == "bool":
             if isinstance(value, bool):
                 return value
-            text = str(value).strip().lower()
+            text = str(value).lower()
             if text in ("true", "1", "yes", "on"):
                 return True
             if text in ("false", "0", "no", "off"):
                 return False
-            raise ValueError(f"{where} must be a boolean (true or false); got {value!r}")
+            raise ValueError(f"{where} must be a boolean (true or false); got {shown(value)}")
         if self.type == "choice":
-            text = str(value).strip()
+            text = str(value)
             if text not in self.choices:
-                raise ValueError(f"{where} must be one of {', '.join(self.choices)}; got {value!r}")
+                raise ValueError(
+                    f"{where} must be one of {', '.join(self.choices)}; got {shown(value)}"
+                )
             return text
         if self.type == "int":
-            if isinstance(value, bool):
-                raise ValueError(f"{where} must be an integer; got {value!r}")
-            if isinstance(value, int):
-                number: float = value
-            elif isinstance(value, float) and value.is_integer():
-                number = int(value)
-            else:
-                try:
-                    number = int(str(value).strip())
-                except ValueError:
-                    raise ValueError(f"{where} must be an integer; got {value!r}") from None
+            number: float = self._integer(value, where)
         else:
-            if isinstance(value, bool):
-                raise ValueError(f"{where} must be a number; got {value!r}")
-            try:
-                number = float(value if isinstance(value, int | float) else str(value).strip())
-            except ValueError:
-                raise ValueError(f"{where} must be a number; got {value!r}") from None
-            if not math.isfinite(number):
-                raise ValueError(f"{where} must be a finite number; got {value!r}")
+            number = self._float(value, where)
         lo, hi = self.min, self.max
         if (lo is not None and number < lo) or (hi is not None and number > hi):
             if lo is not None and hi is not None:
@@ -139,15 +138,54 @@ class Param:
                 bounds = f"at least {_fmt_bound(lo)}"
             else:
                 bounds = f"at most {_fmt_bound(hi)}"
-            raise ValueError(f"{where} must be {bounds}; got {number!r}")
+            raise ValueError(f"{where} must be {bounds}; got {shown(number)}")
         return number
+
+    @staticmethod
+    def _integer(value: Any, where: str) -> int:
+        if isinstance(value, bool):
+            raise ValueError(f"{where} must be an integer; got {value!r}")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        text = value if isinstance(value, str) else None
+        if text is None or not _INTEGER.match(text):
+            raise ValueError(
+                f"{where} must be an integer; got {shown(value)} "
+                "(a plain decimal integer such as 3)"
+            )
+        if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+            raise ValueError(f"{where}: integer too long; got {shown(value)}")
+        return int(text)
+
+    @staticmethod
+    def _float(value: Any, where: str) -> float:
+        if isinstance(value, bool):
+            raise ValueError(f"{where} must be a number; got {value!r}")
+        if isinstance(value, int | float):
+            number = float(value)
+        elif isinstance(value, str) and _DECIMAL.match(value):
+            number = float(value)
+            if number == 0.0 and value.strip("-0.") != "":  # e.g. 0.<400 zeros>1
+                raise ValueError(f"{where}: {shown(value)} is too small to tell from 0")
+        else:
+            raise ValueError(
+                f"{where} must be a number; got {shown(value)} (a plain decimal number such as 2.5)"
+            )
+        if not math.isfinite(number):
+            raise ValueError(f"{where} must be a finite number; got {shown(value)}")
+        return number + 0.0  # -0.0 -> 0.0: one value, one label
 
     def format(self, value: Any) -> str:
         """Canonical text of a (coerced) value, as it appears in labels."""
         if self.type == "bool":
             return "true" if value else "false"
         if self.type == "float":
-            return repr(float(value))
+            # repr's shortest round-trip digits, written positionally (1e-05 -> 0.00001): a label
+            # is a spec itself, and the spec grammar has no exponents.
+            text = format(Decimal(repr(float(value) + 0.0)), "f")
+            return text if "." in text else text + ".0"
         return str(value)
 
     def describe(self) -> dict[str, Any]:
@@ -192,7 +230,9 @@ class BotInfo:
             if p.name == name:
                 return p
         allowed = ", ".join(p.name for p in self.params) or "none"
-        raise ValueError(f"bot {self.name!r}: unknown parameter {name!r} (parameters: {allowed})")
+        raise ValueError(
+            f"bot {self.name!r}: unknown parameter {shown(name)} (parameters: {allowed})"
+        )
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready description of the bot and its parameters."""
@@ -317,7 +357,7 @@ def get_bot_info(name: str) -> BotInfo:
         if ep.name == name:
             return _load_entry_point(ep)
     known = ", ".join(sorted(set(_registry) | {ep.name for ep in _entry_points()})) or "none"
-    raise ValueError(f"unknown bot {name!r} (known bots: {known})")
+    raise ValueError(f"unknown bot {shown(name)} (known bots: {known})")
 
 
 def list_bots() -> list[BotInfo]:
@@ -339,27 +379,27 @@ def parse_bot_spec(text: str) -> BotSpec:
     ``bot 'heuristic': parameter 'floor' must be between 0 and 10; got 12.0``.
     """
     if not isinstance(text, str):
-        raise ValueError(f"a bot spec must be a string; got {text!r}")
+        raise ValueError(f"a bot spec must be a string; got {shown(text)}")
+    if any(ch.isspace() for ch in text):
+        raise ValueError(f"bot spec {shown(text)} must not contain whitespace")
     name, sep, rest = text.partition(":")
-    name = name.strip()
     if not name:
-        raise ValueError(f"bot spec {text!r} has no bot name")
+        raise ValueError(f"bot spec {shown(text)} has no bot name")
     if not _NAME.match(name):
-        raise ValueError(f"bot spec {text!r}: {name!r} is not a bot name")
+        raise ValueError(f"bot spec {shown(text)}: {shown(name)} is not a bot name")
     info = get_bot_info(name)
     given: dict[str, Any] = {}
-    if sep and rest.strip():
+    if sep and rest:
         for item in rest.split(","):
             key, eq, value = item.partition("=")
-            key = key.strip()
             if not eq or not key:
-                raise ValueError(f"bot {name!r}: expected key=value; got {item.strip()!r}")
+                raise ValueError(f"bot {name!r}: expected key=value; got {shown(item)}")
             param = info.param(key)
             if key in given:
                 raise ValueError(f"bot {name!r}: parameter {key!r} is given twice")
             given[key] = param.coerce(value, bot=name)
     elif sep:
-        raise ValueError(f"bot {name!r}: nothing after ':' in {text!r}")
+        raise ValueError(f"bot {name!r}: nothing after ':' in {shown(text)}")
     return _make_spec(info, given)
 
 

@@ -14,7 +14,9 @@ local function finish(meta, keys, active, job_id, state, now, ttl, err)
   for _, key in ipairs(keys) do redis.call('EXPIRE', key, ttl) end
 end
 
--- Drop the per-chunk bookkeeping fields (starts, last start, republishes, last publish, error).
+-- Drop the per-chunk bookkeeping fields (starts, last start, republishes, last publish, error,
+-- lease deadline, the reconciler's "missing" mark).
 local function forget_chunk(chunks, c)
-  redis.call('HDEL', chunks, 's:' .. c, 't:' .. c, 'p:' .. c, 'q:' .. c, 'e:' .. c)
+  redis.call('HDEL', chunks, 's:' .. c, 't:' .. c, 'p:' .. c, 'q:' .. c, 'e:' .. c, 'l:' .. c,
+             'm:' .. c)
 end

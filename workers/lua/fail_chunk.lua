@@ -12,6 +12,7 @@ local state = redis.call('HGET', meta, 'state')
 if not state or not ACTIVE[state] then return {'state', state or ''} end
 if redis.call('GETBIT', done, c) == 1 then return {'done', state} end
 redis.call('HSET', chunks, 'e:' .. c, ARGV[6])
+redis.call('HDEL', chunks, 'l:' .. c)  -- the attempt is over; its retry is a new message
 local attempts = tonumber(redis.call('HGET', chunks, 's:' .. c) or '0')
 if attempts >= max_attempts then
   local err = ARGV[7] .. '; last error: ' .. ARGV[6]

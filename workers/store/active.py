@@ -40,29 +40,95 @@ class ActiveJobs(StoreBase):
     @unavailable
     def chunk_state(self, job_id: str) -> dict[str, Any]:
         """What the reconciler needs: meta fields, the done bitmap and the in-flight bookkeeping."""
-        keys = self.job_keys(job_id)
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.hmget(keys["meta"], "state", "chunks_total", "published_at", "updated_at")
-        pipe.get(keys["done"])
-        pipe.hgetall(keys["chunks"])
-        (state, total, published, updated), done, chunks = pipe.execute()
-        return {
-            "state": text(state) if state else None,
-            "chunks_total": int(total) if total else 0,
-            "published_at": float_or_none(published) or 0.0,
-            "updated_at": float_or_none(updated) or 0.0,
-            "done": bytes(done or b""),
-            "chunks": {text(k): text(v) for k, v in chunks.items()},
-        }
+        return self.chunk_states([job_id])[job_id]
 
     @unavailable
-    def mark_republished(self, job_id: str, chunk_ids: list[int]) -> list[int]:
-        """Count a republish of each chunk still wanted; returns those to publish."""
-        if not chunk_ids:
+    def chunk_states(self, job_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """`chunk_state` of many jobs in one round trip: the reconciler sweeps on a worker's event
+        loop, which delivers no message while it runs."""
+        pipe = self.redis.pipeline(transaction=False)
+        for job_id in job_ids:
+            keys = self.job_keys(job_id)
+            pipe.hmget(keys["meta"], "state", "chunks_total", "published_at", "updated_at")
+            pipe.get(keys["done"])
+            pipe.hgetall(keys["chunks"])
+        replies = pipe.execute()
+        out = {}
+        for i, job_id in enumerate(job_ids):
+            (state, total, published, updated), done, chunks = replies[3 * i : 3 * i + 3]
+            out[job_id] = {
+                "state": text(state) if state else None,
+                "chunks_total": int(total) if total else 0,
+                "published_at": float_or_none(published) or 0.0,
+                "updated_at": float_or_none(updated) or 0.0,
+                "done": bytes(done or b""),
+                "chunks": {text(k): text(v) for k, v in chunks.items()},
+            }
+        return out
+
+    @unavailable
+    def mark_republished(
+        self, job_id: str, seen: dict[int, int], now: float | None = None
+    ) -> list[int]:
+        """Count a republish of each chunk still wanted; returns those to publish.
+
+        `seen` maps each chunk to the start count the reconciler's decision saw: a chunk that
+        started since, holds a live lease (at `now`, default the clock) or merged is dropped
+        (republish.lua)."""
+        if not seen:
             return []
         keys = self.job_keys(job_id)
+        args: list[Any] = [repr(time.time() if now is None else now), self.settings.job_ttl_s]
+        for chunk, starts in seen.items():
+            args += [chunk, starts]
         got = self._scripts["republish"](
-            keys=[keys["meta"], keys["done"], keys["chunks"]],
-            args=[repr(time.time()), self.settings.job_ttl_s, *chunk_ids],
+            keys=[keys["meta"], keys["done"], keys["chunks"], self.republished_key], args=args
         )
         return [int(text(c)) for c in got]
+
+    @unavailable
+    def take_over(
+        self, job_id: str, chunk: int, unacked: str, tags: list[str], now: float | None = None
+    ) -> bool:
+        """Remove the chunk's entries (`tags`) from kombu's unacked hash `unacked` (and its index)
+        if no live lease (at `now`) holds the chunk; True: publish it again (take_over.lua)."""
+        keys = self.job_keys(job_id)
+        return bool(
+            self._scripts["take_over"](
+                keys=[
+                    keys["meta"],
+                    keys["done"],
+                    keys["chunks"],
+                    unacked,
+                    unacked + "_index",
+                    self.republished_key,
+                ],
+                args=[
+                    repr(time.time() if now is None else now),
+                    self.settings.job_ttl_s,
+                    chunk,
+                    *tags,
+                ],
+            )
+        )
+
+    @unavailable
+    def mark_missing(self, job_id: str, marks: dict[int, str]) -> int:
+        """Write the reconciler's "missing" marks (``m:<chunk>``) of chunks not merged."""
+        if not marks:
+            return 0
+        keys = self.job_keys(job_id)
+        args: list[Any] = [self.settings.job_ttl_s]
+        for chunk, mark in marks.items():
+            args += [chunk, mark]
+        return int(
+            self._scripts["mark_missing"](
+                keys=[keys["meta"], keys["done"], keys["chunks"]], args=args
+            )
+        )
+
+    @unavailable
+    def republished_total(self) -> int:
+        """Chunks the reconciler has published again so far, service-wide."""
+        raw = self.redis.get(self.republished_key)
+        return int(raw) if raw is not None else 0

@@ -25,6 +25,9 @@ SCRIPTS = (
     "republish",
     "park_chunk",
     "advance_prefix",
+    "lease_chunk",
+    "take_over",
+    "mark_missing",
 )
 
 

@@ -50,7 +50,19 @@ class ChunkProtocol(StoreBase):
         """Start an attempt at a chunk: ``('run', attempt)`` to play it, ``('done', state)`` if
         merged already, ``('state', state)`` if the job is not QUEUED/RUNNING (``''``: gone), or
         ``('failed', error)`` if this attempt is past the cap (the job is now FAILED)."""
-        return self._chunk_script("begin_chunk", job_id, chunk)
+        return self._chunk_script("begin_chunk", job_id, chunk, self.settings.lease_s)
+
+    @unavailable
+    def renew_lease(self, job_id: str, chunk: int) -> bool:
+        """Push the chunk's lease to now + ``lease_s`` (its attempt still plays); False when the
+        job ended or the chunk is merged (nothing written)."""
+        keys = self.job_keys(job_id)
+        deadline = repr(time.time() + self.settings.lease_s)
+        return bool(
+            self._scripts["lease_chunk"](
+                keys=[keys["meta"], keys["done"], keys["chunks"]], args=[chunk, deadline]
+            )
+        )
 
     @unavailable
     def fail_chunk(self, job_id: str, chunk: int, error: str) -> tuple[str, str]:

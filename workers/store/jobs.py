@@ -65,13 +65,15 @@ class JobRecords(StoreBase):
 
     @unavailable
     def is_published(self, job_id: str) -> bool:
-        return text(self.redis.hget(self.meta_key(job_id), "published")) != "0"
+        raw = self.redis.hget(self.meta_key(job_id), "published")
+        return raw is None or text(raw) != "0"  # no field: a job from before the mark
 
     @unavailable
     def job_for_request(self, request_id: str | None) -> str | None:
         """The id of the live job created for `request_id`, if any (idempotent resubmits)."""
         key = self.request_key(request_id)
-        return text(self.redis.get(key)) if key else None
+        raw = self.redis.get(key) if key else None
+        return text(raw) if raw is not None else None
 
     @unavailable
     def get_job(self, job_id: str) -> JobInfo:

@@ -10,7 +10,9 @@ Keys (``P`` = ``settings.prefix``; a job's keys share the hash tag ``{<job id>}`
     P:job:{J}:done       bitmap  bit c set once chunk c is merged (chunks / 8 bytes)
     P:job:{J}:chunks     hash    bookkeeping of chunks in flight only, deleted when merged:
                                  s:<c> attempts started, t:<c> last start, p:<c> republishes,
-                                 q:<c> last republish, e:<c> last error
+                                 q:<c> last republish, e:<c> last error, l:<c> lease deadline
+                                 of the attempt playing it (`workers.leases`), m:<c> the
+                                 reconciler's "missing" mark
     P:job:{J}:pending    hash    jobs with a stopping rule: chunk index -> its result (JSON),
                                  parked until the prefix reaches it (`workers.store.prefix`);
                                  the record also holds prefix (next chunk to merge), stopping
@@ -19,7 +21,9 @@ Keys (``P`` = ``settings.prefix``; a job's keys share the hash tag ``{<job id>}`
     P:active             set     jobs QUEUED or RUNNING
     P:seq                string  the sequence counter
     P:req:<sha256>       string  request id -> job id (idempotent submit)
-    P:reconciler         string  the reconciler's lease (`workers.reconciler`)
+    P:reconciler         string  the reconciler's sweep lock (`workers.reconciler`)
+    P:reconciler:scan    string  the reconciler's queue-scan slot (expires after AZULSIM_STALL_S)
+    P:republished        string  chunks the reconciler published again, service-wide (a count)
 """
 
 from __future__ import annotations
@@ -67,6 +71,11 @@ class KeyNames:
     @property
     def seq_key(self) -> str:
         return f"{self.prefix}:seq"
+
+    @property
+    def republished_key(self) -> str:
+        """Chunks the reconciler published again, service-wide (a counter; never expires)."""
+        return f"{self.prefix}:republished"
 
     def script_keys(self, job_id: str, request_id: str | None) -> list[str]:
         """KEYS of the per-job scripts: the job's four keys, the active set, the request key

@@ -1,10 +1,49 @@
-"""Listing jobs, newest first, a page at a time."""
+"""Listing jobs, newest first, a page at a time.
+
+A page token is opaque to clients: the URL-safe base64 (no padding) of ``v1.<seq>``, where
+``<seq>`` is the creation sequence number of the last job of the previous page (positive,
+decimal, no leading zero). Only a token this module wrote is accepted: `decode_page_token` checks
+the alphabet, the length, the canonical encoding and the payload, and its errors quote at most a
+short prefix of what was sent.
+"""
 
 from __future__ import annotations
+
+import base64
+import binascii
+import re
 
 from .base import StoreBase
 from .errors import unavailable
 from .records import JobInfo, job_info, text
+
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9_-]{1,32}\Z")  # 32 chars: 24 bytes, room for any seq
+_PAYLOAD = re.compile(rb"v1\.([1-9][0-9]{0,18})\Z")
+_SHOWN = 16  # characters of a bad token quoted in the error
+
+
+def encode_page_token(seq: int) -> str:
+    """The token of the page after the job with sequence number `seq`."""
+    return base64.urlsafe_b64encode(f"v1.{seq}".encode()).decode().rstrip("=")
+
+
+def decode_page_token(token: str) -> int:
+    """The sequence number in a token from `encode_page_token`; ValueError for anything else."""
+    seq = None
+    if _TOKEN_CHARS.match(token):
+        try:
+            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        except (binascii.Error, ValueError):
+            raw = b""
+        if (m := _PAYLOAD.match(raw)) and encode_page_token(int(m.group(1))) == token:
+            seq = int(m.group(1))
+    if seq is None or seq >= 2**63:
+        prefix = token[:_SHOWN] + ("..." if len(token) > _SHOWN else "")
+        raise ValueError(
+            f"page_token is not a next_page_token from ListJobs: {prefix!r} "
+            f"({len(token)} characters)"
+        )
+    return seq
 
 
 class JobPages(StoreBase):
@@ -18,16 +57,7 @@ class JobPages(StoreBase):
         """
         if page_size < 1:
             raise ValueError(f"page_size must be at least 1; got {page_size}")
-        if page_token:
-            try:
-                upper = int(page_token)
-            except ValueError:
-                raise ValueError(
-                    f"page_token is not a token from list_jobs: {page_token!r}"
-                ) from None
-            upper_arg: str = f"({upper}"
-        else:
-            upper_arg = "+inf"
+        upper_arg = f"({decode_page_token(page_token)}" if page_token else "+inf"
         out: list[JobInfo] = []
         last_seq = None
         while len(out) < page_size:
@@ -54,4 +84,4 @@ class JobPages(StoreBase):
             if len(rows) <= want:
                 return out, ""
             upper_arg = f"({last_seq}"
-        return out, str(last_seq)
+        return out, encode_page_token(last_seq)
