@@ -292,14 +292,18 @@ def document_title(doc: Mapping[str, Any], title: str | None = None) -> str:
     return ", ".join(parts)
 
 
-def figure(doc: Mapping[str, Any], title: str | None = None, configurations=None):
+def figure(
+    doc: Mapping[str, Any], title: str | None = None, configurations=None, study: bool = True
+):
     """A matplotlib `Figure` (Agg canvas attached) with one row of panels per configuration.
 
     Parameters
     ----------
     doc : the statistics document
     title : heading (default: seed, games done and rules version)
-    configurations : indices of ``doc["configurations"]`` to draw (default: all)
+    configurations : indices of ``doc["configurations"]`` to draw (default: all; for a sweep
+        or a tournament `study_configurations`)
+    study : draw a sweep's or a tournament's own row first (`study_kind`)
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -309,7 +313,7 @@ def figure(doc: Mapping[str, Any], title: str | None = None, configurations=None
         configurations = study_configurations(doc)
     if configurations is not None:
         configs = [configs[i] for i in configurations]
-    study = study_kind(doc)
+    study = study_kind(doc) if study else None
     if not configs and study is None:
         raise ReportError("the statistics document has no configurations to plot")
     stopping = doc.get("stopping") or {}
@@ -465,8 +469,17 @@ def html_page(doc: Mapping[str, Any], title: str | None = None) -> str:
         "td:first-child,th:first-child{text-align:left}img{max-width:100%}</style>",
         f"</head><body><h1>{head}</h1>",
     ]
+    if study_kind(doc) is not None:  # a sweep's or tournament's answer first, once
+        png = _png_bytes(figure(doc, configurations=[]))
+        b64 = base64.b64encode(png).decode("ascii")
+        parts.append(f'<img alt="{study_kind(doc)}" src="data:image/png;base64,{b64}">')
+    shown = study_configurations(doc)
     for k, cfg in enumerate(doc.get("configurations") or []):
-        png = _png_bytes(figure(doc, title=_configuration_title(cfg), configurations=[k]))
+        if shown is not None and k not in shown:
+            continue
+        png = _png_bytes(
+            figure(doc, title=_configuration_title(cfg), configurations=[k], study=False)
+        )
         parts.append(f"<h2>{html.escape(_configuration_title(cfg))}</h2>")
         parts.append(
             "<p>rounds "

@@ -102,3 +102,15 @@ def test_report_of_a_grid_sweep(tmp_path):
     # The sweep's row and the two configurations it details (baseline and best), not all four.
     rows = 3 if doc["sweep"]["best"]["configuration"] != 0 else 2
     assert height == pytest.approx(rows * 3.4 * 110 + 0.6 * 110, abs=40)
+
+
+def test_html_report_of_a_sweep_draws_the_study_once(tmp_path):
+    from service.report import html_page
+    from sim.local import simulate
+    from sim.sweep import sweep_spec
+
+    doc = simulate(sweep_spec(["heuristic:floor=0|1|2", "greedy"], games=20), workers=1)
+    page = html_page(doc)
+    assert page.count('alt="sweep"') == 1
+    shown = {doc["sweep"]["baseline"], doc["sweep"]["best"]["configuration"]}
+    assert page.count("<h2>") == len(shown)  # the baseline and the best value, not all three
