@@ -359,7 +359,7 @@ def submit_case(draw):
         field = "spec.configurations"
     elif mutation == "too_many_configurations":
         first = spec.configurations[0]
-        spec.configurations.extend([first] * draw(st.integers(65, 90)))
+        spec.configurations.extend([first] * draw(st.integers(101, 120)))
         field = "spec.configurations"
     elif mutation == "request_id":
         request_id = draw(
