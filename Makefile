@@ -4,6 +4,10 @@ VENV := .venv
 PYTHON ?= $(VENV)/bin/python
 BOOTSTRAP_PYTHON ?= $(shell command -v python3.11 || command -v python3 || command -v python)
 SOURCES := $(wildcard sim service workers tests bench)
+# The suite mostly waits (on redis-server, worker subprocesses, gRPC), so test processes in parallel
+# (pytest-xdist) overlap the waits even on two cores; loadgroup keeps a module's shared stack on one
+# process. PYTEST_PARALLEL= (empty) runs everything in one process.
+PYTEST_PARALLEL ?= -n 4 --dist loadgroup
 
 .PHONY: install test test-all lint format bench demo venv
 
@@ -30,7 +34,7 @@ install: $(NEEDS_VENV)  ## editable install with the test and lint tools (create
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 
 test: $(NEEDS_VENV)  ## the README's test command: everything but the slow checks
-	$(PYTHON) -m pytest -q -m "not slow"
+	$(PYTHON) -m pytest -q -m "not slow" $(PYTEST_PARALLEL)
 
 test-all: $(NEEDS_VENV)  ## every test, slow ones included
 	$(PYTHON) -m pytest -q

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,19 +26,10 @@ CONFIGS = [
 ]
 
 
-def _redis():
-    from service.stack import free_port, redis_argv, redis_binary, redis_ready
-
-    port = free_port()
-    proc = subprocess.Popen(
-        redis_argv(redis_binary(), port, Path(tempfile.mkdtemp())), stdout=subprocess.DEVNULL
-    )
-    while not redis_ready(port):
-        time.sleep(0.05)
-    return proc, f"redis://127.0.0.1:{port}/0"
-
-
 def main() -> None:
+    from sim.alloc import tune_allocator
+
+    tune_allocator()  # every process that plays sets the allocator (sim.alloc)
     import redis
 
     from sim.play import play_games
@@ -51,7 +41,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=50_000)
     args = parser.parse_args()
-    proc, url = _redis()
+    from service.stack import RedisServer
+
+    server = RedisServer(Path(tempfile.mkdtemp())).start()
+    url = server.url
     try:
         client = redis.Redis.from_url(url)
         store = JobStore(client, Settings(redis_url=url, prefix="bench", chunk_games=args.games))
@@ -95,8 +88,7 @@ def main() -> None:
             + "\n"
         )
     finally:
-        proc.terminate()
-        proc.wait()
+        server.stop()
 
 
 if __name__ == "__main__":

@@ -79,6 +79,9 @@ def measure(players: int, wall: str, seconds: float, seed: int = 1) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from sim.alloc import tune_allocator
+
+    tune_allocator()  # every process that plays sets the allocator (sim.alloc)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4], choices=[2, 3, 4])
     parser.add_argument("--wall", nargs="+", default=["coloured"], choices=["coloured", "gray"])

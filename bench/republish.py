@@ -48,7 +48,7 @@ from service.api import azulsim_pb2 as pb  # noqa: E402
 from service.client import Client  # noqa: E402
 from service.config import ServerConfig  # noqa: E402
 from service.server import make_backend  # noqa: E402
-from service.stack import free_port, redis_argv, redis_binary, redis_ready  # noqa: E402
+from service.stack import RedisServer  # noqa: E402
 from service.testing import ServerThread  # noqa: E402
 from workers.settings import load_settings  # noqa: E402
 from workers.store import JobStore  # noqa: E402
@@ -134,10 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     workdir = Path(tempfile.mkdtemp(prefix="azulsim-republish-"))
-    port = free_port()
-    binary = redis_binary()
-    assert binary, "no redis-server binary"
-    rproc = subprocess.Popen(redis_argv(binary, port, workdir), stdout=subprocess.DEVNULL)
+    redis_server = RedisServer(workdir).start()
+    port = redis_server.port
     tag = uuid.uuid4().hex[:6]
     env = {
         **os.environ,
@@ -150,8 +148,6 @@ def main(argv: list[str] | None = None) -> int:
     }
     result: dict = {}
     try:
-        while not redis_ready(port):
-            time.sleep(0.05)
         settings = load_settings(env)
         store = JobStore(redis.Redis.from_url(settings.redis_url), settings)
         config = ServerConfig(max_queued_jobs=2 * args.jobs + 10)
@@ -186,8 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         workers.stop()
         result["cpu_s"] = round(_cpu_s(), 1)  # this process, the API and the workers, in all
     finally:
-        rproc.terminate()
-        rproc.wait(10)
+        redis_server.stop()
         if args.keep:
             print(f"work directory kept: {workdir}")
         else:

@@ -65,6 +65,9 @@ def measure(players: int, games: int, repeat: int) -> list[dict]:
 
 
 def main() -> None:
+    from sim.alloc import tune_allocator
+
+    tune_allocator()  # every process that plays sets the allocator (sim.alloc)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--games", type=int, default=4 * DEFAULT_BATCH)

@@ -52,6 +52,9 @@ def single_core_rate(spec: JobSpec, chunk: int, seconds: float) -> tuple[float, 
 
 
 def main(argv: list[str] | None = None) -> int:
+    from sim.alloc import tune_allocator
+
+    tune_allocator()  # every process that plays sets the allocator (sim.alloc)
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--games", type=int, default=2_000_000, help="games in the job (default 2M)")
     p.add_argument("--workers", type=int, default=2, help="worker pool processes (default 2)")

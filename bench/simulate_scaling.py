@@ -17,14 +17,19 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from machine import cpu_seconds, machine  # noqa: E402  (bench/, the script's own directory)
 
 
-def run(games: int, workers: int) -> dict:
+def run(games: int, workers: int) -> tuple[dict, float]:
+    """The run's statistics document and the CPU seconds it used (it and its pool processes)."""
     cmd = [sys.executable, "-m", "service.cli", "simulate", "--players", "2"]
     cmd += ["--bots", "greedy,greedy", "--games", str(games), "--seed", "7"]
     cmd += ["--workers", str(workers), "--json"]
+    cpu0 = cpu_seconds()
     out = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    return json.loads(out), cpu_seconds() - cpu0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,10 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows, docs = [], []
     for workers in args.workers:
-        doc = run(args.games, workers)
+        doc, cpu = run(args.games, workers)
         timing = doc.pop("timing")
         docs.append(doc)
         row = {"workers": workers, "games": args.games, **timing}
+        row["cpu_seconds"] = round(cpu, 3)  # the whole process and its pool, start-up included
+        row["games_per_cpu_second"] = round(args.games / cpu)
         rows.append(row)
         print(json.dumps(row), flush=True)
     base = rows[0]["games_per_second"]
@@ -48,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         row["speedup"] = round(row["games_per_second"] / base, 3)
     summary = {
         "benchmark": "simulate_scaling",
+        "machine": machine(),
         "identical_statistics": all(d == docs[0] for d in docs),
         "results": rows,
     }

@@ -22,18 +22,19 @@ channels, so it is not sent as call credentials).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import grpc
 
+from workers.settings import from_env
+
 from . import convert
 from .api import azulsim_pb2 as pb
 from .api import azulsim_pb2_grpc as pb_grpc
+from .config import ClientSettings
 
-DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEFAULT_TIMEOUT_S = 30.0
 REPLAY_TIMEOUT_S = 120.0
 
@@ -60,9 +61,10 @@ class Client:
         max_message_bytes: int = 64 * 1024 * 1024,
         tls_server_name: str | None = None,
     ):
-        self.address = address or os.environ.get("AZULSIM_SERVER") or DEFAULT_ADDRESS
-        token = token if token is not None else os.environ.get("AZULSIM_TOKEN")
-        tls_ca = tls_ca if tls_ca is not None else os.environ.get("AZULSIM_TLS_CA")
+        env = from_env(ClientSettings)
+        self.address = address or env.server
+        token = token if token is not None else env.token
+        tls_ca = tls_ca if tls_ca is not None else env.tls_ca
         self.timeout = timeout
         options = [
             ("grpc.max_receive_message_length", max_message_bytes),

@@ -28,7 +28,7 @@ Hooks in `service.server` (each one line):
 
 The interceptor also logs each completed call on the ``azulsim.rpc`` logger (method, peer, code,
 milliseconds): DEBUG when OK, INFO otherwise — with ``AZULSIM_LOG_FORMAT=json`` these become
-JSON fields (`workers.logging`).
+JSON fields (`workers.logs`).
 """
 
 from __future__ import annotations

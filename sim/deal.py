@@ -42,8 +42,8 @@ def deal(st: BatchState, slots: np.ndarray, rounds: np.ndarray) -> np.ndarray:
     n = slots.shape[0]
     f = st.factories
     draws = 4 * f
-    bag = st.bag[:, slots]
-    lid = st.lid[:, slots]
+    bag = np.take(st.bag, slots, axis=1)  # C order (an [:, slots] gather is F-ordered)
+    lid = np.take(st.lid, slots, axis=1)
     in_bag = bag.sum(axis=0, dtype=np.int64)
     in_lid = lid.sum(axis=0, dtype=np.int64)
     # Tiles in the bag before draw t: the bag's, then after the pour at t == in_bag the lid's too.

@@ -24,6 +24,7 @@ from .constants import (
     END_ROW_COMPLETED,
     FLOOR_SLOTS,
     TILES_PER_COLOUR,
+    wall_colour,
 )
 from .deal import deal
 from .records import GameRecords
@@ -244,7 +245,7 @@ def play(
     src_flat[slots] = rest + centre * factory
     # Presence: a factory loses every colour and the centre gains its leftovers' colours; a pick
     # from the centre only loses the colour taken.
-    gained = np.where(factory, T.SPREAD11[T.nonzero_colours(rest)], 0)
+    gained = np.where(factory, T.SPREAD11.take(T.nonzero_colours(rest)), 0)
     st.presence[slots] = (st.presence[slots] & ~T.ACTION_GONE.take(actions)) | gained
     st.tiles_left[slots] -= taken
 
@@ -308,7 +309,7 @@ def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None, deal: boo
     st.current[slots] = next_start
 
     # Bit 5r survives these ANDs only where row r is complete.
-    wall = st.wall[:, slots]
+    wall = np.take(st.wall, slots, axis=1)
     full_rows = wall & (wall >> 1) & (wall >> 2) & (wall >> 3) & (wall >> 4) & T.COLUMN0
     ended = (full_rows != 0).any(axis=0)
     if ended.any():
@@ -334,8 +335,8 @@ def _finish(st: BatchState, slots: np.ndarray, reason: int) -> None:
 
 def _completions(st: BatchState, slots: np.ndarray):
     """Complete rows, columns and colours (P, n) of each seat's wall (RULES §8.2)."""
-    walls = st.wall[:, slots]
-    row_colours = st.row_colours[:, slots]
+    walls = np.take(st.wall, slots, axis=1)
+    row_colours = np.take(st.row_colours, slots, axis=1)
     rows = np.zeros(walls.shape, np.int16)
     cols = np.zeros(walls.shape, np.int16)
     colours = np.zeros(walls.shape, np.int16)
@@ -386,7 +387,7 @@ def wall_colours(st: BatchState, slots=None) -> np.ndarray:
     if st.gray:
         return st.wall_cells[:, :, slots]
     occupied = (st.wall[:, None, slots] >> np.arange(25, dtype=np.int32)[None, :, None]) & 1
-    layout = np.array([(c - r) % 5 for r in range(5) for c in range(5)], np.int8)
+    layout = np.array([wall_colour(r, c) for r in range(5) for c in range(5)], np.int8)
     return np.where(occupied == 1, layout[None, :, None], -1).astype(np.int8)
 
 

@@ -10,6 +10,13 @@ With ``workers > 1`` the chunks run in a ``multiprocessing`` pool; the play func
 workers through the pool initialiser (inherited, not pickled, under the default ``fork`` start
 method), and the counters come back as plain dicts. Progress is reported in the parent, after each
 chunk, as the number of games done so far.
+
+Memory does not grow with the job: chunks are submitted as earlier ones finish, at most
+`IN_FLIGHT_PER_WORKER` per pool process at a time, so ``--games 10**12`` holds what ``--games
+10**6`` holds. SIGINT and SIGTERM stop a run cleanly: in the main thread both raise `Interrupted`
+(a ``KeyboardInterrupt``) while `run_local` runs, the pool is terminated and joined on the way out
+(no process is left behind), and the pool processes ignore SIGINT and die quietly on the SIGTERM
+the pool sends them (no traceback from them).
 """
 
 from __future__ import annotations
@@ -17,11 +24,15 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import queue
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .alloc import tune_allocator
 from .chunk import (
     STOP_CHUNK_GAMES,
     PlayGames,
@@ -35,6 +46,14 @@ from .spec import JobSpec
 from .stats import Counters, derive, merge
 
 Progress = Callable[[int], None]
+
+# Chunks submitted ahead per pool process: enough that no process waits for the parent's next
+# submission, few enough that memory stays flat whatever the job's size.
+IN_FLIGHT_PER_WORKER = 2
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM (or SIGINT) arrived while `run_local` ran; the pool has been stopped."""
 
 
 @dataclass
@@ -98,13 +117,27 @@ class LocalResult:
 
 
 _worker_state: dict[str, Any] = {}
+
+
 RETURN_ROWS = "<return>"  # rows_dir of a run whose chunks hand their records to the parent
 
 
 def _init_worker(
     spec: JobSpec, chunk_size: int, play: PlayGames | None, rows_dir: str | None = None
 ) -> None:
+    tune_allocator()  # inherited through fork already; set again for other start methods
     _worker_state.update(spec=spec, chunk_size=chunk_size, play=play, rows_dir=rows_dir)
+
+
+def _init_pool_process(
+    spec: JobSpec, chunk_size: int, play: PlayGames | None, rows_dir: str | None = None
+) -> None:
+    # The parent stops the pool on SIGINT/SIGTERM; a pool process ignores Ctrl-C (sent to the
+    # whole process group) and dies at once on the pool's SIGTERM (the parent's handler, which
+    # fork copied, would raise in it and print a traceback).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _init_worker(spec, chunk_size, play, rows_dir)
 
 
 def _chunk(chunk: int):
@@ -115,16 +148,16 @@ def _chunk(chunk: int):
         seen, play = recording(s["play"])
         result = play_chunk(s["spec"], s["chunk_size"], chunk, play)
         return result._replace(joint=seen[0])
-    if s.get("rows_dir"):  # --games-out: the chunk's records go to its chunk file
+    if s.get("rows_dir"):  # --games-out of a joint job: the chunk's records to its chunk file
         from .gamerows import play_chunk_with_rows
 
         return play_chunk_with_rows(s["spec"], s["chunk_size"], chunk, s["rows_dir"], s["play"])
     return play_chunk(s["spec"], s["chunk_size"], chunk, s["play"])
 
 
-def _play_chunk(chunk: int) -> tuple[int, Counters]:
+def _play_chunk(chunk: int) -> tuple:
     games, counters, _, records = _chunk(chunk)
-    if records is not None:  # RETURN_ROWS: the chunk's records
+    if records is not None:  # RETURN_ROWS: the chunk's records come along
         return games, counters, chunk, records
     return games, counters
 
@@ -152,9 +185,8 @@ def run_local(
     progress : called with the number of games done (all configurations) after each chunk
     play : stand-in for `sim.play.play_games` (same signature); default the real one
     on_check : called with each check point of a stopping rule (`sim.stopping.evaluate`)
-    games_out : write every game as a row to this Parquet file (`sim.gamerows`): each chunk to
-        a chunk file beside it, gathered in (configuration, game) order at the end; not with a
-        stopping rule
+    games_out : also write every game as a row to this Parquet file (`sim.gamerows`), in
+        (configuration, game) order, streamed chunk by chunk; not with a stopping rule
 
     A job with a baseline or a stopping rule runs in joint chunks (`sim.sequential`), aligned to
     its check points: it stops at the first check point that decides, and its counters are those
@@ -173,6 +205,7 @@ def run_local(
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size}")
     chunk_size = aligned(spec, chunk_size)
+    tune_allocator()  # this process plays (workers == 1) or forks the pool that does
     if games_out is not None:
         return _run_with_rows(spec, workers, chunk_size, progress, play, games_out)
     return _run(spec, workers, chunk_size, progress, play, on_check)
@@ -190,30 +223,33 @@ def _run_with_rows(spec, workers, chunk_size, progress, play, games_out) -> Loca
     out = Path(games_out)
     if not spec.joint_chunks:
         # Chunks are numbered configuration by configuration: in chunk order they are the file's
-        # (configuration, game) order, so the parent streams them straight into it.
+        # (configuration, game) order. The parent writes them as they come, holding the few
+        # that finish early (at most the pool's chunks in flight) until the ones before them.
         from .chunk import chunk_games_range
 
-        t0 = time.perf_counter()
         with GamesWriter(out, spec) as writer:
+            early: dict[int, Any] = {}
+            following = 0
 
             def write(chunk, records):
-                writer.write(chunk_games_range(spec, chunk_size, chunk)[0], records)
+                nonlocal following
+                early[chunk] = records
+                while following in early:
+                    k = chunk_games_range(spec, chunk_size, following)[0]
+                    writer.write(k, early.pop(following))
+                    following += 1
 
             result = _run(spec, workers, chunk_size, progress, play, None, RETURN_ROWS, write)
         result.extra["games_out"] = {"path": str(out), "rows": writer.rows}
         return result
+    # Joint chunks play every configuration: each writes its chunk file, gathered at the end.
     spool = tempfile.mkdtemp(
         prefix=".azulsim-games-", dir=out.parent if out.parent.exists() else None
     )
     try:
         result = _run(spec, workers, chunk_size, progress, play, None, spool)
-        t0 = time.perf_counter()
         rows = gather(spool, out, spec, expected_chunks=result.chunks)
-        result.extra["games_out"] = {
-            "path": str(out),
-            "rows": rows,
-            "gather_s": time.perf_counter() - t0,
-        }
+        result.extra["games_out"] = {"path": str(out), "rows": rows}
         return result
     finally:
         shutil.rmtree(spool, ignore_errors=True)
@@ -230,18 +266,17 @@ def _run(
     done = 0
     began = time.perf_counter()
     with contextlib.ExitStack() as stack:
+        stack.enter_context(_stop_on_signals())
         if workers == 1:
             _init_worker(spec, chunk_size, play, rows_dir)
             stack.callback(_worker_state.clear)
             parts = map(_play_chunk, tasks)
         else:
-            pool = stack.enter_context(
-                multiprocessing.Pool(
-                    workers, initializer=_init_worker, initargs=(spec, chunk_size, play, rows_dir)
+            parts = stack.enter_context(
+                contextlib.closing(
+                    _pool_results(spec, chunk_size, play, workers, tasks, rows_dir=rows_dir)
                 )
             )
-            # Rows are written in chunk order: then the pool hands chunks back in order.
-            parts = (pool.imap if write_rows else pool.imap_unordered)(_play_chunk, tasks)
         for n, part, *rows in parts:
             if rows:
                 write_rows(*rows)
@@ -268,42 +303,102 @@ def _run_joint(spec, workers, chunk_size, progress, play, on_check, rows_dir=Non
     prefix = Prefix(spec)
     seen = 0
     began = time.perf_counter()
-
-    def take(chunk) -> bool:
-        nonlocal seen
-        prefix.add(chunk)
-        for point in prefix.history[seen:]:
-            if on_check:
-                on_check(point)
-        seen = len(prefix.history)
-        if progress and prefix.trim is None:
-            progress(prefix.games * len(spec.configurations))
-        return prefix.done or prefix.trim is not None
-
-    _init_worker(spec, chunk_size, play, rows_dir)  # the recount of a trimmed chunk runs here
-    try:
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_stop_on_signals())
+        _init_worker(spec, chunk_size, play, rows_dir)  # a trimmed chunk's recount runs here
+        stack.callback(_worker_state.clear)
         if workers == 1:
-            for task in tasks:
-                if take(_play_joint_chunk(task)):
-                    break
+            parts = map(_play_joint_chunk, tasks)
         else:
-            # Leaving the `with` terminates what runs past the stop (it would be dropped anyway).
-            with multiprocessing.Pool(
-                workers, initializer=_init_worker, initargs=(spec, chunk_size, play, rows_dir)
-            ) as pool:
-                for chunk in pool.imap_unordered(_play_joint_chunk, tasks):
-                    if take(chunk):
-                        break
+            # Closing the generator at the stop terminates what runs past it (dropped anyway).
+            parts = stack.enter_context(
+                contextlib.closing(
+                    _pool_results(
+                        spec, chunk_size, play, workers, tasks, _play_joint_chunk, rows_dir
+                    )
+                )
+            )
+        for chunk in parts:
+            prefix.add(chunk)
+            if on_check:
+                for point in prefix.history[seen:]:
+                    on_check(point)
+            seen = len(prefix.history)
+            if progress and prefix.trim is None:
+                progress(prefix.games * len(spec.configurations))
+            if prefix.done or prefix.trim is not None:
+                break
         if prefix.trim is not None:
             prefix.finish(play_joint(spec, *prefix.trim, play))
             if progress:
                 progress(prefix.games * len(spec.configurations))
-    finally:
-        _worker_state.clear()
     seconds = time.perf_counter() - began
     return LocalResult(
         spec, prefix.counters, seconds, workers, chunk_size, len(tasks), stopping=prefix.summary()
     )
+
+
+def _pool_results(
+    spec: JobSpec, chunk_size: int, play, workers: int, tasks: range, fn=None, rows_dir=None
+) -> Iterator[Any]:
+    """``fn(chunk)`` (default: ``(games, counters)`` of the chunk) for every chunk of `tasks`, in
+    completion order, from a pool.
+
+    Chunks are submitted as earlier ones finish, at most ``IN_FLIGHT_PER_WORKER * workers`` at a
+    time (``imap`` would hand the pool's feeder thread the whole job). Closing the generator
+    early (an error, `Interrupted`) terminates and joins the pool.
+    """
+    pending = iter(tasks)
+    finished: queue.SimpleQueue = queue.SimpleQueue()
+    pool = multiprocessing.Pool(
+        workers, initializer=_init_pool_process, initargs=(spec, chunk_size, play, rows_dir)
+    )
+    try:
+
+        def submit(n: int) -> int:
+            sent = 0
+            for chunk in pending:
+                pool.apply_async(
+                    fn or _play_chunk,
+                    (chunk,),
+                    callback=lambda r: finished.put((True, r)),
+                    error_callback=lambda e: finished.put((False, e)),
+                )
+                sent += 1
+                if sent == n:
+                    break
+            return sent
+
+        in_flight = submit(IN_FLIGHT_PER_WORKER * workers)
+        while in_flight:
+            ok, result = finished.get()
+            in_flight -= 1
+            if not ok:
+                raise result
+            in_flight += submit(1)
+            yield result
+        pool.close()
+    finally:
+        pool.terminate()  # kills (SIGTERM) and joins the pool processes; at once if closed
+        pool.join()
+
+
+@contextlib.contextmanager
+def _stop_on_signals():
+    """While the block runs in the main thread, SIGTERM and SIGINT raise `Interrupted`."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, _frame):
+        raise Interrupted(signal.Signals(signum).name)
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def simulate(spec: JobSpec, **kwargs: Any) -> dict[str, Any]:

@@ -159,9 +159,19 @@ def play_batch(
             slots.shape[0],
             np.intp,
             lambda bot, sel: bot.choose_columns(
-                st_, slots[sel], seat, row, colours[sel], legal[sel], bot_keys[pos[sel]]
+                st_,
+                slots[sel],
+                seat if np.isscalar(seat) else seat[sel],
+                row,
+                colours[sel],
+                legal[sel],
+                bot_keys[pos[sel]],
             ),
         )
+
+    # Every seat of a row in one call when every bot's column choice works element by element
+    # (`Bot.all_seats`; the built-in bots'); a plugin's gets one int seat at a time.
+    choose_columns.all_seats = all(getattr(bot, "all_seats", False) for bot in bots)
 
     def act(slots):
         pos = slot_pos[slots]

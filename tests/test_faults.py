@@ -23,15 +23,11 @@ import psutil
 import pytest
 import redis
 
+from service.stack import RedisServer
 from sim.local import run_local
 from sim.spec import JobSpec
-from tests.faults_util import (
-    FAULT_PREAMBLE,
-    ApiProcess,
-    RedisProcess,
-    busy_children,
-    wait_until,
-)
+from tests.faults_util import FAULT_PREAMBLE, ApiProcess, busy_children
+from tests.waits import logs_of, wait_job, wait_until
 from workers.app import make_app
 from workers.dispatch import submit
 from workers.reconciler import queue_length
@@ -96,20 +92,6 @@ def stack(env):
     store, app = open_store(env)
     yield store, app
     store.redis.close()
-
-
-def logs_of(workers) -> str:
-    return "\n".join(w.log() for w in getattr(workers, "started", workers))
-
-
-def wait_job(store: JobStore, job_id: str, workers, timeout: float = 90.0):
-    """The job once it is SUCCEEDED, FAILED or CANCELLED; on a timeout, fail with the logs."""
-    return wait_until(
-        lambda: (job := store.get_job(job_id)).finished and job,
-        timeout,
-        f"job {job_id} to finish",
-        details=lambda: f"{store.get_job(job_id)}\n{logs_of(workers)[-6000:]}",
-    )
 
 
 def outcomes(text: str, job_id: str) -> dict[int, list[str]]:
@@ -468,15 +450,8 @@ def chunk_of(message: bytes) -> int:
 def aof_redis(tmp_path):
     """A test-owned redis-server with ``--appendonly yes --appendfsync always`` on its own port and
     directory, which a test may kill and start again there (the AOF is replayed on start)."""
-    from service.stack import free_port, redis_binary
-
-    binary = redis_binary()
-    assert binary is not None, "no redis-server binary"
-    workdir = tmp_path / "redis-aof"
-    workdir.mkdir()
-    server = RedisProcess(binary, free_port(), workdir, aof=True).start()
-    yield server
-    server.stop()
+    with RedisServer(tmp_path / "redis-aof", aof=True) as server:
+        yield server
 
 
 @pytest.fixture
@@ -487,7 +462,7 @@ def aof_env(env, aof_redis):
 OUTAGE_S = 1.0  # how long Redis stays down: the fault's duration, not a wait for something
 
 
-def _crash_redis(aof_redis: RedisProcess) -> float:
+def _crash_redis(aof_redis: RedisServer) -> float:
     """SIGKILL Redis, leave it down `OUTAGE_S`, start it again on the same port and directory;
     returns the seconds it was unreachable."""
     began = time.monotonic()

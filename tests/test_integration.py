@@ -43,12 +43,18 @@ SPEC = {
 }
 
 
-@pytest.fixture
-def stack(azulsim_env, celery_worker_process):
-    """(client, workers): an in-process API server and two real worker processes."""
-    workers = [celery_worker_process(azulsim_env, concurrency=1) for _ in range(2)]
+# Every test of this module shares one stack (its jobs are independent: each its own job id), so
+# `make test`'s parallel runs keep the module on one process.
+pytestmark = pytest.mark.xdist_group("integration-stack")
+
+
+@pytest.fixture(scope="module")
+def stack(module_env, module_worker_process):
+    """(client, workers): an in-process API server and two real worker processes, for the
+    module."""
+    workers = [module_worker_process(module_env, concurrency=1) for _ in range(2)]
     config = ServerConfig()
-    with ServerThread(make_backend(config, load_settings(azulsim_env)), config) as server:
+    with ServerThread(make_backend(config, load_settings(module_env)), config) as server:
         with Client(server.address, token="", timeout=20) as client:
             yield client, workers
 

@@ -35,15 +35,11 @@ from sim import (
 from sim.constants import END_REASONS
 from sim.goldens import record_of
 from sim.reference import ReferenceGame
+from sim.spec import first_player
 
 COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
 SAMPLE = 16  # games per step whose engine.snapshot dict is compared (rotating over the batch)
 _BIT_INDEX = np.array([([j for j in range(5) if m >> j & 1] + [-1] * 5)[:5] for m in range(32)])
-
-
-def first_players(seed: int, games: np.ndarray, players: int) -> np.ndarray:
-    keys = rng.game_keys(seed, games, rng.DEAL)
-    return rng.pick(rng.uniform32(keys, rng.START_COUNTER), players)
 
 
 def flat(s: dict) -> list[int]:
@@ -98,7 +94,7 @@ def _batch_rows(st) -> np.ndarray:
 def run_lockstep(players: int, wall: str, seed: int, n_games: int, max_rounds: int = 100) -> dict:
     """Play `n_games` in lockstep; assert agreement throughout. Returns end-reason counts."""
     games = np.arange(n_games, dtype=np.int64)
-    first = first_players(seed, games, players)
+    first = first_player(seed, games, players)  # the jobs' own rule
     st = engine.new_games(
         players, wall, seed, games=games, first_player=first, max_rounds=max_rounds
     )

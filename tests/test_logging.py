@@ -10,7 +10,7 @@ import logging
 
 import pytest
 
-from workers import logging as wlog
+from workers import logs as wlog
 from workers.app import make_app
 from workers.settings import load_settings
 

@@ -18,7 +18,11 @@ def dry_run(tmp_path: Path, target: str) -> list[str]:
     for name in ("Makefile", "pyproject.toml"):
         shutil.copy(REPO / name, tmp_path / name)
     out = subprocess.run(
-        ["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, check=True
+        ["make", "-n", "--no-print-directory", target],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return out.stdout.splitlines()
 

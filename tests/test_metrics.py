@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 import urllib.request
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from service.client import Client
 from service.config import ServerConfig
 from service.server import make_backend
 from service.testing import ServerThread
+from tests.waits import wait_job, wait_until
 from workers.metrics import QueueDepthCollector, metrics_port
 from workers.settings import load_settings
 
@@ -264,17 +264,14 @@ def test_real_worker_serves_metrics_and_logs_json(azulsim_env, celery_worker_pro
     )
     job, _ = submit(store, app, spec, "metrics-1")
     assert job.chunks_total == 4
-    deadline = time.monotonic() + 90
-    while not store.get_job(job.job_id).finished:
-        assert time.monotonic() < deadline, worker.log()
-        time.sleep(0.1)
-    samples = {}
-    while time.monotonic() < deadline:  # the last chunk's postrun signal can trail the merge
-        samples = scrape(port)
-        if samples.get(("azulsim_chunks_done_total", ())) == 4:
-            break
-        time.sleep(0.1)
-    assert samples[("azulsim_chunks_done_total", ())] == 4
+    wait_job(store, job.job_id, [worker])
+    # The last chunk's postrun signal can trail its merge.
+    samples = wait_until(
+        lambda: (got := scrape(port)).get(("azulsim_chunks_done_total", ())) == 4 and got,
+        30,
+        "4 chunks counted by the metrics",
+        interval=0.1,
+    )
     assert samples[("azulsim_games_played_total", ())] == 200
     assert samples[("azulsim_chunk_seconds_count", ())] == 4
     assert samples[("azulsim_queue_length", (("queue", settings.queue),))] == 0

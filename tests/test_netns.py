@@ -28,7 +28,7 @@ import pytest
 from sim.local import run_local, simulate
 from sim.spec import JobSpec
 from tests.conftest import require_netns
-from tests.faults_util import wait_until
+from tests.waits import wait_until
 
 pytestmark = pytest.mark.netns
 

@@ -46,6 +46,19 @@ def test_entry_point_is_visible_to_importlib_metadata(installed):
     assert eps[NAME].value == "azulsim_demo_plugin:INFO"
 
 
+def test_plugin_bot_keeps_its_declared_cost(installed):
+    """A plug-in's ``cost`` survives loading through the entry point, so its chunks shrink like
+    a slow built-in's (it was dropped: 20 loaded as 1.0, full-size chunks)."""
+    from sim.chunk import chunk_games_for
+
+    assert get_bot_info(NAME).cost_of({"end": "first"}) == 20.0
+    job = JobSpec.from_dict(
+        {"configurations": [{"players": 2, "bots": [NAME, NAME]}], "games": 100_000, "seed": 1}
+    )
+    assert job.cost == 20.0
+    assert chunk_games_for(job, 50_000) == 2_500
+
+
 def test_plugin_bot_loads_by_name_and_plays(installed):
     info = get_bot_info(NAME)
     assert info.source == "entry point azulsim_demo_plugin:INFO"

@@ -40,7 +40,9 @@ from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.config import ServerConfig
 from service.server import make_backend
+from service.stack import RedisServer
 from service.testing import ServerThread
+from tests.waits import wait_until
 
 pytest.importorskip("workers.app")
 from workers.app import make_app  # noqa: E402
@@ -52,22 +54,6 @@ C = grpc.StatusCode
 SPEC = pb.JobSpec(
     configurations=[pb.Configuration(players=2, bots=["greedy", "random"])], games=120, seed=3
 )
-
-
-@pytest.fixture
-def start(azulsim_env):
-    servers = []
-
-    def start(env_extra=None, **config) -> ServerThread:
-        settings = load_settings({**azulsim_env, **(env_extra or {})})
-        cfg = ServerConfig(**config)
-        server = ServerThread(make_backend(cfg, settings), cfg).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for s in servers:
-        s.stop()
 
 
 def _requests(job_id: str) -> dict[str, object]:
@@ -110,9 +96,9 @@ def _call(channel, method: str, request, metadata=()) -> tuple[C, str]:
 # --- token auth -------------------------------------------------------------------------------
 
 
-def test_every_method_needs_the_token(start):
+def test_every_method_needs_the_token(api_server):
     token = "tok-" + secrets.token_hex(16)
-    server = start(auth_tokens=(token, "second-" + secrets.token_hex(8)))
+    server = api_server(auth_tokens=(token, "second-" + secrets.token_hex(8)))
     good = Client(server.address, token=token)
     job, _ = good.submit(SPEC)
     channel = grpc.insecure_channel(server.address)
@@ -144,12 +130,12 @@ def test_every_method_needs_the_token(start):
     channel.close()
 
 
-def test_health_and_reflection_need_no_token(start):
+def test_health_and_reflection_need_no_token(api_server):
     """Policy: health and reflection are open (probes, load balancers, grpcurl)."""
     from grpc_health.v1 import health_pb2, health_pb2_grpc
     from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-    server = start(auth_tokens=("s3cret-" + secrets.token_hex(8),))
+    server = api_server(auth_tokens=("s3cret-" + secrets.token_hex(8),))
     channel = grpc.insecure_channel(server.address)
     health = health_pb2_grpc.HealthStub(channel)
     for service in ("", "azulsim.v1.AzulSim"):
@@ -220,11 +206,11 @@ def _certificates(directory: Path, name: str = "ca") -> tuple[Path, Path, Path]:
     return paths
 
 
-def test_tls_with_a_test_ca(start, tmp_path):
+def test_tls_with_a_test_ca(api_server, tmp_path):
     ca, cert, key = _certificates(tmp_path)
     other_ca, _, _ = _certificates(tmp_path, "other")
     token = secrets.token_hex(16)
-    server = start(tls_cert=str(cert), tls_key=str(key), auth_tokens=(token,))
+    server = api_server(tls_cert=str(cert), tls_key=str(key), auth_tokens=(token,))
     with Client(server.address, tls_ca=str(ca), token=token, timeout=5) as secure:
         assert len(secure.bots()) >= 4
         job, _ = secure.submit(SPEC)
@@ -354,9 +340,8 @@ def _run_jobs(env: dict, celery_worker_process) -> list[bytes]:
             client.cancel(other.job_id)
             client.statistics(job.job_id)
     r = redis.Redis.from_url(settings.redis_url)
-    deadline = time.monotonic() + 10
-    while not r.exists(f"{settings.prefix}:reconciler") and time.monotonic() < deadline:
-        time.sleep(0.1)  # the worker's reconciler has swept at least once
+    # The worker's reconciler has swept at least once (its lock is a key too).
+    wait_until(lambda: r.exists(f"{settings.prefix}:reconciler"), 10, "a reconciler sweep")
     keys = sorted(r.scan_iter(count=1000))
     r.close()
     return keys
@@ -400,39 +385,12 @@ def test_every_key_is_under_the_prefix_by_default(azulsim_env, celery_worker_pro
 # --- no secrets in logs -----------------------------------------------------------------------
 
 
-def _private_redis(tmp_path: Path, password: str) -> tuple[subprocess.Popen, int]:
-    from service.stack import free_port, redis_binary
-
-    binary = redis_binary()
-    if binary is None:
-        pytest.skip("no redis-server")
-    port = free_port()
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(tmp_path), "--requirepass", password],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    client = redis.Redis(port=port, password=password, socket_connect_timeout=0.5)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise
-            time.sleep(0.05)
-    client.close()
-    return proc, port
-
-
 def test_no_secrets_in_logs(azulsim_env, celery_worker_process, tmp_path):
     token = "tok-" + secrets.token_hex(16)
     password = "pw-" + secrets.token_hex(16)
     wrong = "guess-" + secrets.token_hex(8)
-    redis_proc, port = _private_redis(tmp_path, password)
+    redis_server = RedisServer(tmp_path / "redis", password=password).start()
+    port = redis_server.port
     env = {
         **azulsim_env,
         "AZULSIM_REDIS_URL": f"redis://:{password}@127.0.0.1:{port}/0",
@@ -481,8 +439,7 @@ def test_no_secrets_in_logs(azulsim_env, celery_worker_process, tmp_path):
                 server.kill()
         for w in celery_worker_process.started:
             w.stop()
-        redis_proc.kill()
-        redis_proc.wait()
+        redis_server.kill()
     logs = {
         "server": server_log.read_text(errors="replace"),
         **{f"worker{i}": w.log() for i, w in enumerate(celery_worker_process.started)},

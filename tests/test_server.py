@@ -37,19 +37,14 @@ def _spec(players=2, bots=("greedy", "random"), games=100, seed=1, max_rounds=0,
 
 
 @pytest.fixture
-def start(azulsim_env):
-    servers = []
+def start(api_server):
+    """Factory: a client of a fresh in-process server (``api_server``'s arguments)."""
 
     def start(env_extra=None, **config) -> Client:
-        settings = load_settings({**azulsim_env, **(env_extra or {})})
-        cfg = ServerConfig(**config)
-        server = ServerThread(make_backend(cfg, settings), cfg).start()
-        servers.append(server)
-        return Client(server.address, token=config.pop("token", ""), timeout=10)
+        token = config.pop("token", "")
+        return Client(api_server(env_extra, **config).address, token=token, timeout=10)
 
-    yield start
-    for s in servers:
-        s.stop()
+    return start
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 
 from service.stack import free_port
-from tests.faults_util import wait_until
+from tests.waits import wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from sim.spec import JobSpec
-from tests.faults_util import wait_until
+from tests.waits import wait_until
 from workers.app import make_app
 from workers.dispatch import submit
 from workers.settings import load_settings

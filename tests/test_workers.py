@@ -14,6 +14,7 @@ import redis
 from sim.local import run_local
 from sim.spec import JobSpec
 from sim.stats import derive
+from tests.waits import wait_job, wait_until
 from workers.app import celery_config, make_app
 from workers.broker import chunk_of_raw
 from workers.dispatch import publish_chunks, submit
@@ -52,20 +53,6 @@ def stack(env):
     client.close()
 
 
-def wait_finished(store: JobStore, job_id: str, workers=None, timeout: float = 90.0):
-    """Wait for the job to finish; on a timeout, fail with the workers' logs."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        job = store.get_job(job_id)
-        if job.finished:
-            return job
-        time.sleep(0.1)
-    logs = "\n".join(w.log() for w in getattr(workers, "started", []))
-    raise AssertionError(
-        f"job {job_id} not finished in {timeout} s: {store.get_job(job_id)}\n{logs}"
-    )
-
-
 def test_config_is_at_least_once_and_json_only(env):
     conf = celery_config(load_settings(env))
     assert conf["task_acks_late"] and conf["task_reject_on_worker_lost"]
@@ -96,7 +83,7 @@ def test_worker_runs_a_job_exactly(stack, env, expected, celery_worker_process):
     assert not created and again.job_id == job.job_id
     assert queue_length(store, store.settings.queue) == 6
     celery_worker_process(env, concurrency=2)
-    done = wait_finished(store, job.job_id, celery_worker_process)
+    done = wait_job(store, job.job_id, celery_worker_process)
     assert done.state == "SUCCEEDED", done.error
     assert (done.games_done, done.chunks_done) == (260, 6)
     assert store.counters(job.job_id) == expected
@@ -108,12 +95,10 @@ def test_chunk_published_twice_counts_once(stack, env, expected, celery_worker_p
     job, _ = submit(store, app, SPEC, None)
     publish_chunks(app, job.job_id, [0, 3, 3, 5])  # duplicates, as a redelivery would make
     worker = celery_worker_process(env, concurrency=1)
-    done = wait_finished(store, job.job_id, celery_worker_process)
+    done = wait_job(store, job.job_id, celery_worker_process)
     assert done.state == "SUCCEEDED" and done.chunks_done == 6
     assert store.counters(job.job_id) == expected
-    deadline = time.monotonic() + 30
-    while queue_length(store, store.settings.queue) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: not queue_length(store, store.settings.queue), 30, "the queue to drain")
     # the copies ran as no-ops: skipped at start (or refused by the merge script)
     worker.wait_for_log("skipped")
 
@@ -131,9 +116,7 @@ def test_reconciler_republishes_a_lost_chunk(stack, env, expected, celery_worker
     # While the other messages wait (and the queue is not scanned), nothing looks lost.
     assert reconcile_once(store, app, grace_s=0.0, scan=False) == {}
     worker = celery_worker_process(env, concurrency=1)
-    deadline = time.monotonic() + 60
-    while store.get_job(job.job_id).chunks_done < 4 and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: store.get_job(job.job_id).chunks_done >= 4, 60, "4 chunks merged")
     job_now = store.get_job(job.job_id)
     assert job_now.state == "RUNNING" and job_now.chunks_done == 4, worker.log()
     time.sleep(0.5)
@@ -143,7 +126,7 @@ def test_reconciler_republishes_a_lost_chunk(stack, env, expected, celery_worker
     now = time.time()
     assert reconcile_once(store, app, now=now, grace_s=0.0) == {}
     assert reconcile_once(store, app, now=now + 1, grace_s=0.0) == {job.job_id: lost}
-    done = wait_finished(store, job.job_id, celery_worker_process)
+    done = wait_job(store, job.job_id, celery_worker_process)
     assert done.state == "SUCCEEDED" and done.chunks_done == 6
     assert store.counters(job.job_id) == expected
     assert reconcile_once(store, app, grace_s=0.0) == {}
@@ -163,15 +146,13 @@ def test_reconciler_restarts_a_chunk_whose_worker_died(stack, env, expected, cel
     assert sorted(got[job.job_id]) == [0, 2, 3, 4, 5]
     assert reconcile_once(store, app, now=now + 2, grace_s=0.0) == {}  # chunk 1 is leased
     celery_worker_process(env, concurrency=2)
-    deadline = time.monotonic() + 60
-    while store.get_job(job.job_id).chunks_done < 5 and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: store.get_job(job.job_id).chunks_done >= 5, 60, "5 chunks merged")
     assert store.get_job(job.job_id).state == "RUNNING"
     # Its attempt never comes back: once its lease lapsed, it is marked, then published again.
     later = time.time() + store.settings.lease_s + 1
     assert reconcile_once(store, app, now=later, grace_s=0.0) == {}
     assert reconcile_once(store, app, now=later + 1, grace_s=0.0) == {job.job_id: [1]}
-    done = wait_finished(store, job.job_id, celery_worker_process)
+    done = wait_job(store, job.job_id, celery_worker_process)
     assert done.state == "SUCCEEDED"
     assert store.counters(job.job_id) == expected
 
@@ -181,15 +162,11 @@ def test_cancel_stops_a_running_job(stack, env, celery_worker_process):
     spec = JobSpec.from_dict({**SPEC.to_dict(), "games": 2000})
     job, _ = submit(store, app, spec, None)
     celery_worker_process(env, concurrency=1)
-    deadline = time.monotonic() + 60
-    while store.get_job(job.job_id).chunks_done < 1 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: store.get_job(job.job_id).chunks_done >= 1, 60, "a chunk merged")
     cancelled = store.cancel_job(job.job_id)
     frozen = store.counters(job.job_id)
     assert cancelled.state == "CANCELLED" and cancelled.chunks_done < cancelled.chunks_total
-    deadline = time.monotonic() + 60
-    while queue_length(store, store.settings.queue) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: not queue_length(store, store.settings.queue), 60, "the queue to drain")
     time.sleep(0.5)
     assert store.counters(job.job_id) == frozen
     assert store.get_job(job.job_id).state == "CANCELLED"
@@ -211,7 +188,7 @@ def test_failing_chunk_fails_the_job_after_max_attempts(stack, env, celery_worke
     job, _ = submit(store, app, SPEC, None)
     # Break chunk 2 for good: the worker's play function raises on its games.
     celery_worker_process(env, concurrency=1, preamble=BREAK_CHUNK_2)
-    done = wait_finished(store, job.job_id, celery_worker_process)
+    done = wait_job(store, job.job_id, celery_worker_process)
     assert done.state == "FAILED"
     assert "chunk 2 (configuration 0, games 100..129) failed 3 attempts" in done.error
     assert "injected failure" in done.error
@@ -249,12 +226,9 @@ def test_pool_child_killed_mid_chunk_is_redelivered(
         preamble=SLOW_FIRST_ATTEMPT,
         extra_env={"AZULSIM_TEST_MARKER": str(marker)},
     )
-    deadline = time.monotonic() + 60
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert marker.exists(), worker.log()
+    wait_until(marker.exists, 60, "the marker of the chunk to kill", details=worker.log)
     os.kill(int(marker.read_text()), signal.SIGKILL)
-    done = wait_finished(store, job.job_id, celery_worker_process)
+    done = wait_job(store, job.job_id, celery_worker_process)
     assert done.state == "SUCCEEDED", done.error
     assert store.counters(job.job_id) == expected
     assert "WorkerLostError" in worker.log()
@@ -269,7 +243,7 @@ def test_worker_timer_reconciles_without_help(stack, env, expected, celery_worke
     worker = celery_worker_process(
         env, concurrency=1, extra_env={"AZULSIM_RECONCILE_INTERVAL_S": "1"}
     )
-    done = wait_finished(store, job.job_id, celery_worker_process, timeout=60)
+    done = wait_job(store, job.job_id, celery_worker_process, timeout=60)
     assert done.state == "SUCCEEDED"
     assert store.counters(job.job_id) == expected
     assert "published 1 chunk(s) again" in worker.log()

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import os
 
-from celery import Celery, bootsteps
+from celery import Celery, bootsteps, signals
 
-from . import logging as log_setup
+from sim.alloc import tune_allocator
+
+from . import logs as log_setup
 from . import metrics
 from .settings import Settings, load_settings, tcp_options
 from .tasks import TASK_NAME, register
@@ -151,11 +153,23 @@ def make_app(settings: Settings | None = None) -> Celery:
     celery.config_from_object(celery_config(settings))
     celery.azulsim_settings = settings
     register(celery)
-    log_setup.install(celery)  # JSON logs with the job id and chunk (workers/logging.py)
+    log_setup.install(celery)  # JSON logs with the job id and chunk (workers/logs.py)
     metrics.install(celery)  # Prometheus metrics, multiprocess-safe (workers/metrics.py)
     celery.steps["consumer"].add(ReconcilerStep)
     celery.steps["consumer"].add(WatchdogStep)
+    _tune_allocator_in_workers()
     return celery
+
+
+def _tune_allocator_in_workers() -> None:
+    """Every process that plays chunks sets the allocator once (`sim.alloc`): the worker's main
+    process before the pool forks (children inherit it; the solo pool plays there) and each pool
+    child when it starts."""
+    def tune(**_):
+        tune_allocator()
+
+    signals.worker_init.connect(tune, weak=False, dispatch_uid="azulsim.alloc.worker")
+    signals.worker_process_init.connect(tune, weak=False, dispatch_uid="azulsim.alloc.child")
 
 
 app = make_app(load_settings())

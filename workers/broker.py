@@ -6,10 +6,16 @@ routing key]``) with its delivery time in the sorted set ``unacked_index``; the 
 A rejected message goes back to the queue (the back); a restored one (visibility timeout, warm
 shutdown) too. So a chunk's message is either in the queue, in ``unacked``, or lost.
 
-Read here, for the reconciler: which chunks have an unacked message (cheap: the hash holds one
-entry per message a consumer has taken and not acked, i.e. per running chunk, plus those of dead
-nodes), and which have a message waiting in the queue (one LRANGE of the whole list: the caller
-does it rarely).
+A queue's waiting messages are in Redis lists: the queue's own name for priority 0, and
+``name + PRIORITY_SEP + level`` for each other level of the transport's ``priority_steps`` (kombu's
+default ``[0, 3, 6, 9]``, which `workers.app` keeps). Chunk tasks are published without a
+priority, so they all wait in the first list, the one KEDA watches (``listName``).
+
+Read here: the queue's length, every level counted (`queue_lengths`: the one figure of the
+reconciler's "is the queue empty?" and of the ``azulsim_queue_length`` gauge); which chunks have
+an unacked message (cheap: the hash holds one entry per message a consumer has taken and not
+acked, i.e. per running chunk, plus those of dead nodes); and which have a message waiting in the
+queue (one LRANGE of the whole list: the caller does it rarely).
 """
 
 from __future__ import annotations
@@ -22,17 +28,35 @@ from dataclasses import dataclass, field
 from .store import JobStore
 from .tasks import TASK_NAME
 
-PRIORITY_SEP = "\x06\x16"  # kombu's separator of priority sub-queues
+PRIORITY_SEP = "\x06\x16"  # kombu.transport.redis.Channel.sep
+PRIORITY_STEPS = (0, 3, 6, 9)  # kombu.transport.redis.PRIORITY_STEPS, the transport's default
 SCAN_PAGE = 2000  # messages per LRANGE while scanning the queue
 
 Chunk = tuple[str, int]  # (job id, chunk index)
 
 
+def queue_lists(key: str) -> list[str]:
+    """Every Redis list of the queue whose priority-0 list is `key`."""
+    return [key if level == 0 else f"{key}{PRIORITY_SEP}{level}" for level in PRIORITY_STEPS]
+
+
 def queue_keys(store: JobStore, queue: str | None = None) -> list[str]:
     """The Redis lists of Celery queue `queue` (default the chunk queue): the queue and its
     priority sub-queues."""
-    key = store.settings.broker_key_prefix + (queue or store.settings.queue)
-    return [key, *(f"{key}{PRIORITY_SEP}{p}" for p in range(1, 10))]
+    return queue_lists(store.settings.broker_key(queue or store.settings.queue))
+
+
+def queue_lengths(client, keys: Iterable[str]) -> dict[str, int]:
+    """``{key: messages waiting}`` for each queue's priority-0 list `key`, every priority level
+    counted: one pipelined round trip (raises redis errors)."""
+    keys = list(keys)
+    pipe = client.pipeline(transaction=False)
+    for key in keys:
+        for name in queue_lists(key):
+            pipe.llen(name)
+    values = pipe.execute()
+    per = len(PRIORITY_STEPS)
+    return {key: int(sum(values[i * per : (i + 1) * per])) for i, key in enumerate(keys)}
 
 
 def chunk_of_message(message: dict) -> Chunk | None:
@@ -71,7 +95,7 @@ class Unacked:
 
 def read_unacked(store: JobStore) -> Unacked:
     """kombu's ``unacked`` hash and ``unacked_index`` of this service's broker, by chunk."""
-    key = store.settings.broker_key_prefix + "unacked"
+    key = store.settings.broker_key("unacked")
     pipe = store.redis.pipeline(transaction=False)
     pipe.hgetall(key)
     pipe.zrange(key + "_index", 0, -1, withscores=True)

@@ -35,7 +35,8 @@ def submit(store: JobStore, app, spec: JobSpec, request_id: str | None) -> tuple
     done before, publish every chunk as one Celery task. Returns ``(job, created)``.
 
     Raises `RequestConflict` (same request id, another spec) and `StoreUnavailable`.
-    Blocking: call it from asyncio through ``asyncio.to_thread``.
+    Blocking: from asyncio, run it in a thread pool (the server runs it in its own,
+    `service.server.servicer`).
     """
     job, created = store.create_job(spec, request_id)
     # A retry after a lost reply (or a publish that stopped half-way) publishes again: duplicate

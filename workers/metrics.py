@@ -46,39 +46,25 @@ import tempfile
 import time
 from typing import Any
 
+from .settings import MetricsSettings, from_env
+
 log = logging.getLogger("azulsim.metrics")
 
-PORT_VAR = "AZULSIM_METRICS_PORT"
-ADDR_VAR = "AZULSIM_METRICS_ADDR"
 MULTIPROC_VAR = "PROMETHEUS_MULTIPROC_DIR"
-DEFAULT_ADDR = "0.0.0.0"
+DEFAULT_ADDR = MetricsSettings.addr
 
 # Buckets of a chunk's wall time, seconds: chunks are sized to take seconds (DESIGN §5).
 CHUNK_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600)
 
-# kombu's Redis transport keeps priority levels other than 0 in lists named queue + SEP + level.
-PRIORITY_SEP = "\x06\x16"
-PRIORITY_STEPS = (3, 6, 9)
-
 
 def metrics_port(env=None) -> int | None:
     """``AZULSIM_METRICS_PORT`` as a port number; None when unset, empty or 0 (metrics off)."""
-    env = os.environ if env is None else env
-    raw = env.get(PORT_VAR, "").strip()
-    if not raw:
-        return None
-    try:
-        port = int(raw)
-    except ValueError:
-        raise ValueError(f"{PORT_VAR} must be a port number; got {raw!r}") from None
-    if not 0 <= port <= 65535:
-        raise ValueError(f"{PORT_VAR} must be 0..65535; got {port}")
-    return port or None
+    return from_env(MetricsSettings, env).port
 
 
 def metrics_addr(env=None) -> str:
-    env = os.environ if env is None else env
-    return env.get(ADDR_VAR, "").strip() or DEFAULT_ADDR
+    """``AZULSIM_METRICS_ADDR``: the address the endpoint binds."""
+    return from_env(MetricsSettings, env).addr
 
 
 # --- the queue-depth gauge --------------------------------------------------------------------
@@ -110,17 +96,13 @@ class QueueDepthCollector:
         return self._client
 
     def lengths(self) -> dict[str, int]:
-        """``{queue: messages waiting}`` (raises redis errors)."""
-        client = self._redis()
-        pipe = client.pipeline(transaction=False)
-        for q in self.queues:
-            key = self.key_prefix + q
-            pipe.llen(key)
-            for step in PRIORITY_STEPS:
-                pipe.llen(f"{key}{PRIORITY_SEP}{step}")
-        values = pipe.execute()
-        per = 1 + len(PRIORITY_STEPS)
-        return {q: int(sum(values[i * per : (i + 1) * per])) for i, q in enumerate(self.queues)}
+        """``{queue: messages waiting}`` (raises redis errors); `workers.broker.queue_lengths`,
+        the figure the reconciler reads too."""
+        from .broker import queue_lengths
+
+        keys = {q: self.key_prefix + q for q in self.queues}  # kombu's global_keyprefix first
+        lengths = queue_lengths(self._redis(), keys.values())
+        return {q: lengths[key] for q, key in keys.items()}
 
     def describe(self):
         return []  # no samples at registration time (that would call Redis)
@@ -367,7 +349,7 @@ def _on_process_shutdown(pid=None, **_):
 
 def install(app=None) -> None:
     """Connect the metric signal handlers (once per process; `app` is unused, for symmetry
-    with `workers.logging.install`). The endpoint starts only in a worker whose environment
+    with `workers.logs.install`). The endpoint starts only in a worker whose environment
     sets ``AZULSIM_METRICS_PORT``."""
     global _installed
     if _installed:

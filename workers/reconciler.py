@@ -54,7 +54,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from .broker import Unacked, queue_keys, read_unacked, waiting_chunks
+from .broker import Unacked, queue_lengths, read_unacked, waiting_chunks
 from .settings import Settings
 from .store import ACTIVE_STATES, JobStore
 
@@ -64,11 +64,10 @@ DEFAULT_GRACE_S = 10.0  # with sweeps off (run_reconciler / tests): a message is
 
 
 def queue_length(store: JobStore, queue: str) -> int:
-    """Messages waiting in the Celery queue `queue` (its priority sub-queues included)."""
-    pipe = store.redis.pipeline(transaction=False)
-    for name in queue_keys(store, queue):
-        pipe.llen(name)
-    return sum(pipe.execute())
+    """Messages waiting in the Celery queue `queue`, every priority level (`workers.broker`: the
+    figure of the ``azulsim_queue_length`` gauge too)."""
+    key = store.settings.broker_key(queue)
+    return queue_lengths(store.redis, [key])[key]
 
 
 def _is_done(bitmap: bytes, chunk: int) -> bool:
@@ -231,19 +230,11 @@ def reconcile_tick(app, interval: float | None = None) -> None:
         log.exception("reconciler sweep failed")
 
 
-def run_reconciler(
-    interval: float | None = None,
-    settings: Settings | None = None,
-    app=None,
-    iterations: int | None = None,
-) -> None:
-    """Sweep every `interval` seconds (default ``settings.reconcile_interval_s``, else 30) until
-    stopped, or `iterations` times; shares the workers' lock, so it can run beside them."""
-    from .app import make_app
-    from .settings import load_settings
-
-    if app is None:
-        app = make_app(settings or load_settings())
+def run_reconciler(app, interval: float | None = None, iterations: int | None = None) -> None:
+    """Sweep every `interval` seconds (default the app's ``reconcile_interval_s``, else 30) until
+    stopped, or `iterations` times; shares the workers' lock, so it can run beside them. `app` is
+    the Celery app to publish with (`workers.app.make_app`; this module never builds one, so that
+    `workers.app` may import it)."""
     interval = interval or app.azulsim_settings.reconcile_interval_s or 30.0
     n = 0
     while iterations is None or n < iterations:

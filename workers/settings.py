@@ -1,123 +1,181 @@
-"""Settings of the job store, the Celery app, the workers and the reconciler, from the environment.
+"""Every ``AZULSIM_*`` setting, as typed models read by one loader.
 
-Every process (gRPC server, workers, monitoring) reads the same variables, so the broker options
-that must agree everywhere (notes/service.md §1.1: "the shortest visibility timeout wins") come
-from one place. `load_settings` validates them and their order::
+A model is a frozen dataclass whose fields are declared with `setting`: the variable's name, its
+default and how its text is read (`Kind`). `from_env` builds any model from an environment (default
+``os.environ``): an unset or empty variable takes its default, a bad value raises ``ValueError``
+naming the variable. The models:
+
+- `Settings` (here): the job store, the Celery app, the workers and the reconciler — what every
+  process that shares a Redis must agree on;
+- `MetricsSettings`, `LogSettings` (here): the Prometheus endpoint and the log format;
+- `service.config.ServerConfig`, `ClientSettings`, `StackSettings`: the API server, the client
+  commands, the local stack.
+
+docs/configuration.md is the one table of them for users; tests/test_settings.py checks it against
+these models (every variable, its default), and `Settings` checks the order of its time limits::
 
     soft limit < hard limit < visibility timeout < stall threshold < job TTL
-
-================================  ==============  ================================================
-variable                          default         meaning
-================================  ==============  ================================================
-``AZULSIM_REDIS_URL``             local, db 0     ``redis://127.0.0.1:6379/0``: Redis for both the
-                                                  Celery broker and the job store
-``AZULSIM_PREFIX``                ``azulsim``     prefix of every job-store key
-``AZULSIM_QUEUE``                 azulsim.chunks  Celery queue of the chunk tasks
-``AZULSIM_JOB_TTL_S``             604800 (7 d)    seconds a finished job's keys are kept; also the
-                                                  idle expiry of a job nobody works on
-``AZULSIM_GAMES_DIR``             (none)          a directory shared by the cluster (a volume)
-                                                  where workers write the per-game records of
-                                                  jobs with ``game_records``, one folder per job
-                                                  (``azulsim export`` gathers them); unset: such
-                                                  jobs are refused
-``AZULSIM_CHUNK_GAMES``           50000           games per chunk, fixed per job when created:
-                                                  ~2-3 s of greedy play on one core
-                                                  (bench/chunk_overhead.py); lower it for search
-                                                  bots (rollout plays ~200-600 games/s)
-``AZULSIM_MAX_ATTEMPTS``          5               attempts per chunk before the job FAILS
-``AZULSIM_TASK_SOFT_LIMIT_S``     300             soft time limit of a chunk task (raises in the
-                                                  task: a failed attempt)
-``AZULSIM_TASK_HARD_LIMIT_S``     360             hard time limit (the pool child is killed)
-``AZULSIM_VISIBILITY_TIMEOUT_S``  600             kombu visibility timeout: an unacked message is
-                                                  redelivered after this long
-``AZULSIM_STALL_S``               900             the reconciler looks through a non-empty chunk
-                                                  queue for lost messages at most once per this
-                                                  many seconds (one LRANGE of the queue)
-``AZULSIM_LEASE_S``               60              a started chunk's lease: its worker renews it
-                                                  every third of this while the chunk plays; the
-                                                  reconciler leaves a leased chunk alone
-``AZULSIM_RECONCILE_INTERVAL_S``  30              seconds between reconciler sweeps in each
-                                                  worker's main process; 0 turns them off
-``AZULSIM_MAX_TASKS_PER_CHILD``   200             a pool child is replaced after this many chunks
-                                                  (bounds memory growth); 0 = never
-``AZULSIM_CONCURRENCY``           CPU count       pool processes of ``azulsim worker``
-``AZULSIM_PREFIX_BROKER_KEYS``    1               1: Celery's own Redis keys (the queue list,
-                                                  ``unacked``, ``_kombu.binding.*``) go under
-                                                  ``<prefix>:celery:`` too (kombu's
-                                                  ``global_keyprefix``), so every key of the
-                                                  service is under the one prefix; 0 leaves them
-                                                  bare (a broker shared with other Celery apps
-                                                  that expect the plain queue name)
-``AZULSIM_REDIS_TIMEOUT_S``       15              read timeout of a synchronous Redis command
-                                                  (job-store scripts, publishes, acks) of workers
-                                                  and the broker: a command on a silently dead
-                                                  connection fails after this, then is retried
-``AZULSIM_REDIS_CONNECT_S``       5               TCP connect timeout to Redis
-``AZULSIM_REDIS_KEEPALIVE_S``     10              TCP keepalive: an idle connection is probed
-                                                  after this long, every third of it after, and
-                                                  dropped after 3 unanswered probes (20 s)
-``AZULSIM_REDIS_USER_TIMEOUT_S``  20              TCP_USER_TIMEOUT: a connection whose sent data
-                                                  stays unacknowledged this long is dropped by the
-                                                  kernel (keepalives do not cover a connection
-                                                  with data in flight)
-``AZULSIM_BROKER_HEALTH_S``       10              kombu's health checks (PING of idle pool
-                                                  connections; a BRPOP reply overdue by 1 s + this
-                                                  drops the consumer's connection)
-``AZULSIM_API_REDIS_TIMEOUT_S``   3               the API server's Redis read timeout: its calls
-                                                  must fail (UNAVAILABLE) inside a client's
-                                                  deadline, not wait out the workers' 15 s
-``AZULSIM_WATCHDOG_S``            420             a worker that receives nothing this long while
-                                                  Redis answers and chunks wait in the queue is
-                                                  stuck (celery#8030): it exits with status 70;
-                                                  must exceed the hard limit; 0: off
-``AZULSIM_LIVENESS_FILE``         (unset)         a file the watchdog touches while the worker is
-                                                  alive (a Kubernetes exec probe checks its age)
-``AZULSIM_REMOTE_CONTROL``        0               1: Celery's remote control in the workers
-                                                  (``celery inspect``, Flower's worker pages and
-                                                  its switching events on); 0 spares each worker
-                                                  the pub/sub connection it needs, where a worker
-                                                  hung after resets (docs/reliability.md)
-================================  ==============  ================================================
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any, TypeVar
+
+M = TypeVar("M")
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+_FLAGS = {"1": True, "true": True, "yes": True, "on": True,
+          "0": False, "false": False, "no": False, "off": False}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How a variable's (stripped, non-empty) text becomes a value: ``parse(var, text)``."""
+
+    name: str
+    parse: Callable[[str, str], Any]
+
+
+def _number(kind: type, what: str, minimum: float | None = None, negative: str = "") -> Kind:
+    def parse(var: str, text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise ValueError(f"{var} must be {what}; got {text!r}") from None
+        if minimum is not None and value < minimum:
+            raise ValueError(f"{var} {negative}; got {text!r}")
+        return value
+
+    return Kind(what, parse)
+
+
+def _flag(var: str, text: str) -> bool:
+    if text.lower() not in _FLAGS:
+        raise ValueError(f"{var} must be 0 or 1; got {text!r}")
+    return _FLAGS[text.lower()]
+
+
+def _port(var: str, text: str) -> int | None:
+    try:
+        port = int(text)
+    except ValueError:
+        raise ValueError(f"{var} must be a port number; got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"{var} must be 0..65535; got {port}")
+    return port or None  # 0: off
+
+
+def _tokens(var: str, text: str) -> tuple[str, ...]:
+    return tuple(t.strip() for t in text.split(",") if t.strip())
+
+
+def _log_format(var: str, text: str) -> str:
+    value = text.lower()
+    if value not in LOG_FORMATS:
+        raise ValueError(f"{var} must be text or json; got {value!r}")
+    return value
+
+
+def _log_level(var: str, text: str) -> int:
+    name = text.upper()
+    level = logging.getLevelName(name)
+    if not isinstance(level, int):
+        raise ValueError(f"{var} must be DEBUG, INFO, WARNING, ERROR or CRITICAL; got {name!r}")
+    return level
+
+
+TEXT = Kind("text", lambda var, text: text)
+INTEGER = _number(int, "an integer")
+NUMBER = _number(float, "a number")
+COUNT = _number(int, "a number", 0, "must not be negative")  # the API's limits
+SECONDS = _number(float, "a number", 0, "must not be negative")
+FLAG = Kind("0 or 1", _flag)
+PORT = Kind("a port number", _port)
+TOKENS = Kind("comma-separated tokens", _tokens)
+LOG_FORMATS = ("text", "json")
+LOG_FORMAT = Kind("text or json", _log_format)
+LOG_LEVEL = Kind("a log level", _log_level)
+
+
+def setting(var: str, default: Any, kind: Kind = TEXT, *, doc_default: str | None = None):
+    """A dataclass field read from environment variable `var` by `from_env`.
+
+    `doc_default` is how docs/configuration.md writes the default when it is not the value itself
+    (a computed default such as the CPU count)."""
+    return dataclasses.field(
+        default=default, metadata={"env": var, "kind": kind, "doc_default": doc_default}
+    )
+
+
+def variables(model: type) -> dict[str, dataclasses.Field]:
+    """``{variable: field}`` of a model, in declaration order."""
+    return {f.metadata["env"]: f for f in dataclasses.fields(model) if "env" in f.metadata}
+
+
+def from_env(model: type[M], env: Mapping[str, str] | None = None, **overrides: Any) -> M:
+    """Build `model` from the variables of `env` (default ``os.environ``); `overrides` win.
+
+    Unset or empty variables take their defaults; ValueError names the variable of a bad value
+    (the model's own checks, in ``__post_init__``, run last)."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    for var, f in variables(model).items():
+        text = env.get(var, "").strip()
+        if text:
+            values[f.name] = f.metadata["kind"].parse(var, text)
+    values.update(overrides)
+    return model(**values)
+
+
+# --- the models of this package -------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Validated settings; see the module docstring for each field's variable and default."""
+    """The job store, the Celery app, the workers and the reconciler (docs/configuration.md).
 
-    redis_url: str = DEFAULT_REDIS_URL
-    prefix: str = "azulsim"
-    queue: str = "azulsim.chunks"
-    job_ttl_s: int = 7 * 24 * 3600
-    chunk_games: int = 50000
-    max_attempts: int = 5
-    task_soft_limit_s: float = 300.0
-    task_hard_limit_s: float = 360.0
-    visibility_timeout_s: int = 600
-    stall_s: float = 900.0
-    lease_s: float = 60.0
-    reconcile_interval_s: float = 30.0
-    max_tasks_per_child: int = 200
-    concurrency: int | None = None
-    prefix_broker_keys: bool = True
-    redis_timeout_s: float = 15.0
-    redis_connect_s: float = 5.0
-    redis_keepalive_s: int = 10
-    redis_user_timeout_s: float = 20.0
-    broker_health_s: int = 10
-    api_redis_timeout_s: float = 3.0
-    watchdog_s: float = 420.0
-    liveness_file: str = ""
-    remote_control: bool = False
-    games_dir: str = ""
+    Every process (gRPC server, workers, monitoring) reads the same variables, so the broker
+    options that must agree everywhere (notes/service.md §1.1: "the shortest visibility timeout
+    wins") come from one place.
+    """
+
+    redis_url: str = setting("AZULSIM_REDIS_URL", DEFAULT_REDIS_URL)
+    prefix: str = setting("AZULSIM_PREFIX", "azulsim")
+    queue: str = setting("AZULSIM_QUEUE", "azulsim.chunks")
+    job_ttl_s: int = setting("AZULSIM_JOB_TTL_S", 7 * 24 * 3600, INTEGER)
+    chunk_games: int = setting("AZULSIM_CHUNK_GAMES", 50000, INTEGER)
+    max_attempts: int = setting("AZULSIM_MAX_ATTEMPTS", 5, INTEGER)
+    task_soft_limit_s: float = setting("AZULSIM_TASK_SOFT_LIMIT_S", 300.0, NUMBER)
+    task_hard_limit_s: float = setting("AZULSIM_TASK_HARD_LIMIT_S", 360.0, NUMBER)
+    visibility_timeout_s: int = setting("AZULSIM_VISIBILITY_TIMEOUT_S", 600, INTEGER)
+    stall_s: float = setting("AZULSIM_STALL_S", 900.0, NUMBER)
+    # A started chunk's lease: its worker renews it while the chunk plays (`workers.reconciler`).
+    lease_s: float = setting("AZULSIM_LEASE_S", 60.0, NUMBER)
+    reconcile_interval_s: float = setting("AZULSIM_RECONCILE_INTERVAL_S", 30.0, NUMBER)
+    max_tasks_per_child: int = setting("AZULSIM_MAX_TASKS_PER_CHILD", 200, INTEGER)
+    concurrency: int | None = setting("AZULSIM_CONCURRENCY", None, INTEGER, doc_default="CPU count")
+    prefix_broker_keys: bool = setting("AZULSIM_PREFIX_BROKER_KEYS", True, FLAG)
+    # Connections to Redis (`redis_client_options`, `workers.app.celery_config`): a command on a
+    # silently dead connection fails after `redis_timeout_s`, then is retried.
+    redis_timeout_s: float = setting("AZULSIM_REDIS_TIMEOUT_S", 15.0, NUMBER)
+    redis_connect_s: float = setting("AZULSIM_REDIS_CONNECT_S", 5.0, NUMBER)
+    redis_keepalive_s: int = setting("AZULSIM_REDIS_KEEPALIVE_S", 10, INTEGER)
+    redis_user_timeout_s: float = setting("AZULSIM_REDIS_USER_TIMEOUT_S", 20.0, NUMBER)
+    broker_health_s: int = setting("AZULSIM_BROKER_HEALTH_S", 10, INTEGER)
+    api_redis_timeout_s: float = setting("AZULSIM_API_REDIS_TIMEOUT_S", 3.0, NUMBER)
+    # The worker liveness watchdog (`workers.watchdog`); 0 turns it off.
+    watchdog_s: float = setting("AZULSIM_WATCHDOG_S", 420.0, NUMBER)
+    liveness_file: str = setting("AZULSIM_LIVENESS_FILE", "", doc_default="unset")
+    remote_control: bool = setting("AZULSIM_REMOTE_CONTROL", False, FLAG)
+    # Per-game records of jobs with game_records (`sim.gamerows`): a directory shared by the
+    # cluster, one folder per job, gathered by `azulsim export`; unset: such jobs are refused.
+    games_dir: str = setting("AZULSIM_GAMES_DIR", "", doc_default="unset")
 
     @property
     def broker_key_prefix(self) -> str:
@@ -125,10 +183,15 @@ class Settings:
         ``prefix_broker_keys``, else nothing (the queue list is then the bare queue name)."""
         return f"{self.prefix}:celery:" if self.prefix_broker_keys else ""
 
+    def broker_key(self, name: str) -> str:
+        """The Redis key kombu uses for `name` (a queue, ``unacked``): the prefix first."""
+        return self.broker_key_prefix + name
+
     @property
     def queue_key(self) -> str:
-        """The Redis list holding the chunk queue's waiting messages."""
-        return self.broker_key_prefix + self.queue
+        """The Redis list holding the chunk queue's waiting messages (priority 0: all of them;
+        `workers.broker.queue_keys` has the other levels' lists)."""
+        return self.broker_key(self.queue)
 
     def __post_init__(self) -> None:
         if not self.prefix or any(c in self.prefix for c in " {}"):
@@ -142,12 +205,12 @@ class Settings:
                 raise ValueError(
                     f"AZULSIM_{name.upper()} must be at least {low}; got {getattr(self, name)}"
                 )
-        if not self.lease_s > 0:
-            raise ValueError(f"AZULSIM_LEASE_S must be positive; got {self.lease_s}")
         if self.reconcile_interval_s < 0 or self.max_tasks_per_child < 0:
             raise ValueError(
                 "AZULSIM_RECONCILE_INTERVAL_S and AZULSIM_MAX_TASKS_PER_CHILD must not be negative"
             )
+        if not self.lease_s > 0:
+            raise ValueError(f"AZULSIM_LEASE_S must be positive; got {self.lease_s}")
         for name in ("redis_timeout_s", "redis_connect_s", "redis_keepalive_s",
                      "redis_user_timeout_s", "broker_health_s", "api_redis_timeout_s"):  # fmt: skip
             if getattr(self, name) <= 0:
@@ -176,58 +239,29 @@ class Settings:
             )
 
 
-_FIELDS = {
-    "AZULSIM_REDIS_URL": ("redis_url", str),
-    "AZULSIM_PREFIX": ("prefix", str),
-    "AZULSIM_QUEUE": ("queue", str),
-    "AZULSIM_JOB_TTL_S": ("job_ttl_s", int),
-    "AZULSIM_CHUNK_GAMES": ("chunk_games", int),
-    "AZULSIM_MAX_ATTEMPTS": ("max_attempts", int),
-    "AZULSIM_TASK_SOFT_LIMIT_S": ("task_soft_limit_s", float),
-    "AZULSIM_TASK_HARD_LIMIT_S": ("task_hard_limit_s", float),
-    "AZULSIM_VISIBILITY_TIMEOUT_S": ("visibility_timeout_s", int),
-    "AZULSIM_STALL_S": ("stall_s", float),
-    "AZULSIM_LEASE_S": ("lease_s", float),
-    "AZULSIM_RECONCILE_INTERVAL_S": ("reconcile_interval_s", float),
-    "AZULSIM_MAX_TASKS_PER_CHILD": ("max_tasks_per_child", int),
-    "AZULSIM_CONCURRENCY": ("concurrency", int),
-    "AZULSIM_PREFIX_BROKER_KEYS": ("prefix_broker_keys", bool),
-    "AZULSIM_REDIS_TIMEOUT_S": ("redis_timeout_s", float),
-    "AZULSIM_REDIS_CONNECT_S": ("redis_connect_s", float),
-    "AZULSIM_REDIS_KEEPALIVE_S": ("redis_keepalive_s", int),
-    "AZULSIM_REDIS_USER_TIMEOUT_S": ("redis_user_timeout_s", float),
-    "AZULSIM_BROKER_HEALTH_S": ("broker_health_s", int),
-    "AZULSIM_API_REDIS_TIMEOUT_S": ("api_redis_timeout_s", float),
-    "AZULSIM_WATCHDOG_S": ("watchdog_s", float),
-    "AZULSIM_LIVENESS_FILE": ("liveness_file", str),
-    "AZULSIM_REMOTE_CONTROL": ("remote_control", bool),
-    "AZULSIM_GAMES_DIR": ("games_dir", str),
-}
-_FLAGS = {"1": True, "true": True, "yes": True, "on": True,
-          "0": False, "false": False, "no": False, "off": False}  # fmt: skip
+@dataclass(frozen=True)
+class MetricsSettings:
+    """The Prometheus endpoint of the API and of each worker's main process."""
+
+    port: int | None = setting("AZULSIM_METRICS_PORT", None, PORT, doc_default="unset")
+    addr: str = setting("AZULSIM_METRICS_ADDR", "0.0.0.0")
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    """How every process logs (`workers.logs`)."""
+
+    format: str = setting("AZULSIM_LOG_FORMAT", "text", LOG_FORMAT)
+    level: int = setting("AZULSIM_LOG_LEVEL", logging.INFO, LOG_LEVEL, doc_default="INFO")
+
+
+MODELS = (Settings, MetricsSettings, LogSettings)
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
-    """Build `Settings` from environment variables (default `os.environ`); unset or empty
-    variables take their defaults. Raises ValueError naming the variable on a bad value."""
-    env = os.environ if env is None else env
-    kwargs = {}
-    for var, (name, kind) in _FIELDS.items():
-        raw = env.get(var, "").strip()
-        if not raw:
-            continue
-        if kind is bool:
-            if raw.lower() not in _FLAGS:
-                raise ValueError(f"{var} must be 0 or 1; got {raw!r}")
-            kwargs[name] = _FLAGS[raw.lower()]
-            continue
-        try:
-            kwargs[name] = kind(raw)
-        except ValueError:
-            raise ValueError(
-                f"{var} must be {'an integer' if kind is int else 'a number'}; got {raw!r}"
-            ) from None
-    return Settings(**kwargs)
+    """`Settings` from environment variables (default `os.environ`); unset or empty variables take
+    their defaults. Raises ValueError naming the variable on a bad value."""
+    return from_env(Settings, env)
 
 
 def tcp_options(settings: Settings) -> dict[int, int]:

@@ -26,7 +26,7 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from workers.logging import configure_logging
+    from workers.logs import configure_logging
 
     from ..config import ServerConfig
     from ..server import serve

@@ -29,8 +29,25 @@ def turn_uniforms(st: BatchState, slots: np.ndarray, keys: np.ndarray, k: int = 
 class Bot:
     """Base class: the gray-wall column is uniformly random among the legal ones."""
 
+    # True when `choose_columns` also takes ``seat`` as an array (one seat per slot, element by
+    # element), so wall tiling asks it once per row for every seat. Only a class that defines
+    # `choose_columns` itself can know: a subclass that overrides it is asked seat by seat.
+    @property
+    def all_seats(self) -> bool:
+        return type(self).choose_columns in _ELEMENTWISE_COLUMNS
+
     def act(self, st: BatchState, slots: np.ndarray, keys: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys) -> np.ndarray:
         return random_columns(keys, st.round[slots], seat, row, legal)
+
+
+# The built-in column choices, all element by element in (slot, seat); bots add theirs.
+_ELEMENTWISE_COLUMNS = {Bot.choose_columns}
+
+
+def elementwise_columns(cls):
+    """Class decorator: `cls.choose_columns` accepts an array ``seat`` (see `Bot.all_seats`)."""
+    _ELEMENTWISE_COLUMNS.add(cls.choose_columns)
+    return cls

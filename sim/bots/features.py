@@ -12,15 +12,12 @@ from dataclasses import fields
 
 import numpy as np
 
-from ..constants import FLOOR_CUM, RUN
+from ..constants import FLOOR_CUM, RUN, wall_column
 from ..state import BatchState
 from ..tables import POP5
 
 CAP = np.arange(1, 6, dtype=np.int16)[:, None]  # (5, 1): capacity of pattern line r
 _R5 = np.arange(5)
-_FIELD_LOW = np.int32(sum(1 << (6 * c) for c in range(5)))  # bit 6c for every colour
-_FIELD_ADD31 = np.int32(31 * _FIELD_LOW)
-_K_LOW = np.array([k * _FIELD_LOW for k in range(1, 5)], dtype=np.int32)  # k in every field
 FIELD6 = np.array([6 * c for c in range(5)], dtype=np.int32)
 # Bits 0, 5, 10, 15, 20 (one per row) times this land on bits 20..24 with no carries between
 # the cross terms (their positions 20 + 5i - 4j are all distinct), so a column of a 25-bit
@@ -53,8 +50,8 @@ def _cell_points() -> np.ndarray:
 
 PTS = _cell_points().ravel()
 _CELL = (5 * _R5[:, None] + _R5[None, :])[:, :, None]  # (5 r, 5 col, 1): cell index 5r + col
-# Row-major cell (r, (c + r) % 5) of colour c on the coloured wall, ordered (c, r).
-COLOURED_CELL = np.array([5 * r + (c + r) % 5 for c in range(5) for r in range(5)])
+# Row-major cell (r, wall_column(r, c)) of colour c on the coloured wall, ordered (c, r).
+COLOURED_CELL = np.array([5 * r + wall_column(r, c) for c in range(5) for r in range(5)])
 
 
 def column_masks(mask: np.ndarray) -> np.ndarray:
@@ -96,19 +93,6 @@ def unpack(packed: np.ndarray) -> np.ndarray:
     return ((packed[:, None, :] >> FIELD6[None, :, None]) & 63).astype(np.int16)
 
 
-def factory_classes(factories: np.ndarray) -> np.ndarray:
-    """(5, 5, n) int16: ``[k, c]`` = factories holding exactly k tiles of colour c (k = 0 unused).
-
-    SWAR on the packed fields: a field equals k when ``field ^ k`` is zero.
-    """
-    x = factories[None] ^ _K_LOW[:, None, None]  # (4, F, n), fields <= 7
-    nonzero = ((x + _FIELD_ADD31) >> 5) & _FIELD_LOW
-    packed = (nonzero ^ _FIELD_LOW).sum(axis=1, dtype=np.int32)  # (4, n): field c counts
-    out = np.zeros((5, 5, factories.shape[1]), np.int16)
-    out[1:] = (packed[:, None, :] >> FIELD6[None, :, None]) & 63
-    return out
-
-
 def pending_wall(wall, row_colours, counts, colours):
     """Coloured wall: the wall and row colours once the already full pattern lines are tiled."""
     wall = wall.copy()
@@ -116,7 +100,7 @@ def pending_wall(wall, row_colours, counts, colours):
     for r in range(5):
         full = counts[r] == r + 1
         colour = np.maximum(colours[r], 0).astype(np.int32)
-        wall |= full * (np.int32(1) << (5 * r + (colour + r) % 5))
+        wall |= full * (np.int32(1) << (5 * r + wall_column(r, colour)))
         row_colours |= full * (np.int32(1) << (5 * r + colour))
     return wall.astype(np.int32), row_colours.astype(np.int32)
 
@@ -140,6 +124,16 @@ def cell_values(wall: np.ndarray, points: float, bonus: float):
     rows = (2 * POP5[rm] + 1).astype(np.float32) * (2 * bonus / 25)
     cols = (2 * POP5[cm] + 1).astype(np.float32) * (7 * bonus / 25)
     return pts * np.float32(points) + rows[:, None, :] + cols[None, :, :]
+
+
+def row_cell_values(wall: np.ndarray, row: int, points: float, bonus: float) -> np.ndarray:
+    """``cell_values(wall, points, bonus)[row]``, (5 cols, n), computing only that row."""
+    rm = (wall >> (5 * row)) & 31
+    cm = column_masks(wall)
+    pts = PTS.take((rm[None] * 32 + cm) * 25 + (5 * row + _R5[:, None]))
+    rows = (2 * POP5[rm] + 1).astype(np.float32) * (2 * bonus / 25)
+    cols = (2 * POP5[cm] + 1).astype(np.float32) * (7 * bonus / 25)
+    return pts * np.float32(points) + rows[None, :] + cols
 
 
 def colour_progress(row_colours: np.ndarray, bonus: float) -> np.ndarray:
@@ -188,7 +182,7 @@ def best_columns(wall: np.ndarray, row: int, legal: np.ndarray, bonus: float) ->
     """Gray wall: the legal column (5-bit mask `legal`) of `row` with the highest cell value
     (adjacency points plus `bonus` times the row/column shares of `cell_values`), ties leftmost.
     """
-    base = cell_values(wall, 1.0, bonus)[row]  # (5 cols, n)
+    base = row_cell_values(wall, row, 1.0, bonus)  # (5 cols, n)
     ok = (legal[None] >> _R5[:, None]) & 1
     score = base - np.float32(1e4) * (1 - ok)
     return first_max(score)
@@ -219,11 +213,12 @@ def floor_cost(floor: np.ndarray, extra) -> np.ndarray:
 def substate(st: BatchState, slots: np.ndarray) -> BatchState:
     """An independent copy of the games in `slots` (repeats allowed), in that order.
 
-    Arrays are made C-contiguous: the engine writes through ``reshape(-1)`` views, which would
-    silently be copies of the F-ordered result of a last-axis gather.
+    Arrays must be C-contiguous: the engine writes through ``reshape(-1)`` views, which would
+    silently be copies of the F-ordered result of a ``[..., slots]`` gather; ``np.take`` along the
+    last axis gives a C-ordered copy in one pass.
     """
     out = {}
     for f in fields(st):
         v = getattr(st, f.name)
-        out[f.name] = np.ascontiguousarray(v[..., slots]) if isinstance(v, np.ndarray) else v
+        out[f.name] = np.take(v, slots, axis=-1) if isinstance(v, np.ndarray) else v
     return BatchState(**out)

@@ -18,7 +18,8 @@ Implementation: everything is computed per (colour, destination) from per-colour
 dense action mask. For a destination with room ``R``, the best factory for colour c is the one
 whose count ``k`` of c is the smallest ``k >= R`` (all placed, least excess), else the largest
 ``k``; factories hold 1..4 tiles of a colour, so a table over the 4-bit mask of the counts present
-gives it, and the number of factories holding exactly that count gives the tie multiplicity.
+gives it, and the number of factories holding exactly that count gives the tie multiplicity. Those
+counts come bit-sliced from the packed factories (`count_classes`).
 """
 
 from __future__ import annotations
@@ -26,12 +27,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rng
-from .base import Bot, turn_uniforms
+from .base import Bot, elementwise_columns, turn_uniforms
 from .features import (
     CAP,
     FIELD6,
     best_columns,
-    factory_classes,
     flat,
     per_line,
     per_seat,
@@ -41,7 +41,12 @@ from .features import (
 
 _NEG = np.int16(-20000)
 # Accept bit 5c + r of colour c, line r, arranged (5 colours, 5 lines, 1).
-_ACCEPT_SHIFT = (5 * np.arange(5)[:, None] + np.arange(5)[None, :])[:, :, None].astype(np.int32)
+_ACCEPT_BIT = np.int32(1) << (5 * np.arange(5)[:, None] + np.arange(5)[None, :])[:, :, None].astype(
+    np.int32
+)
+_LOW = np.int32(sum(1 << (6 * c) for c in range(5)))  # bit 6c of every colour field
+_LOW31 = np.int32(31 * _LOW)
+_F6 = (6 * np.arange(5, dtype=np.int32))[:, None]
 
 
 def _best_k() -> np.ndarray:
@@ -60,10 +65,46 @@ def _best_k() -> np.ndarray:
         for room in range(1, 6):
             above = [k for k in ks if k >= room]
             table[mask, room + 1] = min(above) if above else max(ks)
-    return table.ravel()
+    return table
 
 
-_BEST_K = _best_k()
+# BEST_ROW[mask]: BEST_K[mask, R + 1] for R = -1..5 in the 3-bit fields at 3 (R + 1), so one
+# (5, n) look-up per colour and a shift per destination replace a (5, 6, n) gather.
+_BEST_ROW = np.array(
+    [sum(int(k) << (3 * i) for i, k in enumerate(row)) for row in _best_k()], np.int32
+)
+
+
+def count_classes(factories: np.ndarray):
+    """How many factories hold exactly k = 1..4 tiles of each colour, from (F, n) packed factories.
+
+    Bit-sliced: a factory holds 0..4 tiles of a colour (bits b2 b1 b0 of its field), so exactly 1
+    is ``b0 & ~b1``, 2 is ``b1 & ~b0``, 3 is ``b0 & b1`` and 4 is ``b2``; these land on bit 6c and
+    are summed over the factories in the same 6-bit fields (at most 9 factories: no carries).
+
+    Returns
+    -------
+    avail : (5, n) intp, bit k - 1 set when some factory holds exactly k tiles of the colour
+    counts : (5, n) int32, the count for k in the 4-bit field at 4 (k - 1)
+    """
+    b0 = factories & _LOW
+    b1 = (factories >> 1) & _LOW
+    e3 = b0 & b1
+    exactly = [b0 ^ e3, b1 ^ e3, e3, (factories >> 2) & _LOW]  # k = 1, 2, 3, 4
+    sums = [e.sum(axis=0, dtype=np.int32) for e in exactly]
+    nz = np.zeros_like(sums[0])
+    for k, s in enumerate(sums):
+        nz |= (((s + _LOW31) >> 5) & _LOW) << k  # bit 6c + k - 1: some factory holds exactly k
+    avail = ((nz[None] >> _F6) & 15).astype(np.intp)
+    counts = np.zeros((5, factories.shape[1]), np.int32)
+    for k, s in enumerate(sums):
+        counts |= ((s[None] >> _F6) & 15) << (4 * k)
+    return avail, counts
+
+
+def _sum8(mask: np.ndarray) -> np.ndarray:
+    """Number of True along axis 0 of a (Q <= 127, n) bool array (a bool sum widens to int64)."""
+    return mask.view(np.int8).sum(axis=0, dtype=np.int8)
 
 
 def greedy_actions(st, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -72,19 +113,17 @@ def greedy_actions(st, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
     seat = seat_to_move(st, slots)
     acc = per_seat(st.accept, seat, slots)
     room = (CAP - per_line(st.line_count, seat, slots)).astype(np.int16)  # (5, n)
-    src = st.sources[:, slots]
+    src = np.take(st.sources, slots, axis=1)  # C order (a [:, slots] gather is F-ordered)
     centre = ((src[0][None] >> FIELD6[:, None]) & 63).astype(np.int16)  # (5, n)
-    classes = factory_classes(src[1:])  # (5 k, 5 c, n)
-    avail = np.zeros((5, n), np.int16)
-    for k in range(1, 5):
-        avail |= (classes[k] > 0).astype(np.int16) << (k - 1)
+    factories = src[1:]
+    avail, counts = count_classes(factories)
     marker = (st.marker_in_centre[slots]).astype(np.int16)
 
     # R[c, d]: room of destination d for colour c, -1 when illegal, 0 for the floor.
     big_r = np.zeros((5, 6, n), np.int16)
-    legal = ((acc[None, None] >> _ACCEPT_SHIFT) & 1).astype(np.int16)  # (5 c, 5 r, n)
+    legal = ((acc[None, None] & _ACCEPT_BIT) != 0).view(np.int8)  # (5 c, 5 r, n)
     big_r[:, :5] = legal * (room[None] + 1) - 1
-    kstar = _BEST_K.take(avail[:, None, :] * 7 + big_r + 1)  # (5, 6, n)
+    kstar = ((_BEST_ROW.take(avail)[:, None, :] >> (3 * (big_r + 1))) & 7).astype(np.int16)
     placed_f = np.minimum(kstar, big_r)
     key_f = placed_f * 65 - kstar + _NEG * (kstar == 0)
     placed_c = np.minimum(centre[:, None, :], big_r)
@@ -95,15 +134,15 @@ def greedy_actions(st, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
     key_f = key_f.reshape(30, n)
     key_c = key_c.reshape(30, n)
     cols = np.arange(n)
-    # Factories tied in each (colour, destination): those holding exactly kstar of the colour.
-    colour_of = np.repeat(np.arange(5), 6)[:, None]
-    mult_f = flat(classes).take((kstar.reshape(30, n) * 5 + colour_of) * n + cols)
+    # Factories tied in each (colour, destination): those holding exactly kstar of the colour
+    # (kstar = 0 shifts by 28: nothing).
+    mult_f = ((counts[:, None, :] >> ((4 * kstar - 4) & 31)) & 15).astype(np.int16).reshape(30, n)
     tie_c = (key_c == best).astype(np.int16)
     mult = (key_f == best) * mult_f + tie_c
-    total = mult.sum(axis=0)
+    total = mult.sum(axis=0, dtype=np.int16)
     j = rng.pick(u, total)
     cum = running_sum(mult)
-    q = (cum <= j).sum(axis=0)  # the (colour, destination) holding the j-th tied action
+    q = _sum8(cum <= j).astype(np.intp)  # the (colour, destination) holding the j-th tied action
     at = q * n + cols
     rank = j - (flat(cum).take(at) - flat(mult).take(at))
     colour = q // 6
@@ -111,13 +150,14 @@ def greedy_actions(st, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
     tie_c_q = flat(tie_c).take(at)
     # Not the centre: the (rank - tie_c)-th factory holding exactly kstar tiles of the colour.
     want = flat(kstar).take(at)
-    held = (src[1:] >> (6 * colour).astype(np.int32)) & 63
+    held = (factories >> (6 * colour).astype(np.int32)) & 63
     seen = running_sum((held == want).astype(np.int16))
-    factory = (seen <= (rank - tie_c_q)).sum(axis=0)
+    factory = _sum8(seen <= (rank - tie_c_q))
     source = np.where((tie_c_q == 1) & (rank == 0), 0, factory + 1)
     return (source * 5 + colour) * 6 + dest
 
 
+@elementwise_columns
 class GreedyBot(Bot):
     def act(self, st, slots, keys) -> np.ndarray:
         return greedy_actions(st, slots, turn_uniforms(st, slots, keys))

@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Bot
+from .base import Bot, elementwise_columns
 from .features import (
     CAP,
     best_columns,
+    _FLOOR_COST,
+    FLOOR_MAX_X,
     first_max,
     flat,
-    floor_cost,
     line_values,
     per_line,
     per_seat,
@@ -76,7 +77,9 @@ PARAMS = (
 )
 
 _BIG = np.float32(1e4)
-_ACCEPT_SHIFT = (5 * np.arange(5)[:, None] + np.arange(5)[None, :])[:, :, None].astype(np.int32)
+_ACCEPT_BIT = np.int32(1) << (5 * np.arange(5)[:, None] + np.arange(5)[None, :])[:, :, None].astype(
+    np.int32
+)
 _CAPF = CAP.astype(np.float32)  # (5, 1)
 
 
@@ -85,8 +88,17 @@ _ROW_SHIFT = (5 * np.arange(5, dtype=np.int32))[:, None, None]
 
 def game_ending(st, slots: np.ndarray) -> np.ndarray:
     """(n,) bool: some seat's wall has a row with at least 4 tiles."""
-    rows = (st.wall[:, slots][None] >> _ROW_SHIFT) & 31  # (5 rows, P, n)
+    walls = np.take(st.wall, slots, axis=1)  # C order: a [:, slots] gather is F-ordered
+    rows = (walls[None] >> _ROW_SHIFT) & 31  # (5 rows, P, n)
     return np.bitwise_count(rows).max(axis=(0, 1)) >= 4
+
+
+def _max_over_lines(v: np.ndarray, out=None) -> np.ndarray:
+    """Max over axis 1 of a (5, 5 r, n) array, as four maximums (a middle-axis reduce is slow)."""
+    out = np.maximum(v[:, 0], v[:, 1], out=out)
+    for r in range(2, 5):
+        np.maximum(out, v[:, r], out=out)
+    return out
 
 
 class _Evaluation:
@@ -101,6 +113,7 @@ class _Evaluation:
         counts = per_line(st.line_count, seat, slots)
         colours = per_line(st.line_colour, seat, slots)
         self.floor = per_seat(st.floor, seat, slots)
+        self._floor_at = self.floor.astype(np.intp) * FLOOR_MAX_X  # floor_cost's row per game
         value = line_values(
             st.gray,
             per_seat(st.wall, seat, slots),
@@ -113,7 +126,7 @@ class _Evaluation:
             2.0 * bot.floor_w,
         )
         partial = np.float32(bot.partial) * (1 - np.float32(bot.endgame) * game_ending(st, slots))
-        legal = ((acc[None, None] >> _ACCEPT_SHIFT) & 1).astype(np.float32)
+        legal = ((acc[None, None] & _ACCEPT_BIT) != 0).astype(np.float32)
         penalty = (legal - 1) * _BIG
         frac = counts.astype(np.float32) / _CAPF  # (5 r, n)
         # a: credit per tile of an incomplete line; b: the rest of its value once it completes.
@@ -121,24 +134,25 @@ class _Evaluation:
         self.b = value * (1 - partial * frac) + penalty
         self.room = (CAP - counts).astype(np.int16)  # (5 r, n)
         self.floor_w = np.float32(bot.floor_w)
-        src = np.ascontiguousarray(st.sources[:, slots])
+        self._floor_table = bot.floor_table
+        src = np.take(st.sources, slots, axis=1)
         self.tiles = unpack(src)  # (S, 5, n)
         self.marker = st.marker_in_centre[slots].astype(np.int16)
 
         best_by_k = np.empty((5, 5, n), np.float32)  # [k, c]: factory pick of k tiles
         best_by_k[0] = -_BIG * 4
         for k in range(1, 5):
-            best_by_k[k] = self._best_line(k, self.a, self.b, 0).max(axis=1)
-            np.maximum(best_by_k[k], -self.floor_w * floor_cost(self.floor, k), out=best_by_k[k])
+            _max_over_lines(self._best_line(k, self.a, self.b, 0), out=best_by_k[k])
+            np.maximum(best_by_k[k], -self._floor_cost(k), out=best_by_k[k])
         fk = self.tiles[1:]
         leftover = fk.sum(axis=1, dtype=np.int16)[:, None, :] - fk
-        colour_idx = np.arange(5)[None, :, None]
-        factory = flat(best_by_k).take((fk.astype(np.intp) * 5 + colour_idx) * n + self.cols)
+        colour_at = np.arange(5)[:, None] * n + self.cols  # (5, n)
+        factory = flat(best_by_k).take(fk.astype(np.intp) * (5 * n) + colour_at)
         factory -= np.float32(bot.centre) * leftover
         kc = self.tiles[0]
         m = self.marker
-        centre = self._best_line(kc[:, None, :], self.a, self.b, m).max(axis=1)
-        np.maximum(centre, -self.floor_w * floor_cost(self.floor, kc + m), out=centre)
+        centre = _max_over_lines(self._best_line(kc[:, None, :], self.a, self.b, m))
+        np.maximum(centre, -self._floor_cost(kc + m), out=centre)
         centre += np.float32(bot.marker) * m - _BIG * 4 * (kc == 0)
         self.values = np.concatenate([centre[None], factory]).reshape(-1, n)  # (S * 5, n)
         self._centre_w = np.float32(bot.centre)
@@ -157,7 +171,7 @@ class _Evaluation:
         m = np.zeros((self.tiles.shape[0], 1, 1, n), np.int16)
         m[0] = self.marker
         lines = self._best_line(k, self.a[None], self.b[None], m)  # (S, 5, 5, n)
-        to_floor = -self.floor_w * floor_cost(self.floor, k + m)  # (S, 5, 1, n)
+        to_floor = -self._floor_cost(k + m)  # (S, 5, 1, n)
         out = np.concatenate([lines, to_floor], axis=2)
         out[1:] -= (self._centre_w * self._leftover)[:, :, None, :]
         out[0] += (self._marker_w * self.marker)[None, None]
@@ -170,13 +184,23 @@ class _Evaluation:
         out -= (_BIG * 4 * invalid)[:, :, None, :]
         return out.reshape(-1, n)
 
+    def _floor_cost(self, extra) -> np.ndarray:
+        """``floor`` weight x `floor_cost` of this seat's floor: a look-up in the bot's weighted
+        table (the same float32 products), with the row offsets computed once."""
+        return self._floor_table.take(self._floor_at + np.minimum(extra, FLOOR_MAX_X - 1))
+
     def _best_line(self, k, a, b, m):
         """Value of putting k tiles (m: the marker comes too) on each line: (..., 5 r, n)."""
         low = (self.room > k).astype(np.float32)  # k < room: the line stays incomplete
         over = np.maximum(k - self.room, 0) + m
-        fc = self.floor_w * floor_cost(self.floor, over)
-        fcm = self.floor_w * floor_cost(self.floor, m)
-        return b - fc + low * (k * a - fcm - b + fc)
+        fc = self._floor_cost(over)
+        # int16 x float32 converts k in the loop: converting the small k first gives the same
+        # products in a float32-only loop.
+        ka = (k.astype(np.float32) if isinstance(k, np.ndarray) else k) * a
+        if isinstance(m, int) and m == 0:  # floor_cost(f, 0) is +0.0, and x - +0.0 == x exactly
+            return b - fc + low * (ka - b + fc)
+        fcm = self._floor_cost(m)
+        return b - fc + low * (ka - fcm - b + fc)
 
     def action(self, q: np.ndarray) -> np.ndarray:
         """Action ids for pick indices q (into `values`) with their best destination."""
@@ -189,11 +213,12 @@ class _Evaluation:
         a = flat(self.a).take(at * n + cols)
         b = flat(self.b).take(at * n + cols)
         lines = self._best_line(k, a, b, m)
-        to_floor = -self.floor_w * floor_cost(self.floor, k + m)
+        to_floor = -self._floor_cost(k + m)
         dest = first_max(np.concatenate([lines, to_floor[None]]))
         return (source * 5 + colour) * 6 + dest
 
 
+@elementwise_columns
 class HeuristicBot(Bot):
     def __init__(
         self,
@@ -208,6 +233,8 @@ class HeuristicBot(Bot):
         self.points = points
         self.partial = partial
         self.floor_w = floor
+        # floor x the floor-cost table, float32: the products the evaluation would form.
+        self.floor_table = np.float32(floor) * _FLOOR_COST
         self.bonus = bonus
         self.centre = centre
         self.marker = marker

@@ -25,7 +25,7 @@ Statistics are grouped by label.
 Where bots come from, looked up lazily by name (`get_bot_info`):
 
 1. bots registered in this process with `register_bot`;
-2. the built-in bots: the module ``sim.bots.builtin`` is imported once (if it exists) and registers
+2. the built-in bots: the module ``sim.bots.builtin`` is imported once and registers
    its bots with `register_bot` at import;
 3. third-party bots: the entry point of that name in the group ``azulsim.bots``
    (``importlib.metadata``). The object it points to is a `BotInfo`, or a callable with no arguments
@@ -309,11 +309,7 @@ def _load_builtins() -> None:
         if _builtins_loaded:
             return
         _builtins_loaded = True
-        try:
-            importlib.import_module(BUILTIN_MODULE)
-        except ModuleNotFoundError as exc:
-            if exc.name != BUILTIN_MODULE:  # the module exists but one of its imports failed
-                raise
+        importlib.import_module(BUILTIN_MODULE)
 
 
 def _entry_points() -> list[importlib.metadata.EntryPoint]:
@@ -337,7 +333,12 @@ def _load_entry_point(ep: importlib.metadata.EntryPoint) -> BotInfo:
             f"bot {ep.name!r}: entry point {ep.value!r} gave {type(obj).__name__}, not a BotInfo"
         )
     return register_bot(
-        ep.name, obj.description, obj.factory, obj.params, source=f"entry point {ep.value}"
+        ep.name,
+        obj.description,
+        obj.factory,
+        obj.params,
+        source=f"entry point {ep.value}",
+        cost=obj.cost,  # a slow plug-in bot's cost sizes its chunks like a built-in's
     )
 
 

@@ -56,6 +56,8 @@ class RolloutBot(Bot):
     def _columns(self, st, slots, seat, row, colours, legal):
         return self.policy.choose_columns(st, slots, seat, row, colours, legal)
 
+    _columns.all_seats = True  # the heuristic's choice works element by element (Bot.all_seats)
+
     def candidates(self, st, slots: np.ndarray) -> np.ndarray:
         """(width, n) candidate actions, best first; missing ones repeat the best."""
         ev = self.policy.evaluate(st, slots)

@@ -23,11 +23,11 @@ SCRIPTS = (
     "fail_chunk",
     "cancel_job",
     "republish",
-    "park_chunk",
-    "advance_prefix",
     "lease_chunk",
     "take_over",
     "mark_missing",
+    "park_chunk",
+    "advance_prefix",
 )
 
 

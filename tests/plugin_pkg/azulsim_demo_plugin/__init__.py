@@ -28,4 +28,5 @@ INFO = BotInfo(
     description="First or last legal action in enumeration order (a plug-in example).",
     factory=lambda params: EdgeBot(params["end"]),
     params=(Param("end", "choice", "first", choices=("first", "last"), doc="which end"),),
+    cost=20.0,  # declared slow (it is not), so tests see the cost reach the chunk size
 )

@@ -23,8 +23,8 @@ Celery's own ``celery.app.trace`` included — carry it. Celery's ``after_setup_
 Celery sets up, in the main process and again in each pool child.
 
 Hooks: ``install(app)`` (idempotent) in `workers.app.make_app`; `configure_logging` in
-``azulsim serve`` instead of ``logging.basicConfig``. (This module is ``workers.logging``; with
-absolute imports, ``import logging`` elsewhere still means the standard library.)
+``azulsim serve`` instead of ``logging.basicConfig``. The variables are read through
+`workers.settings.LogSettings`.
 """
 
 from __future__ import annotations
@@ -34,16 +34,15 @@ import contextvars
 import inspect
 import json
 import logging
-import os
 import sys
 import traceback
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-FORMAT_VAR = "AZULSIM_LOG_FORMAT"
-LEVEL_VAR = "AZULSIM_LOG_LEVEL"
-FORMATS = ("text", "json")
+from .settings import LOG_FORMATS, LogSettings, from_env
+
+FORMATS = LOG_FORMATS
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 # The fields a chunk task puts on its log records, in output order.
@@ -63,22 +62,12 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
 
 def log_format(env: Mapping[str, str] | None = None) -> str:
     """``AZULSIM_LOG_FORMAT``: ``text`` (default) or ``json``; ValueError otherwise."""
-    env = os.environ if env is None else env
-    value = env.get(FORMAT_VAR, "").strip().lower() or "text"
-    if value not in FORMATS:
-        raise ValueError(f"{FORMAT_VAR} must be text or json; got {value!r}")
-    return value
+    return from_env(LogSettings, env).format
 
 
-def log_level(env: Mapping[str, str] | None = None, default: str = "INFO") -> int:
-    env = os.environ if env is None else env
-    name = env.get(LEVEL_VAR, "").strip().upper() or default
-    level = logging.getLevelName(name)
-    if not isinstance(level, int):
-        raise ValueError(
-            f"{LEVEL_VAR} must be DEBUG, INFO, WARNING, ERROR or CRITICAL; got {name!r}"
-        )
-    return level
+def log_level(env: Mapping[str, str] | None = None) -> int:
+    """``AZULSIM_LOG_LEVEL`` as a `logging` level (INFO when unset); ValueError otherwise."""
+    return from_env(LogSettings, env).level
 
 
 # --- context ----------------------------------------------------------------------------------

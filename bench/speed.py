@@ -1,0 +1,166 @@
+"""The speed table of issue 11: self-play games per CPU-second of each built-in bot on one core.
+
+Each row plays one configuration of self-play through `sim.play.play_games` (the path a chunk
+takes) in this process, pinned to one core, after the allocator is set (`sim.alloc`) and a warm-up,
+and reports games per CPU-second (``time.process_time``: whole-process CPU time, so the other load
+on a shared machine matters little) and per wall second. Rows:
+
+- random, greedy, heuristic and rollout (width 4) self-play, 2 and 4 players, coloured wall;
+- the same on the gray wall, with ``gray_vs_coloured`` = gray / coloured games per CPU-second;
+- ``simulate_memory``: peak RSS of ``azulsim simulate --games 10**12 --workers 2`` (main process and
+  each pool process) over ``--memory-seconds``, then the run is stopped with SIGTERM.
+
+The issue's targets (measured on a slower machine of the same class; compare ratios on another) are
+in ``TARGETS``. Writes ``bench/results/speed.json``.
+
+Usage: ``python bench/speed.py [--quick] [--memory-seconds 8]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from machine import machine  # noqa: E402  (bench/, the script's own directory)
+
+RESULTS = ROOT / "bench" / "results" / "speed.json"
+# (bot, players) -> games per CPU-second the issue asks for (its machine).
+TARGETS = {
+    ("random", 2): 75_000,
+    ("random", 4): 45_000,
+    ("greedy", 2): 40_000,
+    ("greedy", 4): 20_000,
+    ("heuristic", 2): 25_000,
+    ("rollout", 2): 2_500,
+}
+GAMES = {"random": 131_072, "greedy": 65_536, "heuristic": 32_768, "rollout": 2_000}
+
+
+def measure(bot: str, players: int, wall: str, games: int) -> dict:
+    from sim.play import play_games
+    from sim.spec import Configuration
+
+    config = Configuration(players, [bot] * players, wall=wall)
+    play_games(config, 1, 0, min(games, 500))  # imports, tables, first heap growth
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    records = play_games(config, 2, 0, games)
+    cpu, elapsed = time.process_time() - cpu0, time.perf_counter() - wall0
+    return {
+        "bot": bot,
+        "players": players,
+        "wall": wall,
+        "games": games,
+        "cpu_seconds": round(cpu, 3),
+        "games_per_cpu_second": round(games / cpu),
+        "games_per_wall_second": round(games / elapsed),
+        "mean_score": round(float(records.scores.mean()), 3),
+        "target": TARGETS.get((bot, players)) if wall == "coloured" else None,
+    }
+
+
+def _rss_mb(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) // 1024
+    except OSError:
+        return None
+    return None
+
+
+def simulate_memory(seconds: float) -> dict:
+    """Peak RSS (MB) of a 10**12-game, 2-worker `azulsim simulate`, then its SIGTERM stop."""
+    cmd = [sys.executable, "-m", "service.cli", "simulate", "--bots", "greedy,greedy"]
+    cmd += ["--games", str(10**12), "--workers", "2"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak: dict[int, int] = {}
+    kids: set[int] = set()
+    began = time.monotonic()
+    while time.monotonic() - began < seconds:
+        try:
+            kids |= {int(x) for x in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()}
+        except OSError:
+            pass
+        for pid in (proc.pid, *kids):
+            rss = _rss_mb(pid)
+            if rss is not None:
+                peak[pid] = max(peak.get(pid, 0), rss)
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    stopped = time.monotonic()
+    _, err = proc.communicate(timeout=30)
+    left = [k for k in kids if Path(f"/proc/{k}").exists()]
+    return {
+        "command": " ".join(cmd[1:]),
+        "seconds_sampled": seconds,
+        "peak_rss_mb_main": peak.get(proc.pid),
+        "peak_rss_mb_pool": sorted(v for k, v in peak.items() if k != proc.pid),
+        "target_mb_per_process": 300,
+        "sigterm_exit_status": proc.returncode,
+        "sigterm_seconds_to_exit": round(time.monotonic() - stopped, 3),
+        "processes_left": left,
+        "traceback": "Traceback" in err.decode(errors="replace"),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    from sim.alloc import tune_allocator
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="an eighth of the games")
+    parser.add_argument("--memory-seconds", type=float, default=8.0)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    tune_allocator()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    rows = []
+    for bot in ("random", "greedy", "heuristic", "rollout"):
+        for players in (2, 4):
+            if bot == "rollout" and players == 4:
+                continue  # slow; the ladder measures it
+            for wall in ("coloured", "gray"):
+                games = GAMES[bot] // (8 if args.quick else 1) // (2 if players == 4 else 1)
+                row = measure(bot, players, wall, games)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    ratios = {}
+    for row in rows:
+        if row["wall"] == "gray":
+            coloured = next(
+                r for r in rows
+                if (r["bot"], r["players"], r["wall"]) == (row["bot"], row["players"], "coloured")
+            )
+            ratios[f"{row['bot']} {row['players']}p"] = round(
+                row["games_per_cpu_second"] / coloured["games_per_cpu_second"], 3
+            )
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))  # the pool gets both cores
+    memory = simulate_memory(args.memory_seconds)
+    print(json.dumps(memory), flush=True)
+    doc = {
+        "benchmark": "speed",
+        "machine": machine(),
+        "pinned_to_one_core": hasattr(os, "sched_setaffinity"),
+        "results": rows,
+        "gray_vs_coloured": ratios,
+        "gray_target": 0.85,
+        "simulate_memory": memory,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(doc, indent=2) + "\n")
+    print(json.dumps({"gray_vs_coloured": ratios}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
