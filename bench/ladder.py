@@ -183,7 +183,8 @@ def _pct(s: dict) -> str:
 def tables(result: dict) -> str:
     lines = [
         f"Measured with `{result['command']}` (seed {result['seed']}, {result['machine']}, "
-        f"Python {result['python']}, numpy {result['numpy']}); win rates over games that ended naturally, with 95 % Wilson "
+        f"Python {result['python']}, numpy {result['numpy']}); win rates over games that ended "
+        "naturally, with 95 % Wilson "
         "intervals; shared wins count as wins.",
         "",
         "**2 players, coloured wall** (seats rotated): win rate of the row bot against the column "

@@ -159,7 +159,8 @@ def measure(port: int, players: int, clients: int, seconds: float) -> dict:
     procs = [
         multiprocessing.get_context("fork").Process(
             target=_client,
-            args=(port, settings, job.job_id, request_id, counters, games, i, clients, seconds, out),
+            args=(port, settings, job.job_id, request_id, counters, games, i, clients, seconds)
+            + (out,),
         )
         for i in range(clients)
     ]
@@ -177,7 +178,7 @@ def measure(port: int, players: int, clients: int, seconds: float) -> dict:
     meta = store.get_job(job.job_id)
     if meta.chunks_done != merges:
         raise RuntimeError(f"chunks_done {meta.chunks_done} != merges {merges}")
-    key = f"c0|games"
+    key = "c0|games"
     got = int(client.hget(store.job_keys(job.job_id)["counters"], key))
     if got != merges * counters[key]:
         raise RuntimeError(f"{key} = {got}, expected {merges * counters[key]}")
@@ -209,9 +210,17 @@ def api_calls_per_s() -> dict | None:
     except (OSError, KeyError, ValueError):
         return None
     busiest = min(runs, key=lambda r: r.get("think_ms", 0))
-    methods = {k: v["calls_per_s"] for k, v in busiest.items() if isinstance(v, dict) and "calls_per_s" in v}
-    return {"source": "bench/results/load.json", "think_ms": busiest.get("think_ms"),
-            "per_method": methods, "total": round(sum(methods.values()), 1)}
+    methods = {
+        k: v["calls_per_s"]
+        for k, v in busiest.items()
+        if isinstance(v, dict) and "calls_per_s" in v
+    }
+    return {
+        "source": "bench/results/load.json",
+        "think_ms": busiest.get("think_ms"),
+        "per_method": methods,
+        "total": round(sum(methods.values()), 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -87,7 +87,8 @@ def simulate_memory(seconds: float) -> dict:
     began = time.monotonic()
     while time.monotonic() - began < seconds:
         try:
-            kids |= {int(x) for x in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()}
+            listed = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text()
+            kids |= {int(x) for x in listed.split()}
         except OSError:
             pass
         for pid in (proc.pid, *kids):
@@ -137,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         if row["wall"] == "gray":
             coloured = next(
-                r for r in rows
+                r
+                for r in rows
                 if (r["bot"], r["players"], r["wall"]) == (row["bot"], row["players"], "coloured")
             )
             ratios[f"{row['bot']} {row['players']}p"] = round(

@@ -36,6 +36,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from tests.faults_util import pid_alive
+
 PREFIX = "azt"
 _NAME_RE = re.compile(rf"^{PREFIX}(\d+)x(\d+)-")
 _counter = itertools.count(1)
@@ -95,16 +97,6 @@ def _delete_ns(ns: str) -> None:
     _ip("netns", "del", ns, check=False)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def clean_stale() -> list[str]:
     """Delete the namespaces of runs whose pytest process is gone; returns their names."""
     out = _ip("netns", "list", check=False)
@@ -112,7 +104,7 @@ def clean_stale() -> list[str]:
     for line in out.stdout.splitlines():
         name = line.split()[0] if line.split() else ""
         m = _NAME_RE.match(name)
-        if m and int(m.group(1)) != os.getpid() and not _alive(int(m.group(1))):
+        if m and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1))):
             _delete_ns(name)
             removed.append(name)
     return removed

@@ -757,7 +757,14 @@ def proxy(aof_redis):
 def test_lost_script_reply(script, proxy, aof_env, expected, celery_worker_process, fault_dir):
     """Workers reach Redis through a proxy that drops the connection instead of passing on the
     reply of three ``merge_chunk`` (resp. ``begin_chunk``) scripts: the script ran, the worker
-    saw only a connection error. No chunk counts twice and none is lost."""
+    saw only a connection error. No chunk counts twice and none is lost.
+
+    The job store's client retries a command on a dropped connection (`redis_client_options`),
+    so a cut reply is mostly answered by the script run again: a merge retried finds its own
+    done bit (``duplicate``), a begin retried counts one attempt more. When the retries are spent
+    too, the task's own handling takes over: ``fail_chunk`` finds the done bit (``done``), or
+    the message is requeued (``reject``). Either way each cut costs exactly one counted
+    attempt (begin) or one refused merge (merge), never a count."""
     # Reconciler off: a chunk must come back by itself, not after AZULSIM_STALL_S.
     env = {**aof_env, "AZULSIM_REDIS_URL": proxy.url, "AZULSIM_RECONCILE_INTERVAL_S": "0"}
     store, app = open_store({**aof_env})
@@ -771,12 +778,19 @@ def test_lost_script_reply(script, proxy, aof_env, expected, celery_worker_proce
     job_s = round(time.monotonic() - began, 1)
     assert proxy.cut == 3
     assert_exact(store, job.job_id, expected, [worker])
-    seen = outcomes(worker.log(), job.job_id)
+    log = worker.log()
+    seen = outcomes(log, job.job_id)
     assert all(seen[c].count("merged") + seen[c].count("finished") <= 1 for c in seen)
-    if script == "merge_chunk":  # merged, reply lost: fail_chunk finds the done bit, no retry
-        assert worker.log().count("'outcome': 'done'") == 3, worker.log()
-    else:  # attempt counted, reply lost: the message is requeued (was: acked and dropped)
-        assert worker.log().count("reject requeue=True") == 3, worker.log()
+    if script == "merge_chunk":  # merged, reply lost: the retry or fail_chunk sees the done bit
+        retried, recorded = log.count("duplicate (job"), log.count("'outcome': 'done'")
+        assert 1 <= retried + recorded <= 3, log  # a retry may be cut again: fewer chunks
+        assert "'outcome': 'retry'" not in log  # never played again
+    else:  # attempt counted, reply lost: counted once more by the retry or the redelivery
+        first = {}
+        for m in MERGED_RE.finditer(log):
+            if m.group(1) == job.job_id:
+                first.setdefault(int(m.group(2)), int(m.group(3)))
+        assert sum(a - 1 for a in first.values()) == 3, first
     report(
         f"lost-reply/{script}",
         cuts=proxy.cut,

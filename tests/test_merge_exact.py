@@ -31,7 +31,8 @@ def test_counter_sums_are_exact_on_both_paths(azulsim_env):
     for chunk, part in enumerate(parts):
         assert store.begin_chunk(job.job_id, chunk)[0] == "run"
         assert store.merge_chunk(job.job_id, chunk, 1000, part, "exact-sums")[0] == 1
-    got = {k.decode(): int(v) for k, v in client.hgetall(store.job_keys(job.job_id)["counters"]).items()}
+    raw = client.hgetall(store.job_keys(job.job_id)["counters"])
+    got = {k.decode(): int(v) for k, v in raw.items()}
     expected = parts[0]
     for part in parts[1:]:
         expected = {**merge(expected, part)}

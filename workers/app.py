@@ -165,6 +165,7 @@ def _tune_allocator_in_workers() -> None:
     """Every process that plays chunks sets the allocator once (`sim.alloc`): the worker's main
     process before the pool forks (children inherit it; the solo pool plays there) and each pool
     child when it starts."""
+
     def tune(**_):
         tune_allocator()
 

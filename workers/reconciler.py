@@ -84,9 +84,6 @@ class Decision:
     mark: dict[int, str] = field(default_factory=dict)  # chunk -> mark ("" clears it)
     unknown: list[int] = field(default_factory=list)  # no message seen, queue not scanned
 
-    def __bool__(self) -> bool:
-        return bool(self.republish or self.take_over or self.mark)
-
 
 def decide(
     job_id: str,

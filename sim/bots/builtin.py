@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from .external import register_builtin as register_external
 from .greedy import GreedyBot
 from .heuristic import PARAMS as HEURISTIC_PARAMS
 from .heuristic import make_heuristic
 from .random_bot import RandomBot
 from .registry import register_bot
+from .round_search import PARAMS as SEARCH_PARAMS
+from .round_search import make_search, search_cost
 from .search import PARAMS as ROLLOUT_PARAMS
 from .search import make_rollout
 
@@ -45,4 +48,18 @@ register_bot(
     source="builtin",
     # Measured (bench/ladder.py): about 50x greedy's time per game at the default width of 4.
     cost=lambda params: 12.5 * params["width"],
+)
+
+# `external` (a program speaking the JSON-lines protocol) and the names in AZULSIM_EXTERNAL_BOTS.
+register_external()
+
+register_bot(
+    "search",
+    "Two-ply Max-N search within the round: the heuristic's best picks, the next seat's best "
+    "replies to each, heuristic play-outs of at most `depth` picks, round-end values "
+    "(docs/bots.md).",
+    make_search,
+    SEARCH_PARAMS,
+    source="builtin",
+    cost=search_cost,
 )

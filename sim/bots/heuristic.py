@@ -36,10 +36,10 @@ import numpy as np
 
 from .base import Bot, elementwise_columns
 from .features import (
-    CAP,
-    best_columns,
     _FLOOR_COST,
+    CAP,
     FLOOR_MAX_X,
+    best_columns,
     first_max,
     flat,
     line_values,

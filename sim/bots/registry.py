@@ -56,7 +56,10 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 # Characters a label must never contain: '|' separates the parts of statistics counter keys.
 _FORBIDDEN_IN_LABEL = "|"
 
-PARAM_TYPES = ("float", "int", "bool", "choice")
+PARAM_TYPES = ("float", "int", "bool", "choice", "text")
+# A text value (e.g. an external bot's command path): no whitespace, and none of the characters
+# that separate specs, parameters and counter keys.
+_TEXT_FORBIDDEN = ",|"
 
 # ASCII only: [0-9], not \d (which takes Arabic-Indic and other Unicode digits).
 _DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?\Z")
@@ -71,7 +74,8 @@ class Param:
     Parameters
     ----------
     name : identifier used in spec strings (``heuristic:floor=2.5``)
-    type : ``"float"``, ``"int"``, ``"bool"`` or ``"choice"`` (one of `choices`, a string)
+    type : ``"float"``, ``"int"``, ``"bool"``, ``"choice"`` (one of `choices`, a string) or
+        ``"text"`` (any string without whitespace, ``,`` or ``|``; at most 1000 characters)
     default : value used when the spec does not give one (must itself be valid)
     min, max : inclusive bounds for ``float`` and ``int`` (None: unbounded)
     choices : allowed strings for ``choice``
@@ -119,6 +123,15 @@ class Param:
             if text in ("false", "0", "no", "off"):
                 return False
             raise ValueError(f"{where} must be a boolean (true or false); got {shown(value)}")
+        if self.type == "text":
+            if not isinstance(value, str):
+                raise ValueError(f"{where} must be a string; got {shown(value)}")
+            if len(value) > 1000 or any(ch.isspace() or ch in _TEXT_FORBIDDEN for ch in value):
+                raise ValueError(
+                    f"{where} must be at most 1000 characters without whitespace, ',' or '|'; "
+                    f"got {shown(value)}"
+                )
+            return value
         if self.type == "choice":
             text = str(value)
             if text not in self.choices:
@@ -221,6 +234,9 @@ class BotInfo:
     # Time per game relative to `greedy` (a number, or a function of the parameter dict): jobs with
     # costly bots get smaller chunks, so a chunk still takes seconds (`JobSpec.cost`).
     cost: float | Callable[[dict[str, Any]], float] = 1.0
+    # Checks a whole parameter set when a spec is parsed (raises ValueError): for rules no single
+    # parameter's schema says, e.g. a required value or a setting of the process that parses it.
+    check: Callable[[dict[str, Any]], None] | None = None
 
     def cost_of(self, params: Mapping[str, Any]) -> float:
         return float(self.cost(dict(params)) if callable(self.cost) else self.cost)
@@ -276,6 +292,7 @@ def register_bot(
     replace: bool = False,
     source: str = "registered",
     cost: float | Callable[[dict[str, Any]], float] = 1.0,
+    check: Callable[[dict[str, Any]], None] | None = None,
 ) -> BotInfo:
     """Add a bot to the registry and return its entry.
 
@@ -289,7 +306,7 @@ def register_bot(
         raise ValueError(f"bot {name!r}: duplicate parameter names in {names}")
     if not callable(factory):
         raise ValueError(f"bot {name!r}: factory is not callable")
-    info = BotInfo(name, " ".join(description.split()), factory, tuple(params), source, cost)
+    info = BotInfo(name, " ".join(description.split()), factory, tuple(params), source, cost, check)
     with _lock:
         if name in _registry and not replace:
             raise ValueError(f"bot {name!r} is already registered")
@@ -339,6 +356,7 @@ def _load_entry_point(ep: importlib.metadata.EntryPoint) -> BotInfo:
         obj.params,
         source=f"entry point {ep.value}",
         cost=obj.cost,  # a slow plug-in bot's cost sizes its chunks like a built-in's
+        check=obj.check,
     )
 
 
@@ -413,6 +431,8 @@ def bot_spec_from_params(name: str, params: Mapping[str, Any]) -> BotSpec:
 
 def _make_spec(info: BotInfo, given: Mapping[str, Any]) -> BotSpec:
     full = {p.name: given.get(p.name, p.default) for p in info.params}
+    if info.check is not None:
+        info.check(dict(full))
     changed = sorted(
         (p for p in info.params if p.name in given and given[p.name] != p.default),
         key=lambda p: p.name,

@@ -1,0 +1,215 @@
+"""The `search` bot: a two-ply Max-N search within the round, batched over games.
+
+Definition. At each decision of seat ``me``:
+
+1. **My candidates**: the ``width`` best picks by the `heuristic`'s value (`rollout`'s candidate
+   list: distinct factories only, fewer when fewer picks are legal).
+2. **Replies**: each candidate is played on a copy of the game. If the round goes on, the seat to
+   move next (``q``) answers with each of its ``replies`` best picks by the heuristic, each on its
+   own copy.
+3. **Play-out**: on every copy, every seat plays the heuristic (same weights) for at most ``depth``
+   more picks, stopping earlier when the factories and the centre are empty. Then the round is
+   ended as the engine does (wall tiling, floor penalties, end bonuses if the game ends; no tiles
+   are dealt), so a copy that stopped at ``depth`` with tiles still out is scored as if the round
+   ended there.
+4. **Values**: each seat's value of a copy is `rollout`'s round-end value (score, bonus potential of
+   the wall, credit for incomplete lines, the marker), and its *margin* is its value less the best
+   other seat's.
+5. **Max-N back-up**: ``q`` is taken to play the reply with the highest margin for ``q``; each
+   candidate is worth ``me``'s margin after that reply (after the candidate itself when it ends the
+   round). ``me`` plays the candidate worth the most; ties go to the heuristic's order.
+
+Chance: the search never deals. Within a round nothing is random, and it stops at the round's end,
+where the next deal would be drawn; the round-end value stands in for the future. It reads only
+public information (no bag order, no deal stream). It uses no random numbers, so its decisions
+depend only on the position and its parameters.
+
+Cost per decision: about ``width * replies`` copies, each played ``min(depth, rest of the round)``
+heuristic picks, plus one round end and one valuation per copy. Games are searched in groups of at
+most `GROUP` so the copies of a large batch stay within a few hundred MB.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import engine
+from .features import first_max, substate
+from .heuristic import PARAMS as HEURISTIC_PARAMS
+from .registry import Param
+from .search import RolloutBot
+
+PARAMS = (
+    # The bounds keep a chunk of the fewest games the service plans (200) under a minute or so.
+    Param("width", "int", 6, 1, 12, doc="candidate picks of the seat to move"),
+    Param("replies", "int", 4, 1, 8, doc="replies of the next seat searched per candidate"),
+    # 10 picks per player always reaches the round's end (20 / 28 / 36 tiles for 2 / 3 / 4 seats).
+    Param("depth", "int", 2, 0, 10, doc="heuristic picks per player played out after a reply"),
+    Param(
+        "caution",
+        "float",
+        0.5,
+        0,
+        1,
+        doc="3-4 players: weight of the next seat's best reply (the rest: the heuristic's reply)",
+    ),
+) + HEURISTIC_PARAMS
+
+# Games searched together: width * replies copies of each (24 by default) are live at once.
+GROUP = 1024
+
+
+class SearchBot:
+    def __init__(
+        self, width: int = 6, replies: int = 4, depth: int = 2, caution: float = 0.5, **heuristic
+    ):
+        self.caution = float(caution)
+        self.width = int(width)
+        self.replies = int(replies)
+        self.depth = int(depth)
+        self.mine = RolloutBot(width=self.width, **heuristic)  # candidates, round-end values
+        self.theirs = RolloutBot(width=self.replies, **heuristic)
+        self.policy = self.mine.policy
+
+    def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
+        return self.policy.choose_columns(st, slots, seat, row, colours, legal)
+
+    def act(self, st, slots, keys=None) -> np.ndarray:
+        out = np.empty(slots.shape[0], np.int64)
+        plies = self.depth * st.players
+        search = self._search_two if st.players == 2 else self._search
+        for lo in range(0, slots.shape[0], GROUP):
+            out[lo : lo + GROUP] = search(st, slots[lo : lo + GROUP], plies)
+        return out
+
+    def _play_out(self, tree, depth: int) -> np.ndarray:
+        """Heuristic picks for at most `depth` plies, then the round's end: (P, copies) values."""
+        for _ in range(depth):
+            running = np.flatnonzero(~tree.done & (tree.tiles_left > 0))
+            if running.size == 0:
+                break
+            engine.play(tree, running, self.policy.act(tree, running), defer_round_end=True)
+        waiting = np.flatnonzero(~tree.done)
+        if waiting.size:  # the round's end, or the depth reached: tile now
+            columns = self.mine._columns if tree.gray else None
+            engine.end_rounds(tree, waiting, columns, deal=False)
+        return self.mine.position_values(tree)
+
+    def _search_two(self, st, slots: np.ndarray, plies: int) -> np.ndarray:
+        """Two players: the same choice as `_search`, with fewer copies.
+
+        With two seats the reply seat's margin is minus ours, so Max-N is minimax and a
+        candidate's value after the heuristic's reply alone (reply 0) bounds its value from above.
+        Candidates are expanded to all replies best bound first, and one whose bound cannot beat
+        the best value found so far (ties: the earlier candidate wins, as in `_search`) is skipped.
+        """
+        n = slots.shape[0]
+        k1, k2 = self.width, self.replies
+        cand = self.mine.candidates(st, slots)  # (k1, n)
+        if n == 0 or k1 == 1:
+            return cand[0]
+        cols = np.arange(n)
+        me = st.current[slots].astype(np.intp)
+        # Reply 0 to every distinct candidate (the list repeats its first pick when short): the
+        # heuristic's pick, i.e. depth + 1 heuristic plies.
+        distinct = np.ones((k1, n), bool)
+        distinct[1:] = cand[1:] != cand[0]
+        js, gs = np.nonzero(distinct)
+        first = substate(st, slots[gs])
+        engine.play(first, np.arange(gs.size), cand[js, gs], defer_round_end=True)
+        value = self._play_out(first, plies + 1)
+        bound = np.full((k1, n), -np.inf, np.float32)
+        bound[js, gs] = _margins(value[:, None], me[gs], np.arange(gs.size))[0]
+        rank = np.argsort(-bound, axis=0, kind="stable")  # best bound first, ties by index
+        best = np.full(n, -np.inf, np.float32)
+        best_j = np.full(n, k1, np.intp)
+        for t in range(k1):
+            j = rank[t]
+            u = bound[j, cols]
+            need = np.flatnonzero((u > best) | ((u == best) & (j < best_j)))
+            if need.size == 0:
+                break
+            full = u[need].copy()
+            if k2 > 1:
+                others = self._other_replies(st, slots[need], cand[j[need], need], plies)
+                full = np.minimum(full, others)
+            better = (full > best[need]) | ((full == best[need]) & (j[need] < best_j[need]))
+            best[need[better]] = full[better]
+            best_j[need[better]] = j[need][better]
+        return cand[best_j, cols]
+
+    def _other_replies(self, st, slots: np.ndarray, moves: np.ndarray, plies: int) -> np.ndarray:
+        """(g,) our worst margin over replies 1..k2-1 to `moves` (inf where there are none)."""
+        g = slots.shape[0]
+        worst = np.full(g, np.inf, np.float32)
+        first = substate(st, slots)
+        engine.play(first, np.arange(g), moves, defer_round_end=True)
+        going = np.flatnonzero(first.tiles_left > 0)
+        if going.size == 0:
+            return worst
+        replies = self.theirs.candidates(first, going)  # (k2, len(going))
+        r, c = np.nonzero(replies[1:] != replies[0])  # distinct replies after the first
+        if r.size == 0:
+            return worst
+        parent = going[c]
+        tree = substate(first, parent)
+        engine.play(tree, np.arange(parent.size), replies[1 + r, c], defer_round_end=True)
+        value = self._play_out(tree, plies)
+        me = st.current[slots[parent]].astype(np.intp)
+        margin = _margins(value[:, None], me, np.arange(parent.size))[0]
+        np.minimum.at(worst, parent, margin.astype(np.float32))
+        return worst
+
+    def _search(self, st, slots: np.ndarray, plies: int) -> np.ndarray:
+        n = slots.shape[0]
+        k1, k2 = self.width, self.replies
+        cand = self.mine.candidates(st, slots)  # (k1, n)
+        if n == 0 or k1 == 1:
+            return cand[0]
+        m1 = k1 * n
+        first = substate(st, np.tile(slots, k1))  # copy j * n + i: candidate j of game i
+        engine.play(first, np.arange(m1), cand.reshape(-1), defer_round_end=True)
+        going = np.flatnonzero(first.tiles_left > 0)
+        reply_seat = first.current.astype(np.intp)  # (m1,) the seat that replies
+        replies = np.full((k2, m1), -1, np.int64)
+        if going.size:
+            replies[:, going] = self.theirs.candidates(first, going)
+        # Copy r * m1 + c: reply r to copy c. Copies whose round ended get no reply (all equal).
+        tree = substate(first, np.tile(np.arange(m1), k2))
+        flat = replies.reshape(-1)
+        answered = np.flatnonzero(flat >= 0)
+        if answered.size:
+            engine.play(tree, answered, flat[answered], defer_round_end=True)
+        value = self._play_out(tree, plies).reshape(st.players, k2, m1)
+        copies = np.arange(m1)
+        theirs = _margins(value, reply_seat, copies)  # (k2, m1)
+        chosen = first_max(theirs)  # the reply the next seat prefers
+        me = np.tile(st.current[slots].astype(np.intp), k1)
+        margins = _margins(value, me, copies)
+        mine = margins[chosen, copies]
+        if st.players > 2 and self.caution < 1:
+            mine = self.caution * mine + (1 - self.caution) * margins[0]
+        return cand[first_max(mine.reshape(k1, n)), np.arange(n)]
+
+
+def _margins(value: np.ndarray, seat: np.ndarray, copies: np.ndarray) -> np.ndarray:
+    """(k2, m) margin of `seat[c]` in copy c: its value less the best other seat's value."""
+    own = value[seat, :, copies].T  # (k2, m)
+    others = value.copy()
+    others[seat, :, copies] = -np.inf
+    return own - others.max(axis=0)
+
+
+def make_search(params: dict) -> SearchBot:
+    return SearchBot(**params)
+
+
+def search_cost(params: dict) -> float:
+    """Time per game relative to greedy, an upper bound over 2-4 players (bench/search.py).
+
+    Measured (self-play, one process): the default 87x greedy with 2 players, 188x with 3 and
+    247x with 4; width 8, 6 replies, depth 4: 206x (2 players) and 559x (4). The formula below
+    is above all of them (default 261, that one 876).
+    """
+    copies = params["width"] * params["replies"]
+    return 10.0 + 0.95 * copies * (4 * params["depth"] + 3)

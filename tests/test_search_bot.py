@@ -1,0 +1,142 @@
+"""The `search` bot (sim/bots/round_search.py): legal, pure, deterministic, Max-N back-up, strength.
+
+Its defining property is checked against `rollout`: with one reply and play-outs to the end of the
+round, the next seat's reply is the heuristic's pick and the search *is* `rollout` of the same
+width, so every game must come out the same.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sim import engine
+from sim.bots import make_bot, parse_bot_spec, round_search
+from sim.bots.registry import get_bot_info
+from sim.bots.round_search import SearchBot
+from sim.play import play_batch, play_games
+from sim.records import GameRecords
+from sim.rng import BOT, game_keys
+from sim.spec import Configuration, first_player
+
+COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
+
+
+def _positions(players: int, wall: str, games: int = 30, seed: int = 5):
+    rand = make_bot("random")
+    ids = np.arange(games)
+    st = engine.new_games(players, wall, seed, ids, first_player(seed, ids, players))
+    keys = game_keys(seed, ids, BOT)
+    stop_at = (ids * 7) % 45
+    for _ in range(45):
+        slots = np.flatnonzero(~st.done & (st.turn < stop_at))
+        if slots.size == 0:
+            break
+        engine.play(st, slots, rand.act(st, slots, keys[slots]), defer_round_end=True)
+        waiting = np.flatnonzero(~st.done & (st.tiles_left == 0))
+        if waiting.size:
+            engine.end_rounds(st, waiting)
+    return st, keys
+
+
+@pytest.mark.parametrize("players,wall", COMBOS)
+def test_legal_pure_and_independent_of_batch_and_keys(players, wall, monkeypatch):
+    st, keys = _positions(players, wall)
+    slots = np.flatnonzero(~st.done)
+    mask = engine.legal_mask(st)[slots]
+    before = st.copy()
+    bot = make_bot("search:width=4,replies=3,depth=3")
+    actions = bot.act(st, slots, keys[slots])
+    assert mask[np.arange(slots.size), actions].all()
+    for name, value in vars(before).items():
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(value, getattr(st, name)), name
+    # Another order, other keys and groups of 7 games: the same pick for every game.
+    monkeypatch.setattr(round_search, "GROUP", 7)
+    order = slots[::-1]
+    again = bot.act(st, order, np.zeros(order.size, np.uint64))
+    assert np.array_equal(again[::-1], actions)
+
+
+@pytest.mark.parametrize(
+    "players,wall", [(2, "coloured"), (3, "coloured"), (4, "coloured"), (3, "gray")]
+)
+def test_one_reply_to_the_end_of_the_round_is_rollout(players, wall):
+    games = np.arange(12)
+    first = first_player(4, games, players)
+    seats = np.zeros((12, players), np.int8)
+    seats[:, 1:] = 1
+    search = make_bot("search:width=3,replies=1,depth=10")
+    rollout = make_bot("rollout:width=3")
+    # rollout's own gray-wall columns (sim.bots.base: uniform) are not its play-outs' (the
+    # heuristic's, like search's): compare the searches, so give it the heuristic's columns.
+    rollout.choose_columns = search.choose_columns
+    greedy = make_bot("greedy")
+    a = play_batch(players, wall, 4, games, first, seats, [search, greedy])
+    b = play_batch(players, wall, 4, games, first, seats, [rollout, greedy])
+    for name, value in vars(a).items():
+        assert np.array_equal(value, getattr(b, name)), name
+
+
+def test_width_one_is_the_heuristic():
+    a = play_games(Configuration(2, ["search:width=1", "greedy"]), 2, 0, 20)
+    b = play_games(Configuration(2, ["heuristic", "greedy"]), 2, 0, 20)
+    assert np.array_equal(a.scores, b.scores) and np.array_equal(a.turns, b.turns)
+
+
+def test_max_n_backs_up_the_reply_the_next_seat_prefers():
+    """Margins of 2 candidates x 2 replies, by hand: the next seat picks its best reply."""
+    # value[seat, reply, copy]; copies 0, 1 are candidates 0, 1 of one game; seat 0 searches.
+    value = np.array(
+        [
+            [[10.0, 9.0], [2.0, 8.0]],  # seat 0
+            [[4.0, 1.0], [9.0, 3.0]],  # seat 1
+        ]
+    )
+    copies = np.arange(2)
+    theirs = round_search._margins(value, np.array([1, 1]), copies)
+    assert theirs.tolist() == [[-6.0, -8.0], [7.0, -5.0]]
+    chosen = theirs.argmax(axis=0)  # reply 1 to candidate 0, reply 1 to candidate 1
+    mine = round_search._margins(value, np.array([0, 0]), copies)[chosen, copies]
+    assert mine.tolist() == [-7.0, 5.0]  # candidate 1 is better for seat 0 once seat 1 answers
+
+
+def test_same_games_whatever_the_chunking():
+    config = Configuration(3, ["search:width=3,replies=2,depth=2", "heuristic", "rollout:width=2"],
+                           seating="shuffle", wall="gray")  # fmt: skip
+    whole = play_games(config, 21, 0, 6)
+    parts = GameRecords.concat([play_games(config, 21, 0, 4), play_games(config, 21, 4, 6)])
+    for name, value in vars(whole).items():
+        assert np.array_equal(value, getattr(parts, name)), name
+
+
+def test_parameters_and_cost():
+    spec = parse_bot_spec("search:width=8,depth=2")
+    bot = make_bot(spec)
+    assert isinstance(bot, SearchBot) and (bot.width, bot.replies, bot.depth) == (8, 4, 2)
+    assert bot.caution == 0.5
+    with pytest.raises(ValueError, match="width"):
+        parse_bot_spec("search:width=0")
+    info = get_bot_info("search")
+    small = info.cost_of(parse_bot_spec("search:width=2,replies=1,depth=0").params)
+    default = info.cost_of(parse_bot_spec("search").params)
+    large = info.cost_of(parse_bot_spec("search:width=12,replies=8,depth=10").params)
+    assert 1 < small < default < large
+
+
+def test_search_beats_rollout():
+    rec = play_games(Configuration(2, ["search", "rollout"]), 99, 0, 60)
+    wins = (rec.winners & (rec.seat_bot == 0)).any(axis=1)[~rec.truncated].mean()
+    assert wins >= 0.6
+
+
+@pytest.mark.parametrize("wall", ["coloured", "gray"])
+@pytest.mark.parametrize("spec", ["search", "search:width=5,replies=3,depth=1", "search:depth=10"])
+def test_two_player_pruning_changes_no_choice(wall, spec):
+    """2 players: the bounded search (`_search_two`) picks what the full Max-N tree picks."""
+    st, _ = _positions(2, wall, games=60)
+    slots = np.flatnonzero(~st.done)
+    bot = make_bot(spec)
+    assert np.array_equal(
+        bot._search_two(st, slots, 2 * bot.depth), bot._search(st, slots, 2 * bot.depth)
+    )
