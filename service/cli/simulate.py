@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .common import UsageError, add_spec_options, spec_from_args, whole_number
+from .common import CommandError, UsageError, add_spec_options, spec_from_args, whole_number
 from .output import write_statistics
 from .progress import TerminalProgress
 
@@ -67,6 +67,7 @@ def games_out(args: argparse.Namespace, spec):
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    from sim.bots.external import ExternalBotError
     from sim.local import run_local
 
     try:
@@ -89,6 +90,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             play=PLAY,
             games_out=games_out(args, spec),
         )
+    except ExternalBotError as exc:  # a bot that failed mid-run: its message names bot and position
+        raise CommandError(str(exc)) from None
     finally:
         if bar:
             bar.close()
