@@ -38,12 +38,32 @@ def add_simulate(subparsers: argparse._SubParsersAction) -> None:
         "--workers", type=whole_number, help="processes (default: CPU count; 1: no pool)"
     )
     p.add_argument("--chunk-size", type=whole_number, help="games per chunk (default: automatic)")
+    p.add_argument(
+        "--games-out",
+        metavar="FILE.parquet",
+        help="also write every game as a row to this Parquet file (docs/research.md; streamed "
+        "per chunk, readable by pandas and polars)",
+    )
     out = p.add_mutually_exclusive_group()
     out.add_argument(
         "--json", action="store_true", help="print the statistics as one JSON document"
     )
     out.add_argument("--csv", action="store_true", help="print one CSV row per group")
     p.set_defaults(func=cmd_simulate)
+
+
+def games_out(args: argparse.Namespace, spec):
+    """The --games-out path, checked (None when not asked for)."""
+    from pathlib import Path
+
+    path = getattr(args, "games_out", None)
+    if path is None:
+        return None
+    if spec.stop is not None:
+        raise UsageError("--games-out cannot be combined with a stopping rule")
+    if not Path(path).resolve().parent.is_dir():
+        raise UsageError(f"--games-out {path}: no such directory {Path(path).parent}")
+    return path
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -68,6 +88,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             chunk_size=args.chunk_size,
             progress=bar.show if bar else None,
             play=PLAY,
+            games_out=games_out(args, spec),
         )
     except ExternalBotError as exc:  # a bot that failed mid-run: its message names bot and position
         raise CommandError(str(exc)) from None
