@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any
 
-from .common import CommandError, UsageError, add_client_options, make_client, rpc_errors
+from .common import UsageError, add_client_options, run_to_end
 
 
 def add_tournament(subparsers: argparse._SubParsersAction) -> None:
@@ -135,29 +135,6 @@ def _write(doc: dict[str, Any], args: argparse.Namespace) -> None:
 
 def cmd_tournament(args: argparse.Namespace) -> int:
     spec = tournament_job(args)
-    if args.server:
-        from ..convert import spec_to_proto
-
-        with rpc_errors(args), make_client(args) as client:
-            submitted, _ = client.submit(spec_to_proto(spec))
-            job = submitted
-            for job in client.watch(submitted.job_id):  # noqa: B007 - the last one is the result
-                pass
-            if job.state != 3:  # SUCCEEDED
-                from ..api import azulsim_pb2 as pb
-
-                raise CommandError(
-                    f"job {job.job_id} ended {pb.JobState.Name(job.state)}: "
-                    f"{job.error or 'no error'}"
-                )
-            doc = client.statistics_document(job.job_id)
-    else:
-        from sim.local import run_local
-
-        from . import simulate
-
-        if args.workers < 1:
-            raise UsageError(f"--workers must be at least 1; got {args.workers}")
-        doc = run_local(spec, workers=args.workers, play=simulate.PLAY).statistics()
+    doc = run_to_end(spec, args)
     _write(doc, args)
     return 0
