@@ -33,7 +33,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .alloc import tune_allocator
-from .chunk import PlayGames, chunks_total, default_chunk_size, play_chunk
+from .chunk import (
+    STOP_CHUNK_GAMES,
+    PlayGames,
+    aligned,
+    chunks_total,
+    default_chunk_size,
+    play_chunk,
+)
+from .sequential import Prefix, play_joint
 from .spec import JobSpec
 from .stats import Counters, derive, merge
 
@@ -59,10 +67,13 @@ class LocalResult:
     chunk_size: int
     chunks: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    stopping: dict[str, Any] | None = None  # `sim.sequential.Prefix.summary` of a stopping rule
 
     def statistics(self) -> dict[str, Any]:
         """The statistics document (`sim.stats.derive`) with a separate ``timing`` section."""
         doc = derive(self.counters, self.spec)
+        if self.stopping is not None:
+            doc["stopping"] = self.stopping
         games = doc["games_done"]
         doc["timing"] = {
             "seconds": self.seconds,
@@ -73,28 +84,86 @@ class LocalResult:
         }
         return doc
 
+    def ratings(self) -> dict[str, Any]:
+        """The ``ratings`` section of a tournament (a plain dict)."""
+        doc = self.statistics()
+        if "ratings" not in doc:
+            raise ValueError("this job is not a tournament (its spec has no ratings)")
+        return doc["ratings"]
+
+    def frame(self, table: str = "statistics"):
+        """A table of the statistics as a pandas DataFrame (`sim.frames`): ``statistics``,
+        ``turn_order``, ``ratings``, ``head_to_head``, ``sweep`` or ``comparison``."""
+        from . import frames
+
+        if table not in frames.FRAMES:
+            raise ValueError(f"table must be one of {', '.join(frames.FRAMES)}; got {table!r}")
+        return getattr(frames, f"{table}_frame")(self.statistics())
+
+    def statistics_frame(self):
+        return self.frame("statistics")
+
+    def turn_order_frame(self):
+        return self.frame("turn_order")
+
+    def ratings_frame(self):
+        return self.frame("ratings")
+
+    def sweep_frame(self):
+        return self.frame("sweep")
+
+    def comparison_frame(self):
+        return self.frame("comparison")
+
 
 _worker_state: dict[str, Any] = {}
 
 
-def _init_worker(spec: JobSpec, chunk_size: int, play: PlayGames | None) -> None:
+RETURN_ROWS = "<return>"  # rows_dir of a run whose chunks hand their records to the parent
+
+
+def _init_worker(
+    spec: JobSpec, chunk_size: int, play: PlayGames | None, rows_dir: str | None = None
+) -> None:
     tune_allocator()  # inherited through fork already; set again for other start methods
-    _worker_state.update(spec=spec, chunk_size=chunk_size, play=play)
+    _worker_state.update(spec=spec, chunk_size=chunk_size, play=play, rows_dir=rows_dir)
 
 
-def _init_pool_process(spec: JobSpec, chunk_size: int, play: PlayGames | None) -> None:
+def _init_pool_process(
+    spec: JobSpec, chunk_size: int, play: PlayGames | None, rows_dir: str | None = None
+) -> None:
     # The parent stops the pool on SIGINT/SIGTERM; a pool process ignores Ctrl-C (sent to the
     # whole process group) and dies at once on the pool's SIGTERM (the parent's handler, which
     # fork copied, would raise in it and print a traceback).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _init_worker(spec, chunk_size, play)
+    _init_worker(spec, chunk_size, play, rows_dir)
 
 
-def _play_chunk(chunk: int) -> tuple[int, Counters]:
+def _chunk(chunk: int):
     s = _worker_state
-    games, counters, _ = play_chunk(s["spec"], s["chunk_size"], chunk, s["play"])
+    if s.get("rows_dir") == RETURN_ROWS:  # the parent writes the records, in chunk order
+        from .gamerows import recording
+
+        seen, play = recording(s["play"])
+        result = play_chunk(s["spec"], s["chunk_size"], chunk, play)
+        return result._replace(joint=seen[0])
+    if s.get("rows_dir"):  # --games-out of a joint job: the chunk's records to its chunk file
+        from .gamerows import play_chunk_with_rows
+
+        return play_chunk_with_rows(s["spec"], s["chunk_size"], chunk, s["rows_dir"], s["play"])
+    return play_chunk(s["spec"], s["chunk_size"], chunk, s["play"])
+
+
+def _play_chunk(chunk: int) -> tuple:
+    games, counters, _, records = _chunk(chunk)
+    if records is not None:  # RETURN_ROWS: the chunk's records come along
+        return games, counters, chunk, records
     return games, counters
+
+
+def _play_joint_chunk(chunk: int) -> dict[str, Any]:
+    return _chunk(chunk).joint
 
 
 def run_local(
@@ -103,6 +172,8 @@ def run_local(
     chunk_size: int | None = None,
     progress: Progress | None = None,
     play: PlayGames | None = None,
+    on_check: Callable[[dict], None] | None = None,
+    games_out: str | os.PathLike | None = None,
 ) -> LocalResult:
     """Play every game of `spec` here and return the merged counters.
 
@@ -113,16 +184,82 @@ def run_local(
     chunk_size : games per chunk; default `default_chunk_size`
     progress : called with the number of games done (all configurations) after each chunk
     play : stand-in for `sim.play.play_games` (same signature); default the real one
+    on_check : called with each check point of a stopping rule (`sim.stopping.evaluate`)
+    games_out : also write every game as a row to this Parquet file (`sim.gamerows`), in
+        (configuration, game) order, streamed chunk by chunk; not with a stopping rule
+
+    A job with a baseline or a stopping rule runs in joint chunks (`sim.sequential`), aligned to
+    its check points: it stops at the first check point that decides, and its counters are those
+    of the prefix of games up to there. Chunk sizes are rounded up to whole mirrored groups and
+    check-point intervals (`sim.chunk.aligned`).
     """
     if workers is None:
         workers = os.cpu_count() or 1
     if workers < 1:
         raise ValueError(f"workers must be at least 1; got {workers}")
     if chunk_size is None:
-        chunk_size = default_chunk_size(spec.games, workers)
+        if spec.joint_chunks:
+            chunk_size = default_joint_chunk_size(spec, workers)
+        else:
+            chunk_size = default_chunk_size(spec.games, workers)
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size}")
+    chunk_size = aligned(spec, chunk_size)
     tune_allocator()  # this process plays (workers == 1) or forks the pool that does
+    if games_out is not None:
+        return _run_with_rows(spec, workers, chunk_size, progress, play, games_out)
+    return _run(spec, workers, chunk_size, progress, play, on_check)
+
+
+def _run_with_rows(spec, workers, chunk_size, progress, play, games_out) -> LocalResult:
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from .gamerows import GamesWriter, gather
+
+    if spec.stop is not None:
+        raise ValueError("games_out cannot be combined with a stopping rule")
+    out = Path(games_out)
+    if not spec.joint_chunks:
+        # Chunks are numbered configuration by configuration: in chunk order they are the file's
+        # (configuration, game) order. The parent writes them as they come, holding the few
+        # that finish early (at most the pool's chunks in flight) until the ones before them.
+        from .chunk import chunk_games_range
+
+        with GamesWriter(out, spec) as writer:
+            early: dict[int, Any] = {}
+            following = 0
+
+            def write(chunk, records):
+                nonlocal following
+                early[chunk] = records
+                while following in early:
+                    k = chunk_games_range(spec, chunk_size, following)[0]
+                    writer.write(k, early.pop(following))
+                    following += 1
+
+            result = _run(spec, workers, chunk_size, progress, play, None, RETURN_ROWS, write)
+        result.extra["games_out"] = {"path": str(out), "rows": writer.rows}
+        return result
+    # Joint chunks play every configuration: each writes its chunk file, gathered at the end.
+    spool = tempfile.mkdtemp(
+        prefix=".azulsim-games-", dir=out.parent if out.parent.exists() else None
+    )
+    try:
+        result = _run(spec, workers, chunk_size, progress, play, None, spool)
+        rows = gather(spool, out, spec, expected_chunks=result.chunks)
+        result.extra["games_out"] = {"path": str(out), "rows": rows}
+        return result
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
+
+
+def _run(
+    spec, workers, chunk_size, progress, play, on_check, rows_dir=None, write_rows=None
+) -> LocalResult:
+    if spec.joint_chunks:
+        return _run_joint(spec, workers, chunk_size, progress, play, on_check, rows_dir)
     tasks = range(chunks_total(spec, chunk_size))
     workers = min(workers, len(tasks))
     counters: Counters = {}
@@ -131,14 +268,18 @@ def run_local(
     with contextlib.ExitStack() as stack:
         stack.enter_context(_stop_on_signals())
         if workers == 1:
-            _init_worker(spec, chunk_size, play)
+            _init_worker(spec, chunk_size, play, rows_dir)
             stack.callback(_worker_state.clear)
             parts = map(_play_chunk, tasks)
         else:
             parts = stack.enter_context(
-                contextlib.closing(_pool_results(spec, chunk_size, play, workers, tasks))
+                contextlib.closing(
+                    _pool_results(spec, chunk_size, play, workers, tasks, rows_dir=rows_dir)
+                )
             )
-        for n, part in parts:
+        for n, part, *rows in parts:
+            if rows:
+                write_rows(*rows)
             counters = merge(counters, part)
             done += n
             if progress:
@@ -147,10 +288,61 @@ def run_local(
     return LocalResult(spec, counters, seconds, workers, chunk_size, len(tasks))
 
 
+def default_joint_chunk_size(spec: JobSpec, workers: int) -> int:
+    """A joint chunk plays every configuration; a job that may stop early wants smaller chunks
+    than a fixed one (what lies past the stop is wasted, and a stop inside a chunk recounts it),
+    but not so small that the batch runs half empty."""
+    if spec.stop is None:
+        return default_chunk_size(spec.games, workers)
+    return max(spec.stop.check_every, min(spec.games, STOP_CHUNK_GAMES))
+
+
+def _run_joint(spec, workers, chunk_size, progress, play, on_check, rows_dir=None) -> LocalResult:
+    tasks = range(chunks_total(spec, chunk_size))
+    workers = min(workers, len(tasks))
+    prefix = Prefix(spec)
+    seen = 0
+    began = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_stop_on_signals())
+        _init_worker(spec, chunk_size, play, rows_dir)  # a trimmed chunk's recount runs here
+        stack.callback(_worker_state.clear)
+        if workers == 1:
+            parts = map(_play_joint_chunk, tasks)
+        else:
+            # Closing the generator at the stop terminates what runs past it (dropped anyway).
+            parts = stack.enter_context(
+                contextlib.closing(
+                    _pool_results(
+                        spec, chunk_size, play, workers, tasks, _play_joint_chunk, rows_dir
+                    )
+                )
+            )
+        for chunk in parts:
+            prefix.add(chunk)
+            if on_check:
+                for point in prefix.history[seen:]:
+                    on_check(point)
+            seen = len(prefix.history)
+            if progress and prefix.trim is None:
+                progress(prefix.games * len(spec.configurations))
+            if prefix.done or prefix.trim is not None:
+                break
+        if prefix.trim is not None:
+            prefix.finish(play_joint(spec, *prefix.trim, play))
+            if progress:
+                progress(prefix.games * len(spec.configurations))
+    seconds = time.perf_counter() - began
+    return LocalResult(
+        spec, prefix.counters, seconds, workers, chunk_size, len(tasks), stopping=prefix.summary()
+    )
+
+
 def _pool_results(
-    spec: JobSpec, chunk_size: int, play, workers: int, tasks: range
-) -> Iterator[tuple[int, Counters]]:
-    """``(games, counters)`` of every chunk of `tasks`, in completion order, from a pool.
+    spec: JobSpec, chunk_size: int, play, workers: int, tasks: range, fn=None, rows_dir=None
+) -> Iterator[Any]:
+    """``fn(chunk)`` (default: ``(games, counters)`` of the chunk) for every chunk of `tasks`, in
+    completion order, from a pool.
 
     Chunks are submitted as earlier ones finish, at most ``IN_FLIGHT_PER_WORKER * workers`` at a
     time (``imap`` would hand the pool's feeder thread the whole job). Closing the generator
@@ -159,7 +351,7 @@ def _pool_results(
     pending = iter(tasks)
     finished: queue.SimpleQueue = queue.SimpleQueue()
     pool = multiprocessing.Pool(
-        workers, initializer=_init_pool_process, initargs=(spec, chunk_size, play)
+        workers, initializer=_init_pool_process, initargs=(spec, chunk_size, play, rows_dir)
     )
     try:
 
@@ -167,7 +359,7 @@ def _pool_results(
             sent = 0
             for chunk in pending:
                 pool.apply_async(
-                    _play_chunk,
+                    fn or _play_chunk,
                     (chunk,),
                     callback=lambda r: finished.put((True, r)),
                     error_callback=lambda e: finished.put((False, e)),

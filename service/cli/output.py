@@ -78,6 +78,72 @@ def _group_row(name: str, g: dict[str, Any]) -> list[str]:
     ]
 
 
+def _interval(x: float | None, ci: Sequence[float | None] | None, digits: int) -> str:
+    if x is None:
+        return "-"
+    if not ci or ci[0] is None or ci[1] is None:
+        return f"{x:.{digits}f}"
+    return f"{x:.{digits}f} [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def _experiment_lines(cfg: dict[str, Any]) -> str:
+    """Mirrored groups and paired differences of a configuration (docs/statistics.md)."""
+    out = ""
+    g = cfg.get("groups")
+    if g:
+        out += (
+            f"  mirrored groups {g['groups']:,} (focal {g['focal']}): score per game "
+            f"{_interval(g['score'], g['score_ci95'], 4)}, "
+            f"Elo {_interval(g['elo'], g['elo_ci95'], 1)}, LOS {_num(g['los'], 4)}, "
+            f"variance gain {_num(g['variance_gain'], 3)}"
+            + (f", pentanomial {g['pentanomial']}" if "pentanomial" in g else "")
+            + "\n"
+        )
+    p = cfg.get("paired")
+    if p:
+        out += (
+            f"  paired with configuration {p['baseline']} over {p['games']:,} games (focal "
+            f"{p['focal']}): score difference {_interval(p['score_diff'], p['score_diff_ci95'], 2)}"
+            f", win rate difference {_interval(p['win_rate_diff'], p['win_rate_diff_ci95'], 4)}\n"
+        )
+    return out
+
+
+def _turn_order_lines(cfg: dict[str, Any]) -> str:
+    """The first-player advantage and the tables by turn-order position and by start seat."""
+    turn = cfg.get("turn_order")
+    if not turn:
+        return ""
+    first = turn["first_player"]
+    header = ("", "player-games", "score [95% CI]", "wins", "win rate [95% CI]")
+
+    def row(name: str, g: dict[str, Any], n: int) -> list[str]:
+        return [
+            name,
+            f"{n:,}",
+            _interval(g["score"], g["score_ci95"], 2),
+            f"{g['wins']:,}",
+            _rate(g),
+        ]
+
+    names = ["starts", "2nd to play", "3rd to play", "4th to play"]
+    return (
+        f"\n  Turn order: the start player of round 1 wins {_rate(first)} of "
+        f"{turn['games']:,} games (no advantage: {100 * first['fair_win_rate']:.1f}%); "
+        "score minus the others' mean "
+        f"{_interval(first['score_diff'], first['score_diff_ci95'], 2)}"
+        "\n\n  By turn order in round 1\n"
+        + table(
+            header, [row(names[g["position"]], g, g["player_games"]) for g in turn["positions"]]
+        )
+        + "\n  The start player, by the seat that started\n"
+        + table(
+            ("", "games started", *header[2:]),
+            [row(f"seat {g['seat']}", g, g["games"]) for g in turn["start_seats"]],
+        )
+    )
+
+
 def format_table(doc: dict[str, Any]) -> str:
     """The statistics document as readable text (per configuration: summary, bots, seats, h2h)."""
     out = []
@@ -93,19 +159,14 @@ def format_table(doc: dict[str, Any]) -> str:
             f"score {_mean_ci(cfg['score'])}   margin of victory {_mean_ci(cfg['margin'])}   "
             f"shared wins {cfg['shared_win_games']:,} games\n"
         )
+        out.append(_experiment_lines(cfg))
         out.append("\n  By bot\n")
         out.append(table(_GROUP_HEADER, [_group_row(b, g) for b, g in cfg["bots"].items()]))
         out.append("\n  By seat\n")
         out.append(
             table(_GROUP_HEADER, [_group_row(f"seat {p}", g) for p, g in enumerate(cfg["seats"])])
         )
-        out.append("\n  By turn order in round 1 (0 = start player)\n")
-        out.append(
-            table(
-                _GROUP_HEADER,
-                [_group_row(f"position {p}", g) for p, g in enumerate(cfg["positions"])],
-            )
-        )
+        out.append(_turn_order_lines(cfg))
         bonus_rows = [
             [
                 b,
@@ -209,9 +270,28 @@ def job_json(job) -> dict[str, Any]:
 
 
 def job_line(job) -> str:
-    return f"job {job.job_id} {state_name(job)}: {job.games_done:,}/{job.games_total:,} games" + (
-        f" — {job.error}" if job.error else ""
+    return (
+        f"job {job.job_id} {state_name(job)}: {job.games_done:,}/{job.games_total:,} games"
+        + _stopping_text(job)
+        + (f" — {job.error}" if job.error else "")
     )
+
+
+def _stopping_text(job) -> str:
+    """Where a job's stopping rule stands: LLR against its bounds (or the estimate), the verdict."""
+    import math
+
+    if not job.HasField("stopping") or not job.stopping.check_points:
+        return ""
+    s = job.stopping
+    parts = []
+    if not math.isnan(s.llr):
+        parts.append(f"LLR {s.llr:+.3f} [{s.llr_lower:.3f}, {s.llr_upper:.3f}]")
+    if not math.isnan(s.estimate):
+        parts.append(f"estimate {s.estimate:.4g}")
+    if s.reason:
+        parts.append(s.reason.replace("_", " ") + f" at {s.games:,} games per configuration")
+    return ", " + ", ".join(parts)
 
 
 def write_statistics(doc: dict[str, Any], fmt: str, out: TextIO) -> None:

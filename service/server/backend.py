@@ -19,6 +19,11 @@ class Backend:
     config: ServerConfig
 
     def submit(self, spec, request_id: str):
+        if spec.game_records and not getattr(self.store.settings, "games_dir", ""):
+            raise Precondition(
+                "spec.game_records needs a games directory shared by the cluster "
+                "(AZULSIM_GAMES_DIR); this server has none"
+            )
         limit = self.config.max_games_per_job
         if limit and spec.total_games > limit:
             raise LimitExceeded(
@@ -58,7 +63,13 @@ class Backend:
         ``azulsim simulate --json`` without ``timing``."""
         from sim.stats import derive
 
-        return derive(self.store.counters(info.job_id), info.spec)
+        from ..convert import stopping_summary
+
+        doc = derive(self.store.counters(info.job_id), info.spec)
+        summary = stopping_summary(info, info.spec)
+        if summary is not None:  # the rule's path: LLR and estimate at every check point
+            doc["stopping"] = summary
+        return doc
 
     def replay(self, job_id: str, configuration: int, game: int):
         import sim
