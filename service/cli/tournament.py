@@ -17,7 +17,8 @@ import json
 import sys
 from typing import Any
 
-from .common import UsageError, add_client_options, run_to_end
+from .common import UsageError, add_client_options
+from .study import run_to_end
 
 
 def add_tournament(subparsers: argparse._SubParsersAction) -> None:
