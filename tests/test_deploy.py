@@ -465,3 +465,27 @@ def test_worker_liveness_probe_watches_the_file_the_watchdog_touches(manifests):
     assert limit >= 4 * Watchdog(settings).interval
     mounts = [m["mountPath"] for m in container["volumeMounts"]]
     assert any(path.startswith(m.rstrip("/") + "/") for m in mounts), (path, mounts)
+
+
+def test_api_and_workers_share_one_games_volume_at_the_games_dir(compose, manifests):
+    """Per-game records: every worker writes chunk files that `azulsim export` gathers, so the
+    API and every worker mount one shared (ReadWriteMany) volume at AZULSIM_GAMES_DIR."""
+    (config,) = [d for d in manifests["configmap.yaml"] if d["kind"] == "ConfigMap"]
+    games_dir = config["data"]["AZULSIM_GAMES_DIR"]
+    (claim,) = manifests["games.yaml"]
+    assert claim["kind"] == "PersistentVolumeClaim"
+    assert claim["spec"]["accessModes"] == ["ReadWriteMany"]
+    for name in ("api.yaml", "worker.yaml"):
+        (deployment,) = [d for d in manifests[name] if d["kind"] == "Deployment"]
+        pod = deployment["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        mounted = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+        assert games_dir in mounted, name
+        claimed = volumes[mounted[games_dir]]["persistentVolumeClaim"]["claimName"]
+        assert claimed == claim["metadata"]["name"], name
+    for service in ("api", "worker"):
+        svc = compose["services"][service]
+        games = svc["environment"]["AZULSIM_GAMES_DIR"]
+        assert f"games:{games}" in svc["volumes"], service
+    assert "games" in compose["volumes"]
