@@ -38,12 +38,16 @@ SEATING = {
     pb.SEATING_ROTATE: "rotate",
     pb.SEATING_FIXED: "fixed",
     pb.SEATING_SHUFFLE: "shuffle",
+    pb.SEATING_MIRRORED: "mirrored",
 }
 SEATING_TO_PB = {
     "rotate": pb.SEATING_ROTATE,
     "fixed": pb.SEATING_FIXED,
     "shuffle": pb.SEATING_SHUFFLE,
+    "mirrored": pb.SEATING_MIRRORED,
 }
+STOP_RULES = {pb.StopRule.SPRT: "sprt", pb.StopRule.PRECISION: "precision"}
+STOP_RULES_TO_PB = {v: k for k, v in STOP_RULES.items()}
 WALL = {pb.WALL_UNSPECIFIED: "coloured", pb.WALL_COLOURED: "coloured", pb.WALL_GRAY: "gray"}
 WALL_TO_PB = {"coloured": pb.WALL_COLOURED, "gray": pb.WALL_GRAY}
 STATES = ("QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED")
@@ -72,7 +76,9 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
                     f"got {len(bot)}"
                 )
         if c.seating not in SEATING:
-            raise ValueError(f"{where}.seating must be ROTATE, FIXED or SHUFFLE; got {c.seating}")
+            raise ValueError(
+                f"{where}.seating must be ROTATE, FIXED, SHUFFLE or MIRRORED; got {c.seating}"
+            )
         if c.wall not in WALL:
             raise ValueError(f"{where}.wall must be COLOURED or GRAY; got {c.wall}")
         configs.append(
@@ -86,6 +92,10 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
     data: dict[str, Any] = {"configurations": configs, "games": msg.games, "seed": msg.seed}
     if msg.max_rounds:
         data["max_rounds"] = msg.max_rounds
+    if msg.HasField("baseline"):
+        data["baseline"] = msg.baseline
+    if msg.HasField("stop"):
+        data["stop"] = stop_from_proto(msg.stop, f"{path}.stop")
     try:
         return JobSpec.from_dict(data)
     except ValueError as exc:
@@ -118,6 +128,29 @@ def spec_from_document(data: Any) -> JobSpec:
         return spec_from_proto(msg, path="")
 
 
+def stop_from_proto(m: pb.StopRule, path: str) -> dict[str, Any]:
+    """The spec's ``stop`` dict of a `StopRule` (proto zeros read as the defaults); the values
+    are validated by `sim.stopping.StopRule`."""
+    if m.rule not in STOP_RULES:
+        raise ValueError(f"{path}.rule must be SPRT or PRECISION; got {m.rule}")
+    rule = STOP_RULES[m.rule]
+    out: dict[str, Any] = {"rule": rule, "configuration": m.configuration}
+    if m.check_every:
+        out["check_every"] = m.check_every
+    statistic = m.statistic or "elo"
+    out["statistic"] = statistic
+    if rule == "sprt":
+        out["alpha"] = m.alpha or 0.05
+        out["beta"] = m.beta or 0.05
+        if statistic.startswith("paired_"):
+            out.update(delta0=m.delta0, delta1=m.delta1)
+        else:
+            out.update(elo0=m.elo0, elo1=m.elo1)
+    else:
+        out["eps"] = m.eps
+    return out
+
+
 def spec_to_proto(spec: JobSpec) -> pb.JobSpec:
     return pb.JobSpec(
         configurations=[
@@ -132,6 +165,27 @@ def spec_to_proto(spec: JobSpec) -> pb.JobSpec:
         games=spec.games,
         seed=spec.seed,
         max_rounds=spec.max_rounds,
+        baseline=spec.baseline,
+        stop=stop_to_proto(spec.stop),
+    )
+
+
+def stop_to_proto(rule) -> pb.StopRule | None:
+    if rule is None:
+        return None
+    d = rule.to_dict()
+    return pb.StopRule(
+        rule=STOP_RULES_TO_PB[d["rule"]],
+        configuration=d["configuration"],
+        statistic=d["statistic"],
+        elo0=d.get("elo0") or 0.0,
+        elo1=d.get("elo1") or 0.0,
+        delta0=d.get("delta0") or 0.0,
+        delta1=d.get("delta1") or 0.0,
+        alpha=d.get("alpha") or 0.0,
+        beta=d.get("beta") or 0.0,
+        eps=d.get("eps") or 0.0,
+        check_every=d["check_every"],
     )
 
 
@@ -216,6 +270,9 @@ def job_to_proto(info: Any) -> pb.Job:
     spec = _spec_of(info)
     if spec is not None:
         job.spec.CopyFrom(spec_to_proto(spec))
+        summary = stopping_summary(info, spec)
+        if summary is not None:
+            job.stopping.CopyFrom(stopping_to_proto(summary))
     for name in ("created_at", "started_at", "finished_at"):
         ts = _timestamp(getattr(info, name, None))
         if ts is not None:
@@ -225,6 +282,32 @@ def job_to_proto(info: Any) -> pb.Job:
 
 def _nan(x: float | None) -> float:
     return math.nan if x is None else float(x)
+
+
+def stopping_summary(info: Any, spec: JobSpec) -> dict[str, Any] | None:
+    """The ``stopping`` section of a job with a rule, from its record's stored prefix state."""
+    if spec.stop is None:
+        return None
+    from sim.sequential import Prefix
+
+    raw = getattr(info, "stopping", "") or ""
+    return Prefix.restore(spec, json.loads(raw) if raw else None).summary()
+
+
+def stopping_to_proto(s: dict[str, Any]) -> pb.Stopping:
+    bounds = s["llr_bounds"] or [None, None]
+    ci = s["ci95"] or [None, None]
+    return pb.Stopping(
+        reason=s["reason"] or "",
+        games=int(s["games"]),
+        llr=_nan(s["llr"]),
+        llr_lower=_nan(bounds[0]),
+        llr_upper=_nan(bounds[1]),
+        estimate=_nan(s["estimate"]),
+        ci95_low=_nan(ci[0]),
+        ci95_high=_nan(ci[1]),
+        check_points=len(s["check_points"]),
+    )
 
 
 def statistics_to_proto(info: Any, doc: dict[str, Any]) -> pb.Statistics:

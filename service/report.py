@@ -25,6 +25,7 @@ import base64
 import html
 import io
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -266,6 +267,8 @@ def document_title(doc: Mapping[str, Any], title: str | None = None) -> str:
     spec = doc.get("spec") or {}
     done, total = doc.get("games_done"), doc.get("games_total")
     partial = done is not None and total is not None and done < total
+    if (doc.get("stopping") or {}).get("reason"):  # stopped by its rule: complete, not partial
+        partial = False
     parts = [f"AzulSim statistics — seed {spec.get('seed', '?')}"]
     if total is not None:
         parts.append(f"{done:,}/{total:,} games" + (" (partial)" if partial else ""))
@@ -291,7 +294,9 @@ def figure(doc: Mapping[str, Any], title: str | None = None, configurations=None
         configs = [configs[i] for i in configurations]
     if not configs:
         raise ReportError("the statistics document has no configurations to plot")
-    rows = len(configs)
+    stopping = doc.get("stopping") or {}
+    path = bool(stopping.get("check_points"))
+    rows = len(configs) + path
     fig = Figure(
         figsize=(4 * PANEL_SIZE[0], rows * PANEL_SIZE[1] + 0.6), dpi=DPI, layout="constrained"
     )
@@ -299,10 +304,46 @@ def figure(doc: Mapping[str, Any], title: str | None = None, configurations=None
     fig.suptitle(document_title(doc, title), fontsize=12, fontweight="bold")
     palette = [f"C{i}" for i in range(10)]
     subfigs = fig.subfigures(rows, 1, squeeze=False)[:, 0]
-    for sub, cfg in zip(subfigs, configs, strict=True):
+    for sub, cfg in zip(subfigs[: len(configs)], configs, strict=True):
         sub.suptitle(_configuration_title(cfg), fontsize=10)
         _draw_configuration(sub.subplots(1, 4), cfg, palette)
+    if path:
+        _draw_stopping(subfigs[-1], stopping)
     return fig
+
+
+def _draw_stopping(sub, stopping: Mapping[str, Any]) -> None:
+    """The stopping rule's path: the LLR against its bounds, and the estimate with its 95 %
+    interval, at every check point (games of each configuration)."""
+    points = stopping["check_points"]
+    games = [p["games"] for p in points]
+    rule = stopping.get("rule", {})
+    reason = stopping.get("reason") or "running"
+    sub.suptitle(
+        f"Stopping rule: {rule.get('rule', '?')} on {rule.get('statistic', '?')} of "
+        f"configuration {rule.get('configuration', 0)} - {reason.replace('_', ' ')} at "
+        f"{stopping.get('games', 0):,} games",
+        fontsize=10,
+    )
+    ax_llr, ax_est = sub.subplots(1, 2)
+    llr = [p["llr"] for p in points]
+    if any(v is not None for v in llr):
+        ax_llr.plot(games, [math.nan if v is None else v for v in llr], marker=".", color="C0")
+        for bound in stopping.get("llr_bounds") or []:
+            ax_llr.axhline(bound, color="C3", linestyle="--", linewidth=1)
+        ax_llr.set_ylabel("log-likelihood ratio")
+    else:
+        ax_llr.text(0.5, 0.5, "no LLR (precision rule)", ha="center", va="center")
+    ax_llr.set_xlabel("games per configuration")
+    ax_llr.set_title("LLR and its bounds", fontsize=9)
+    est = [math.nan if p["estimate"] is None else p["estimate"] for p in points]
+    lo = [math.nan if not p["ci95"] or p["ci95"][0] is None else p["ci95"][0] for p in points]
+    hi = [math.nan if not p["ci95"] or p["ci95"][1] is None else p["ci95"][1] for p in points]
+    ax_est.fill_between(games, lo, hi, color="C0", alpha=0.2, label="95 % interval")
+    ax_est.plot(games, est, marker=".", color="C0", label="estimate")
+    ax_est.set_xlabel("games per configuration")
+    ax_est.set_title(f"Estimate of {rule.get('statistic', '?')}", fontsize=9)
+    ax_est.legend(fontsize=8)
 
 
 def _png_bytes(fig) -> bytes:

@@ -5,6 +5,11 @@ chunk_games)``, chunk ``c`` is chunk ``k = c % per`` of configuration ``c // per
 ``[k * chunk_games, min((k + 1) * chunk_games, games))``. The Celery workers (`workers.tasks`) and
 the local runner (`sim.local`) both cut and play chunks through this module, so game ``g`` is
 played by the same call whichever of them runs it.
+
+A *joint* job (a baseline or a stopping rule: `JobSpec.joint_chunks`) has one chunk per game
+range instead, played in every configuration at once (`sim.sequential`): chunk ``c`` covers games
+``[c * chunk_games, ...)`` of all of them. Chunk sizes are rounded up to whole mirrored groups and
+whole check-point intervals (`aligned`), so that no chunk splits either.
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ from .stats import Counters, count
 PlayGames = Callable[..., Any]  # the signature of `sim.play.play_games`
 
 MIN_CHUNK_GAMES = 200  # however slow the bots: below this a chunk costs more in overhead than play
+# A job with a stopping rule may stop after a few hundred games: what its chunks play past the
+# stop is wasted, and a stop inside a chunk replays that chunk up to the check point, so its
+# chunks are kept to a few thousand games (service and local runs alike).
+STOP_CHUNK_GAMES = 4096
 
 # Local runs (`sim.local`): games per chunk by default, several times the engine's batch width so
 # that filling and draining the batch costs little (chunks of a few thousand games run at half
@@ -29,19 +38,33 @@ MIN_CHUNK = 2 * DEFAULT_BATCH
 MAX_CHUNK = 8 * DEFAULT_BATCH
 
 
+def aligned(spec: JobSpec, chunk_games: int) -> int:
+    """`chunk_games` rounded up to whole check-point intervals (a stopping rule) or whole mirrored
+    groups (`JobSpec.group_size`); unchanged for other jobs."""
+    unit = spec.stop.check_every if spec.stop is not None else spec.group_size
+    return max(unit, -(-chunk_games // unit) * unit)
+
+
 def per_configuration(spec: JobSpec, chunk_games: int) -> int:
     """Chunks per configuration: ``ceil(games / chunk_games)``."""
     return -(-spec.games // chunk_games)
 
 
 def chunks_total(spec: JobSpec, chunk_games: int) -> int:
-    """Number of chunks of a job: ``ceil(games / chunk_games)`` per configuration."""
-    return per_configuration(spec, chunk_games) * len(spec.configurations)
+    """Number of chunks of a job: ``ceil(games / chunk_games)`` per configuration (once for a
+    joint job)."""
+    per = per_configuration(spec, chunk_games)
+    return per if spec.joint_chunks else per * len(spec.configurations)
 
 
 def chunk_games_range(spec: JobSpec, chunk_games: int, chunk: int) -> tuple[int, int, int]:
-    """``(configuration index, start, stop)`` of chunk number `chunk` (module docstring)."""
+    """``(configuration index, start, stop)`` of chunk number `chunk` (module docstring); the
+    configuration is None for a joint job's chunk (every configuration)."""
     per = per_configuration(spec, chunk_games)
+    if spec.joint_chunks:
+        if not 0 <= chunk < per:
+            raise ValueError(f"chunk {chunk} out of range (the job has {per})")
+        return None, chunk * chunk_games, min((chunk + 1) * chunk_games, spec.games)
     config, k = divmod(chunk, per)
     if not 0 <= config < len(spec.configurations):
         raise ValueError(
@@ -59,9 +82,12 @@ def chunk_ranges(spec: JobSpec, chunk_games: int) -> list[tuple[int, int, int]]:
 def chunk_games_for(spec: JobSpec, chunk_games: int) -> int:
     """Games per chunk of a service job: `chunk_games` greedy-equivalent games
     (AZULSIM_CHUNK_GAMES), scaled down by the job's bot cost (`JobSpec.cost`) so that a chunk of
-    slow bots still takes seconds, and at most the configuration's games."""
+    slow bots still takes seconds, at most the configuration's games and, with a stopping rule,
+    at most `STOP_CHUNK_GAMES` (then `aligned`)."""
     scaled = max(MIN_CHUNK_GAMES, int(chunk_games / max(1.0, spec.cost)))
-    return max(1, min(spec.games, chunk_games, scaled))
+    if spec.stop is not None:
+        scaled = min(scaled, STOP_CHUNK_GAMES)
+    return aligned(spec, max(1, min(spec.games, chunk_games, scaled)))
 
 
 def default_chunk_size(games: int, workers: int) -> int:
@@ -73,11 +99,14 @@ def default_chunk_size(games: int, workers: int) -> int:
 
 class ChunkResult(NamedTuple):
     """One chunk played and counted: its games, its `sim.stats` counters and where time went
-    (seconds: ``play`` in the play function, ``count`` in `sim.stats.count`)."""
+    (seconds: ``play`` in the play function, ``count`` in `sim.stats.count`). A joint chunk also
+    has ``joint``: `sim.sequential.count_chunk`'s result (its range and the stopping rule's
+    counters per check-point segment)."""
 
     games: int
     counters: Counters
     timings: dict[str, float]
+    joint: dict[str, Any] | None = None
 
 
 def play_chunk(
@@ -90,6 +119,20 @@ def play_chunk(
     if play is None:
         from .play import play_games as play
     config_index, start, stop = chunk_games_range(spec, chunk_games, chunk)
+    if config_index is None:
+        from .sequential import count_chunk
+
+        t0 = time.perf_counter()
+        records = [play(c, spec.seed, start, stop, spec.max_rounds) for c in spec.configurations]
+        t1 = time.perf_counter()
+        if any(len(r) != stop - start for r in records):
+            raise RuntimeError(
+                f"play_games returned the wrong number of records for {stop - start}"
+            )
+        joint = count_chunk(spec, records, start, stop)
+        games = (stop - start) * len(spec.configurations)
+        timings = {"play": t1 - t0, "count": time.perf_counter() - t1}
+        return ChunkResult(games, joint["counters"], timings, joint)
     config = spec.configurations[config_index]
     t0 = time.perf_counter()
     records = play(config, spec.seed, start, stop, spec.max_rounds)

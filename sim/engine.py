@@ -43,6 +43,7 @@ def new_games(
     games,
     first_player,
     max_rounds: int = 100,
+    deal_keys=None,
 ) -> BatchState:
     """A batch of new games, round 1 dealt.
 
@@ -54,6 +55,8 @@ def new_games(
     games : (B,) int, the game indices in the job
     first_player : (B,) int, the seat that starts round 1 of each game (RULES §3.5)
     max_rounds : round cap (RULES §10.6)
+    deal_keys : (B,) uint64 deal-stream keys (`sim.spec.deal_keys`); default each game's own,
+        ``rng.game_keys(seed, g, DEAL)`` (mirrored groups pass their shared key)
     """
     if players not in (2, 3, 4):
         raise ValueError(f"players must be 2, 3 or 4; got {players}")
@@ -63,21 +66,25 @@ def new_games(
         raise ValueError(f"max_rounds must be at least 1; got {max_rounds}")
     games = np.asarray(games, dtype=np.int64)
     st = empty_state(players, wall == "gray", seed, max_rounds, games.shape[0])
-    reset_slots(st, np.arange(games.shape[0]), games, first_player)
+    reset_slots(st, np.arange(games.shape[0]), games, first_player, deal_keys=deal_keys)
     return st
 
 
-def reset_slots(st: BatchState, slots: np.ndarray, games, first_player, deal: bool = True) -> None:
+def reset_slots(
+    st: BatchState, slots: np.ndarray, games, first_player, deal: bool = True, deal_keys=None
+) -> None:
     """Start new games in `slots` (continuous batching: finished slots take the next games).
 
     With ``deal=False`` round 1 is left to a later `start_rounds` call, so that new games and
-    games going on to their next round are dealt in one call.
+    games going on to their next round are dealt in one call. `deal_keys` as for `new_games`.
     """
     first_player = np.broadcast_to(np.asarray(first_player, dtype=np.int8), slots.shape)
     if np.any((first_player < 0) | (first_player >= st.players)):
         raise ValueError(f"first_player must be a seat 0..{st.players - 1}")
     st.game[slots] = games
-    st.deal_key[slots] = rng.game_keys(st.seed, np.asarray(games), rng.DEAL)
+    if deal_keys is None:
+        deal_keys = rng.game_keys(st.seed, np.asarray(games), rng.DEAL)
+    st.deal_key[slots] = deal_keys
     st.first_player[slots] = first_player
     st.sources[:, slots] = 0
     st.bag[:, slots] = TILES_PER_COLOUR

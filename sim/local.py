@@ -33,7 +33,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .alloc import tune_allocator
-from .chunk import PlayGames, chunks_total, default_chunk_size, play_chunk
+from .chunk import (
+    STOP_CHUNK_GAMES,
+    PlayGames,
+    aligned,
+    chunks_total,
+    default_chunk_size,
+    play_chunk,
+)
+from .sequential import Prefix, play_joint
 from .spec import JobSpec
 from .stats import Counters, derive, merge
 
@@ -59,10 +67,13 @@ class LocalResult:
     chunk_size: int
     chunks: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    stopping: dict[str, Any] | None = None  # `sim.sequential.Prefix.summary` of a stopping rule
 
     def statistics(self) -> dict[str, Any]:
         """The statistics document (`sim.stats.derive`) with a separate ``timing`` section."""
         doc = derive(self.counters, self.spec)
+        if self.stopping is not None:
+            doc["stopping"] = self.stopping
         games = doc["games_done"]
         doc["timing"] = {
             "seconds": self.seconds,
@@ -93,8 +104,13 @@ def _init_pool_process(spec: JobSpec, chunk_size: int, play: PlayGames | None) -
 
 def _play_chunk(chunk: int) -> tuple[int, Counters]:
     s = _worker_state
-    games, counters, _ = play_chunk(s["spec"], s["chunk_size"], chunk, s["play"])
+    games, counters, _, _ = play_chunk(s["spec"], s["chunk_size"], chunk, s["play"])
     return games, counters
+
+
+def _play_joint_chunk(chunk: int) -> dict[str, Any]:
+    s = _worker_state
+    return play_chunk(s["spec"], s["chunk_size"], chunk, s["play"]).joint
 
 
 def run_local(
@@ -103,6 +119,7 @@ def run_local(
     chunk_size: int | None = None,
     progress: Progress | None = None,
     play: PlayGames | None = None,
+    on_check: Callable[[dict], None] | None = None,
 ) -> LocalResult:
     """Play every game of `spec` here and return the merged counters.
 
@@ -113,16 +130,28 @@ def run_local(
     chunk_size : games per chunk; default `default_chunk_size`
     progress : called with the number of games done (all configurations) after each chunk
     play : stand-in for `sim.play.play_games` (same signature); default the real one
+    on_check : called with each check point of a stopping rule (`sim.stopping.evaluate`)
+
+    A job with a baseline or a stopping rule runs in joint chunks (`sim.sequential`), aligned to
+    its check points: it stops at the first check point that decides, and its counters are those
+    of the prefix of games up to there. Chunk sizes are rounded up to whole mirrored groups and
+    check-point intervals (`sim.chunk.aligned`).
     """
     if workers is None:
         workers = os.cpu_count() or 1
     if workers < 1:
         raise ValueError(f"workers must be at least 1; got {workers}")
     if chunk_size is None:
-        chunk_size = default_chunk_size(spec.games, workers)
+        if spec.joint_chunks:
+            chunk_size = default_joint_chunk_size(spec, workers)
+        else:
+            chunk_size = default_chunk_size(spec.games, workers)
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size}")
+    chunk_size = aligned(spec, chunk_size)
     tune_allocator()  # this process plays (workers == 1) or forks the pool that does
+    if spec.joint_chunks:
+        return _run_joint(spec, workers, chunk_size, progress, play, on_check)
     tasks = range(chunks_total(spec, chunk_size))
     workers = min(workers, len(tasks))
     counters: Counters = {}
@@ -147,10 +176,59 @@ def run_local(
     return LocalResult(spec, counters, seconds, workers, chunk_size, len(tasks))
 
 
+def default_joint_chunk_size(spec: JobSpec, workers: int) -> int:
+    """A joint chunk plays every configuration; a job that may stop early wants smaller chunks
+    than a fixed one (what lies past the stop is wasted, and a stop inside a chunk recounts it),
+    but not so small that the batch runs half empty."""
+    if spec.stop is None:
+        return default_chunk_size(spec.games, workers)
+    return max(spec.stop.check_every, min(spec.games, STOP_CHUNK_GAMES))
+
+
+def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResult:
+    tasks = range(chunks_total(spec, chunk_size))
+    workers = min(workers, len(tasks))
+    prefix = Prefix(spec)
+    seen = 0
+    began = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_stop_on_signals())
+        _init_worker(spec, chunk_size, play)  # the recount of a trimmed chunk runs here
+        stack.callback(_worker_state.clear)
+        if workers == 1:
+            parts = map(_play_joint_chunk, tasks)
+        else:
+            # Closing the generator at the stop terminates what runs past it (dropped anyway).
+            parts = stack.enter_context(
+                contextlib.closing(
+                    _pool_results(spec, chunk_size, play, workers, tasks, _play_joint_chunk)
+                )
+            )
+        for chunk in parts:
+            prefix.add(chunk)
+            if on_check:
+                for point in prefix.history[seen:]:
+                    on_check(point)
+            seen = len(prefix.history)
+            if progress and prefix.trim is None:
+                progress(prefix.games * len(spec.configurations))
+            if prefix.done or prefix.trim is not None:
+                break
+        if prefix.trim is not None:
+            prefix.finish(play_joint(spec, *prefix.trim, play))
+            if progress:
+                progress(prefix.games * len(spec.configurations))
+    seconds = time.perf_counter() - began
+    return LocalResult(
+        spec, prefix.counters, seconds, workers, chunk_size, len(tasks), stopping=prefix.summary()
+    )
+
+
 def _pool_results(
-    spec: JobSpec, chunk_size: int, play, workers: int, tasks: range
-) -> Iterator[tuple[int, Counters]]:
-    """``(games, counters)`` of every chunk of `tasks`, in completion order, from a pool.
+    spec: JobSpec, chunk_size: int, play, workers: int, tasks: range, fn=None
+) -> Iterator[Any]:
+    """``fn(chunk)`` (default: ``(games, counters)`` of the chunk) for every chunk of `tasks`, in
+    completion order, from a pool.
 
     Chunks are submitted as earlier ones finish, at most ``IN_FLIGHT_PER_WORKER * workers`` at a
     time (``imap`` would hand the pool's feeder thread the whole job). Closing the generator
@@ -167,7 +245,7 @@ def _pool_results(
             sent = 0
             for chunk in pending:
                 pool.apply_async(
-                    _play_chunk,
+                    fn or _play_chunk,
                     (chunk,),
                     callback=lambda r: finished.put((True, r)),
                     error_callback=lambda e: finished.put((False, e)),

@@ -56,8 +56,9 @@ class Table:
 
     ``seat_bot[i, p]`` is the index into the configuration's bots of the bot in seat ``p`` of game
     ``games[i]`` (`sim.spec.seat_assignment`); ``first_player`` its round-1 start player
-    (`sim.spec.first_player`). Bots with the same canonical spec share one object of `bots`;
-    ``seat_object[i, p]`` indexes `bots`.
+    (`sim.spec.first_player`); ``deal_keys`` its deal-stream key (`sim.spec.deal_keys`: shared
+    by the games of a mirrored group). Bots with the same canonical spec share one object of
+    `bots`; ``seat_object[i, p]`` indexes `bots`.
     """
 
     config: Any  # sim.spec.Configuration
@@ -67,12 +68,13 @@ class Table:
     seat_bot: np.ndarray
     bots: list
     seat_object: np.ndarray
+    deal_keys: np.ndarray
 
 
 def set_table(config, seed: int, games: np.ndarray) -> Table:
     """The `Table` of games `games` of `config` (a `sim.spec.Configuration`) in a job of `seed`."""
     from .bots import make_bot
-    from .spec import first_player, seat_assignment
+    from .spec import deal_keys, first_player, seat_assignment
 
     games = np.asarray(games, np.int64)
     specs = list(config.bot_specs)
@@ -85,10 +87,11 @@ def set_table(config, seed: int, games: np.ndarray) -> Table:
         config,
         seed,
         games,
-        first_player(seed, games, config.players),
+        first_player(seed, games, config.players, config.seating),
         seat_bot,
         bots,
         to_unique[seat_bot],
+        deal_keys(seed, games, config.players, config.seating),
     )
 
 
@@ -117,6 +120,7 @@ def play_batch(
     max_rounds: int = 100,
     batch: int = DEFAULT_BATCH,
     recorder: Recorder | None = None,
+    deal_keys: np.ndarray | None = None,
 ) -> GameRecords:
     """Play `games` to the end and return their records, in the order of `games`.
 
@@ -128,6 +132,7 @@ def play_batch(
         ``choose_columns(st, slots, seat, row, colours, legal, keys) -> columns``
     batch : number of slots played in lockstep
     recorder : hooks called between the engine calls (`Recorder`)
+    deal_keys : (N,) deal-stream key of each game (`sim.spec.deal_keys`); default its own
     """
     games = np.asarray(games, np.int64)
     total = games.shape[0]
@@ -135,7 +140,11 @@ def play_batch(
         raise ValueError("games must not be empty")
     seat_bot = np.asarray(seat_bot, np.int8)
     width = min(batch, total)
-    st = engine.new_games(players, wall, seed, games[:width], first_player[:width], max_rounds)
+    if deal_keys is None:
+        deal_keys = rng.game_keys(seed, games, rng.DEAL)
+    st = engine.new_games(
+        players, wall, seed, games[:width], first_player[:width], max_rounds, deal_keys[:width]
+    )
     bot_keys = rng.game_keys(seed, games, rng.BOT)
     slot_pos = np.arange(width)  # position in `games` of the game in each slot
     next_pos = width
@@ -211,7 +220,12 @@ def play_batch(
                         next_pos += fresh.size
                         slot_pos[fresh] = new_pos
                         engine.reset_slots(
-                            st, fresh, games[new_pos], first_player[new_pos], deal=False
+                            st,
+                            fresh,
+                            games[new_pos],
+                            first_player[new_pos],
+                            deal=False,
+                            deal_keys=deal_keys[new_pos],
                         )
                 to_deal = to_deal[~st.done[to_deal]]
                 engine.start_rounds(st, to_deal)
@@ -245,6 +259,7 @@ def play_table(
         max_rounds,
         batch,
         recorder,
+        table.deal_keys,
     )
     records.seat_bot = table.seat_bot
     return records

@@ -9,6 +9,8 @@ Streams and their counters (documented here, used everywhere):
 - ``DEAL`` (tile draws, start player, seat shuffles): draw ``slot`` of round ``r`` (1-based) uses
   counter ``r * 64 + slot`` (at most 36 draws a round); the start player uses ``START_COUNTER``
   and a seat shuffle ``SEATING_COUNTER + k``.
+- ``MIRRORED_DEAL``: the deal stream of mirrored group ``k`` (``sim.spec.deal_keys``), keyed by
+  the group, with the same counters as ``DEAL``; every game of the group reads it.
 - ``BOT``: decision ``k`` of a game (its turn number, 0-based) uses counter ``k * 8``; the gray-wall
   column choice at round ``r``, seat ``p``, row ``row`` uses
   ``COLUMN_COUNTER + (r * 4 + p) * 5 + row``. Bots that need several values per turn use
@@ -24,6 +26,7 @@ import numpy as np
 
 DEAL = 1
 BOT = 2
+MIRRORED_DEAL = 3
 
 START_COUNTER = 1 << 40
 SEATING_COUNTER = 1 << 41

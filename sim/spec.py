@@ -29,6 +29,7 @@ This module also holds the two per-game draws the play layer needs before the fi
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,9 +40,10 @@ from . import rng
 from .bots.registry import BotSpec, get_bot_info, parse_bot_spec
 from .constants import DEFAULT_MAX_ROUNDS, WALLS
 from .quote import shown
+from .stopping import StopRule
 
 PLAYERS = (2, 3, 4)
-SEATINGS = ("rotate", "fixed", "shuffle")
+SEATINGS = ("rotate", "fixed", "shuffle", "mirrored")
 WALL_ALIASES = {"colored": "coloured", "grey": "gray"}
 DEFAULT_GAMES = 1000  # games per configuration when a spec gives none (as the CLI)
 DEFAULT_SEED = 0
@@ -65,7 +67,8 @@ class Configuration:
     ----------
     players : 2, 3 or 4
     bots : one bot spec string per seat (``len(bots) == players``); stored canonically
-    seating : ``"rotate"`` (default), ``"fixed"`` or ``"shuffle"``; see `seat_assignment`
+    seating : ``"rotate"`` (default), ``"fixed"``, ``"shuffle"`` or ``"mirrored"``; see
+        `seat_assignment` and `deal_keys`
     wall : ``"coloured"`` (default) or ``"gray"``; ``"colored"`` and ``"grey"`` are aliases
     """
 
@@ -157,12 +160,18 @@ class JobSpec:
     games : games per configuration, at least 1; game indices are ``0..games-1`` in each
     seed : 0 .. 2**63-1
     max_rounds : round cap of RULES §10.6, 1 .. 1000 (default 100)
+    baseline : index of the baseline configuration, or None. Every other configuration with the
+        baseline's players and wall (`paired_configurations`) plays the same deals and seats game
+        for game (same seating rule required) and gets paired differences to it.
+    stop : a `sim.stopping.StopRule` (a dict is accepted), or None; `games` is then the maximum
     """
 
     configurations: tuple[Configuration, ...]
     games: int
     seed: int
     max_rounds: int = DEFAULT_MAX_ROUNDS
+    baseline: int | None = None
+    stop: StopRule | None = None
 
     def __post_init__(self) -> None:
         configs = self.configurations
@@ -188,6 +197,53 @@ class JobSpec:
         object.__setattr__(self, "configurations", tuple(checked))
         for name in ("games", "seed", "max_rounds"):
             object.__setattr__(self, name, int(getattr(self, name)))
+        for k, c in enumerate(checked):
+            if c.seating == "mirrored" and self.games % c.players:
+                raise ValueError(
+                    f"games must be a multiple of configurations[{k}].players ({c.players}) for "
+                    f"mirrored seating (whole groups of {c.players} games on one deal); got "
+                    f"{self.games}"
+                )
+        if self.baseline is not None:
+            b = self.baseline
+            if not _is_int(b) or not 0 <= b < len(checked):
+                raise _fail("baseline", f"a configuration index in 0..{len(checked) - 1}", b)
+            object.__setattr__(self, "baseline", int(b))
+            for k in self.paired_configurations():
+                if checked[k].seating != checked[b].seating:
+                    raise ValueError(
+                        f"configurations[{k}].seating must be the baseline's "
+                        f"({checked[b].seating!r}) to pair game for game; got "
+                        f"{checked[k].seating!r}"
+                    )
+        if self.stop is not None:
+            stop = self.stop if isinstance(self.stop, StopRule) else StopRule.from_dict(self.stop)
+            object.__setattr__(self, "stop", stop)
+            stop.check_against(self)
+
+    def paired_configurations(self) -> list[int]:
+        """Indices of the configurations paired with the baseline (same players and wall; the
+        baseline itself excluded); empty without a baseline."""
+        if self.baseline is None:
+            return []
+        base = self.configurations[self.baseline]
+        return [
+            k
+            for k, c in enumerate(self.configurations)
+            if k != self.baseline and c.players == base.players and c.wall == base.wall
+        ]
+
+    @property
+    def group_size(self) -> int:
+        """Games a chunk boundary must keep together: the least common multiple of the player
+        counts of the mirrored configurations (1 when there are none)."""
+        return math.lcm(*(c.players for c in self.configurations if c.seating == "mirrored"))
+
+    @property
+    def joint_chunks(self) -> bool:
+        """Whether a chunk plays its game range in every configuration at once (paired
+        configurations and stopping rules need the outcomes of game g of all of them together)."""
+        return self.baseline is not None or self.stop is not None
 
     @property
     def total_games(self) -> int:
@@ -204,18 +260,26 @@ class JobSpec:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "configurations": [c.to_dict() for c in self.configurations],
             "games": self.games,
             "seed": self.seed,
             "max_rounds": self.max_rounds,
         }
+        # Optional keys only when set, so that specs without them keep their JSON (and digests).
+        if self.baseline is not None:
+            out["baseline"] = self.baseline
+        if self.stop is not None:
+            out["stop"] = self.stop.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: Any) -> JobSpec:
         if not isinstance(data, Mapping):
             raise _fail("job spec", "an object", data)
-        _check_keys(data, {"configurations", "games", "seed", "max_rounds"}, "job spec")
+        _check_keys(
+            data, {"configurations", "games", "seed", "max_rounds", "baseline", "stop"}, "job spec"
+        )
         if "configurations" not in data:
             raise ValueError("configurations is required")
         return cls(
@@ -223,6 +287,8 @@ class JobSpec:
             games=data.get("games", DEFAULT_GAMES),
             seed=data.get("seed", DEFAULT_SEED),
             max_rounds=data.get("max_rounds", DEFAULT_MAX_ROUNDS),
+            baseline=data.get("baseline"),
+            stop=data.get("stop"),
         )
 
     def to_json(self) -> str:
@@ -258,6 +324,9 @@ def seat_assignment(config: Configuration, seed: int, games) -> np.ndarray:
     - ``rotate``: game ``g`` uses rotation ``g mod P``: seat ``p`` gets bot ``(p + g) % P``. Over
       any ``P`` consecutive games every bot plays every seat exactly once, so a job whose game
       count is a multiple of ``P`` is exactly balanced.
+    - ``mirrored``: the same seats as ``rotate``; game ``g`` is game ``g mod P`` of mirrored group
+      ``g // P``, and the ``P`` games of a group share one deal and start seat (`deal_keys`), so
+      over a group every bot sits in every seat, and starts, exactly once on the same tiles.
     - ``shuffle``: an independent uniform permutation per game, by Fisher–Yates run on all games
       at once: starting from the identity, for ``k = 0 .. P-2`` with ``i = P-1-k``, swap positions
       ``i`` and ``j = pick(u_k, i + 1)``, where ``u_k`` is the game's DEAL-stream draw at counter
@@ -268,7 +337,7 @@ def seat_assignment(config: Configuration, seed: int, games) -> np.ndarray:
     seats = np.arange(players, dtype=np.int64)
     if config.seating == "fixed":
         out = np.broadcast_to(seats, (games.size, players))
-    elif config.seating == "rotate":
+    elif config.seating in ("rotate", "mirrored"):
         out = (seats[None, :] + games[:, None]) % players
     else:
         out = np.broadcast_to(seats, (games.size, players)).copy()
@@ -283,7 +352,28 @@ def seat_assignment(config: Configuration, seed: int, games) -> np.ndarray:
     return np.ascontiguousarray(out, dtype=np.int8)
 
 
-def first_player(seed: int, games, players: int) -> np.ndarray:
+def deal_keys(seed: int, games, players: int, seating: str = "rotate") -> np.ndarray:
+    """The deal-stream key of each game: tile draws and the start seat come from it.
+
+    Parameters
+    ----------
+    seed : the job seed
+    games : (N,) int array of game indices
+    players, seating : of the configuration
+
+    Returns
+    -------
+    keys : (N,) uint64. ``rng.game_keys(seed, g, DEAL)``, except for ``mirrored`` seating, where
+        all ``P`` games of group ``g // P`` share ``rng.game_keys(seed, g // P, MIRRORED_DEAL)``:
+        the same tiles, refills and start seat. Either way a function of (seed, g, configuration).
+    """
+    games = np.asarray(games, dtype=np.int64).reshape(-1)
+    if seating == "mirrored":
+        return rng.game_keys(seed, games // players, rng.MIRRORED_DEAL)
+    return rng.game_keys(seed, games, rng.DEAL)
+
+
+def first_player(seed: int, games, players: int, seating: str = "rotate") -> np.ndarray:
     """The seat that starts round 1 of each game (RULES §3).
 
     Parameters
@@ -291,12 +381,13 @@ def first_player(seed: int, games, players: int) -> np.ndarray:
     seed : the job seed
     games : (N,) int array of game indices
     players : 2, 3 or 4
+    seating : the configuration's seating rule (``mirrored`` groups share their start seat)
 
     Returns
     -------
-    first : (N,) int8, ``pick(u, players)`` of the DEAL-stream draw at ``START_COUNTER``; depends
-        only on ``(seed, g, players)``, not on the bots, so jobs with the same seed start alike.
+    first : (N,) int8, ``pick(u, players)`` of the deal-stream draw (`deal_keys`) at
+        ``START_COUNTER``; depends only on ``(seed, g, players, seating)``, not on the bots, so jobs
+        with the same seed start alike.
     """
-    games = np.asarray(games, dtype=np.int64).reshape(-1)
-    keys = rng.game_keys(seed, games, rng.DEAL)
+    keys = deal_keys(seed, games, players, seating)
     return rng.pick(rng.uniform32(keys, rng.START_COUNTER), players).astype(np.int8)

@@ -66,7 +66,10 @@ BAD_SPECS = [
     (_spec(games=0), "spec.games must be an integer of at least 1; got 0"),
     (_spec(seed=2**63), "spec.seed must be an integer between 0 and 2**63-1"),
     (pb.JobSpec(games=10, seed=1), "spec.configurations must hold at least one configuration"),
-    (_spec(seating=9), "spec.configurations[0].seating must be ROTATE, FIXED or SHUFFLE; got 9"),
+    (
+        _spec(seating=9),
+        "spec.configurations[0].seating must be ROTATE, FIXED, SHUFFLE or MIRRORED; got 9",
+    ),
     (_spec(wall=7), "spec.configurations[0].wall must be COLOURED or GRAY; got 7"),
     (_spec(bots=("x" * 201, "random")), "spec.configurations[0].bots[0] must be at most 200"),
 ]

@@ -242,7 +242,7 @@ def test_console_script_piped_has_no_progress(tmp_path):
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.strip().splitlines() == [
         "azulsim simulate: error: configurations[0].seating must be one of rotate, fixed, "
-        "shuffle; got 'round'"
+        "shuffle, mirrored; got 'round'"
     ]
 
 

@@ -109,7 +109,8 @@ def test_json_round_trip_is_stable():
         ),
         (
             {"configurations": [{"players": 2, "bots": ["s_a", "s_b"], "seating": "random"}]},
-            "configurations[0].seating must be one of rotate, fixed, shuffle; got 'random'",
+            "configurations[0].seating must be one of rotate, fixed, shuffle, mirrored; "
+            "got 'random'",
         ),
         (
             {"configurations": [{"players": 2, "bots": ["s_a", "s_b"], "wall": "pink"}]},

@@ -12,6 +12,12 @@ A chunk task has two JSON arguments, ``(job_id, chunk)``. Its steps:
 3. check the job is still running, then merge with ``merge_chunk.lua`` (which checks again,
    atomically, and test-and-sets the chunk's done bit, so a duplicate never counts twice).
 
+A job with a stopping rule parks its chunks instead (``park_chunk.lua``) and then moves the
+contiguous prefix over every chunk parked in order (`advance`): the rule is read at each check
+point, and the first that decides ends the job SUCCEEDED; chunks past it are dropped. Every
+delivery of such a chunk advances, duplicates too, so a worker killed between parking and
+advancing leaves nothing stuck: the redelivered message does it.
+
 An exception in step 2 or 3 is recorded (``fail_chunk.lua``) and the chunk is published again at
 once (no countdown/ETA: notes/service.md §1.2), or the job FAILS once the attempts are spent. The
 task itself then returns normally, so its message is acked.
@@ -64,17 +70,27 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
         raise Reject(exc, requeue=True) from exc
     if status != "run":
         log.info("chunk %s/%d skipped: %s %s", job_id, chunk, status, detail)
+        if status == "done":  # parked by an attempt that may have died before advancing
+            job = store.get_job(job_id)
+            if job.spec.stop is not None:
+                advance(store, job)
         return {"status": "skipped", "reason": status, "detail": detail}
     attempt = int(detail)
     try:
         with keep_lease(store, job_id, chunk):  # the reconciler leaves a leased chunk alone
             job = store.get_job(job_id)
-            games, counters, timings = play_chunk(job.spec, job.chunk_games, chunk)
+            games, counters, timings, joint = play_chunk(job.spec, job.chunk_games, chunk)
             if store.job_state(job_id) not in ("QUEUED", "RUNNING"):  # cancelled while playing
                 log.info("chunk %s/%d skipped: state (ended while it played)", job_id, chunk)
                 return {"status": "skipped", "reason": "state"}
             t0 = time.perf_counter()
-            code, state = store.merge_chunk(job_id, chunk, games, counters, job.request_id)
+            if job.spec.stop is not None:
+                code, state = store.park_chunk(job_id, chunk, joint, job.request_id)
+                state = advance(store, job)
+                if code == 1 and state == "SUCCEEDED":
+                    code = 2
+            else:
+                code, state = store.merge_chunk(job_id, chunk, games, counters, job.request_id)
             timings["merge"] = time.perf_counter() - t0
     except Exception as exc:  # SoftTimeLimitExceeded included: a failed attempt
         error = f"{type(exc).__name__}: {exc}"
@@ -111,6 +127,39 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
         timings["merge"],
     )
     return {"status": "ok", "games": games, "state": state, "timings": timings, **result}
+
+
+def advance(store: JobStore, job) -> str:
+    """Move the prefix of `job` (a stopping rule) over every chunk parked in order; the job's
+    state after. A stop inside a chunk has that chunk's games up to the check point played again
+    here and counted alone (game g plays the same every time)."""
+    from sim.sequential import Prefix, play_joint
+
+    spec = job.spec
+    while True:
+        state, p, stored, parked = store.prefix_position(job.job_id)
+        if state not in ("QUEUED", "RUNNING") or parked is None:
+            return state
+        prefix = Prefix.restore(spec, stored)
+        if parked["start"] != prefix.end:  # chunk p must start where the prefix ends
+            raise RuntimeError(
+                f"job {job.job_id}: chunk {p} starts at game {parked['start']}, the prefix ends "
+                f"at {prefix.end}"
+            )
+        prefix.add(parked)
+        counters = parked["counters"]
+        if prefix.trim is not None:
+            recount = play_joint(spec, *prefix.trim)
+            prefix.finish(recount)
+            counters = recount["counters"]
+        games_done = prefix.end * len(spec.configurations)
+        code, state = store.advance_prefix(
+            job.job_id, p, counters, prefix.state(), games_done, prefix.reason, job.request_id
+        )
+        if code == 2:
+            log.info("job %s SUCCEEDED: %s at %d games", job.job_id, prefix.reason, prefix.end)
+        if code in (-1, 2):
+            return state
 
 
 def register(celery) -> None:

@@ -16,6 +16,7 @@ class Seating(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SEATING_ROTATE: _ClassVar[Seating]
     SEATING_FIXED: _ClassVar[Seating]
     SEATING_SHUFFLE: _ClassVar[Seating]
+    SEATING_MIRRORED: _ClassVar[Seating]
 
 class Wall(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -35,6 +36,7 @@ SEATING_UNSPECIFIED: Seating
 SEATING_ROTATE: Seating
 SEATING_FIXED: Seating
 SEATING_SHUFFLE: Seating
+SEATING_MIRRORED: Seating
 WALL_UNSPECIFIED: Wall
 WALL_COLOURED: Wall
 WALL_GRAY: Wall
@@ -58,19 +60,79 @@ class Configuration(_message.Message):
     def __init__(self, players: _Optional[int] = ..., bots: _Optional[_Iterable[str]] = ..., seating: _Optional[_Union[Seating, str]] = ..., wall: _Optional[_Union[Wall, str]] = ...) -> None: ...
 
 class JobSpec(_message.Message):
-    __slots__ = ("configurations", "games", "seed", "max_rounds")
+    __slots__ = ("configurations", "games", "seed", "max_rounds", "baseline", "stop")
     CONFIGURATIONS_FIELD_NUMBER: _ClassVar[int]
     GAMES_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     MAX_ROUNDS_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_FIELD_NUMBER: _ClassVar[int]
+    STOP_FIELD_NUMBER: _ClassVar[int]
     configurations: _containers.RepeatedCompositeFieldContainer[Configuration]
     games: int
     seed: int
     max_rounds: int
-    def __init__(self, configurations: _Optional[_Iterable[_Union[Configuration, _Mapping]]] = ..., games: _Optional[int] = ..., seed: _Optional[int] = ..., max_rounds: _Optional[int] = ...) -> None: ...
+    baseline: int
+    stop: StopRule
+    def __init__(self, configurations: _Optional[_Iterable[_Union[Configuration, _Mapping]]] = ..., games: _Optional[int] = ..., seed: _Optional[int] = ..., max_rounds: _Optional[int] = ..., baseline: _Optional[int] = ..., stop: _Optional[_Union[StopRule, _Mapping]] = ...) -> None: ...
+
+class StopRule(_message.Message):
+    __slots__ = ("rule", "configuration", "statistic", "elo0", "elo1", "delta0", "delta1", "alpha", "beta", "eps", "check_every")
+    class Rule(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        RULE_UNSPECIFIED: _ClassVar[StopRule.Rule]
+        SPRT: _ClassVar[StopRule.Rule]
+        PRECISION: _ClassVar[StopRule.Rule]
+    RULE_UNSPECIFIED: StopRule.Rule
+    SPRT: StopRule.Rule
+    PRECISION: StopRule.Rule
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    STATISTIC_FIELD_NUMBER: _ClassVar[int]
+    ELO0_FIELD_NUMBER: _ClassVar[int]
+    ELO1_FIELD_NUMBER: _ClassVar[int]
+    DELTA0_FIELD_NUMBER: _ClassVar[int]
+    DELTA1_FIELD_NUMBER: _ClassVar[int]
+    ALPHA_FIELD_NUMBER: _ClassVar[int]
+    BETA_FIELD_NUMBER: _ClassVar[int]
+    EPS_FIELD_NUMBER: _ClassVar[int]
+    CHECK_EVERY_FIELD_NUMBER: _ClassVar[int]
+    rule: StopRule.Rule
+    configuration: int
+    statistic: str
+    elo0: float
+    elo1: float
+    delta0: float
+    delta1: float
+    alpha: float
+    beta: float
+    eps: float
+    check_every: int
+    def __init__(self, rule: _Optional[_Union[StopRule.Rule, str]] = ..., configuration: _Optional[int] = ..., statistic: _Optional[str] = ..., elo0: _Optional[float] = ..., elo1: _Optional[float] = ..., delta0: _Optional[float] = ..., delta1: _Optional[float] = ..., alpha: _Optional[float] = ..., beta: _Optional[float] = ..., eps: _Optional[float] = ..., check_every: _Optional[int] = ...) -> None: ...
+
+class Stopping(_message.Message):
+    __slots__ = ("reason", "games", "llr", "llr_lower", "llr_upper", "estimate", "ci95_low", "ci95_high", "check_points")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    LLR_FIELD_NUMBER: _ClassVar[int]
+    LLR_LOWER_FIELD_NUMBER: _ClassVar[int]
+    LLR_UPPER_FIELD_NUMBER: _ClassVar[int]
+    ESTIMATE_FIELD_NUMBER: _ClassVar[int]
+    CI95_LOW_FIELD_NUMBER: _ClassVar[int]
+    CI95_HIGH_FIELD_NUMBER: _ClassVar[int]
+    CHECK_POINTS_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    games: int
+    llr: float
+    llr_lower: float
+    llr_upper: float
+    estimate: float
+    ci95_low: float
+    ci95_high: float
+    check_points: int
+    def __init__(self, reason: _Optional[str] = ..., games: _Optional[int] = ..., llr: _Optional[float] = ..., llr_lower: _Optional[float] = ..., llr_upper: _Optional[float] = ..., estimate: _Optional[float] = ..., ci95_low: _Optional[float] = ..., ci95_high: _Optional[float] = ..., check_points: _Optional[int] = ...) -> None: ...
 
 class Job(_message.Message):
-    __slots__ = ("job_id", "state", "spec", "request_id", "games_total", "games_done", "chunks_total", "chunks_done", "created_at", "started_at", "finished_at", "error", "rules_version")
+    __slots__ = ("job_id", "state", "spec", "request_id", "games_total", "games_done", "chunks_total", "chunks_done", "created_at", "started_at", "finished_at", "error", "rules_version", "stopping")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
@@ -84,6 +146,7 @@ class Job(_message.Message):
     FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     RULES_VERSION_FIELD_NUMBER: _ClassVar[int]
+    STOPPING_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     state: JobState
     spec: JobSpec
@@ -97,7 +160,8 @@ class Job(_message.Message):
     finished_at: _timestamp_pb2.Timestamp
     error: str
     rules_version: str
-    def __init__(self, job_id: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., spec: _Optional[_Union[JobSpec, _Mapping]] = ..., request_id: _Optional[str] = ..., games_total: _Optional[int] = ..., games_done: _Optional[int] = ..., chunks_total: _Optional[int] = ..., chunks_done: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., error: _Optional[str] = ..., rules_version: _Optional[str] = ...) -> None: ...
+    stopping: Stopping
+    def __init__(self, job_id: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., spec: _Optional[_Union[JobSpec, _Mapping]] = ..., request_id: _Optional[str] = ..., games_total: _Optional[int] = ..., games_done: _Optional[int] = ..., chunks_total: _Optional[int] = ..., chunks_done: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., error: _Optional[str] = ..., rules_version: _Optional[str] = ..., stopping: _Optional[_Union[Stopping, _Mapping]] = ...) -> None: ...
 
 class SubmitJobRequest(_message.Message):
     __slots__ = ("spec", "request_id")

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Sequence
 
 from .common import PROG, CommandError, Parser
+from .compare import add_compare
 from .jobs import add_bots, add_cancel, add_jobs, add_stats, add_submit, add_watch
 from .local import add_demo, add_up
 from .processes import add_serve, add_worker
@@ -31,6 +32,7 @@ from .simulate import add_simulate
 
 COMMANDS = [
     add_simulate,
+    add_compare,
     add_serve,
     add_worker,
     add_up,

@@ -67,7 +67,7 @@ def add_spec_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=whole_number, help="games per configuration (default 1000)")
     p.add_argument("--seed", type=whole_number, help="job seed, 0..2**63-1 (default 0)")
     p.add_argument("--wall", help="coloured (default) or gray")
-    p.add_argument("--seating", help="rotate (default), fixed or shuffle")
+    p.add_argument("--seating", help="rotate (default), fixed, shuffle or mirrored")
     p.add_argument("--max-rounds", type=whole_number, help="round cap (default 100)")
 
 

@@ -78,6 +78,37 @@ def _group_row(name: str, g: dict[str, Any]) -> list[str]:
     ]
 
 
+def _interval(x: float | None, ci: Sequence[float | None] | None, digits: int) -> str:
+    if x is None:
+        return "-"
+    if not ci or ci[0] is None or ci[1] is None:
+        return f"{x:.{digits}f}"
+    return f"{x:.{digits}f} [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def _experiment_lines(cfg: dict[str, Any]) -> str:
+    """Mirrored groups and paired differences of a configuration (docs/statistics.md)."""
+    out = ""
+    g = cfg.get("groups")
+    if g:
+        out += (
+            f"  mirrored groups {g['groups']:,} (focal {g['focal']}): score per game "
+            f"{_interval(g['score'], g['score_ci95'], 4)}, "
+            f"Elo {_interval(g['elo'], g['elo_ci95'], 1)}, LOS {_num(g['los'], 4)}, "
+            f"variance gain {_num(g['variance_gain'], 3)}"
+            + (f", pentanomial {g['pentanomial']}" if "pentanomial" in g else "")
+            + "\n"
+        )
+    p = cfg.get("paired")
+    if p:
+        out += (
+            f"  paired with configuration {p['baseline']} over {p['games']:,} games (focal "
+            f"{p['focal']}): score difference {_interval(p['score_diff'], p['score_diff_ci95'], 2)}"
+            f", win rate difference {_interval(p['win_rate_diff'], p['win_rate_diff_ci95'], 4)}\n"
+        )
+    return out
+
+
 def format_table(doc: dict[str, Any]) -> str:
     """The statistics document as readable text (per configuration: summary, bots, seats, h2h)."""
     out = []
@@ -93,6 +124,7 @@ def format_table(doc: dict[str, Any]) -> str:
             f"score {_mean_ci(cfg['score'])}   margin of victory {_mean_ci(cfg['margin'])}   "
             f"shared wins {cfg['shared_win_games']:,} games\n"
         )
+        out.append(_experiment_lines(cfg))
         out.append("\n  By bot\n")
         out.append(table(_GROUP_HEADER, [_group_row(b, g) for b, g in cfg["bots"].items()]))
         out.append("\n  By seat\n")
@@ -209,9 +241,28 @@ def job_json(job) -> dict[str, Any]:
 
 
 def job_line(job) -> str:
-    return f"job {job.job_id} {state_name(job)}: {job.games_done:,}/{job.games_total:,} games" + (
-        f" — {job.error}" if job.error else ""
+    return (
+        f"job {job.job_id} {state_name(job)}: {job.games_done:,}/{job.games_total:,} games"
+        + _stopping_text(job)
+        + (f" — {job.error}" if job.error else "")
     )
+
+
+def _stopping_text(job) -> str:
+    """Where a job's stopping rule stands: LLR against its bounds (or the estimate), the verdict."""
+    import math
+
+    if not job.HasField("stopping") or not job.stopping.check_points:
+        return ""
+    s = job.stopping
+    parts = []
+    if not math.isnan(s.llr):
+        parts.append(f"LLR {s.llr:+.3f} [{s.llr_lower:.3f}, {s.llr_upper:.3f}]")
+    if not math.isnan(s.estimate):
+        parts.append(f"estimate {s.estimate:.4g}")
+    if s.reason:
+        parts.append(s.reason.replace("_", " ") + f" at {s.games:,} games per configuration")
+    return ", " + ", ".join(parts)
 
 
 def write_statistics(doc: dict[str, Any], fmt: str, out: TextIO) -> None:

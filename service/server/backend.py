@@ -58,7 +58,13 @@ class Backend:
         ``azulsim simulate --json`` without ``timing``."""
         from sim.stats import derive
 
-        return derive(self.store.counters(info.job_id), info.spec)
+        from ..convert import stopping_summary
+
+        doc = derive(self.store.counters(info.job_id), info.spec)
+        summary = stopping_summary(info, info.spec)
+        if summary is not None:  # the rule's path: LLR and estimate at every check point
+            doc["stopping"] = summary
+        return doc
 
     def replay(self, job_id: str, configuration: int, game: int):
         import sim

@@ -12,7 +12,9 @@ from ..api import azulsim_pb2 as pb
 class StatisticsReplies:
     """The last GetStatistics replies, by job record. The counters change only when a chunk
     merges, which moves ``chunks_done`` in the same Lua script, and the rest of the record only
-    with the state; so (job, state, chunks done, start and end times) names the counters."""
+    with the state; so (job, state, chunks done, start and end times) names the counters. A job
+    with a stopping rule merges when its prefix advances, which moves ``games_done``: in the key
+    too."""
 
     def __init__(self, size: int = 256):
         self.size = size
@@ -21,7 +23,14 @@ class StatisticsReplies:
 
     @staticmethod
     def _key(info) -> tuple:
-        return (info.job_id, info.state, info.chunks_done, info.started_at, info.finished_at)
+        return (
+            info.job_id,
+            info.state,
+            info.chunks_done,
+            info.games_done,
+            info.started_at,
+            info.finished_at,
+        )
 
     def get(self, info) -> pb.Statistics | None:
         with self.lock:

@@ -54,6 +54,9 @@ Head to head, per ordered pair of different labels ``a``, ``b`` (``c{k}|h2h=a|vs
   more complete rows (the §8.3 order applied to the two of them); ``level``: same score and rows.
   ``b``'s ``above`` against ``a`` is ``a``'s "below".
 
+Mirrored configurations also count their groups, and paired configurations their differences
+to the baseline (``c{k}|group|...``, ``c{k}|penta|...``, ``c{k}|paired|...``; `sim.stats.groups`).
+
 Bots are grouped by their canonical label (`sim.bots.registry`), so a label that sits in two seats
 of a configuration is one group.
 """
@@ -64,6 +67,7 @@ import numpy as np
 
 from ..constants import END_REASONS
 from ..records import GameRecords
+from .groups import count_groups
 
 Counters = dict[str, int]
 
@@ -299,6 +303,8 @@ def count(records: GameRecords, config_index: int, config) -> Counters:
 
     if n_lab > 1 and len(fin):
         _head_to_head(em, c, labels, seat_label[finished], fin)
+    if config.seating == "mirrored":
+        em.out.update(count_groups(records, config_index))
     return em.out
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from .. import RULES_VERSION
 from ..constants import END_REASONS
 from .counters import GAME_MOMENTS, HISTOGRAMS, PLAYER_MOMENTS, Counters
+from .groups import derive_groups, derive_paired
 
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 SCHEMA = "azulsim.stats/1"
@@ -176,6 +177,11 @@ def derive(counters: Counters, spec) -> dict[str, Any]:
     """
     r = _Reader(counters)
     configs = [_configuration(r, k, cfg) for k, cfg in enumerate(spec.configurations)]
+    for k, cfg in enumerate(spec.configurations):
+        if cfg.seating == "mirrored":
+            configs[k]["groups"] = derive_groups(counters, k, cfg)
+    for k in spec.paired_configurations():
+        configs[k]["paired"] = derive_paired(counters, k, spec.configurations[k], spec.baseline)
     finished = sum(c["games_finished"] for c in configs)
     truncated = sum(c["games_truncated"] for c in configs)
     doc: dict[str, Any] = {
@@ -190,6 +196,8 @@ def derive(counters: Counters, spec) -> dict[str, Any]:
     if len(configs) == 1:
         for key in _TOP_KEYS:
             doc[key] = configs[0][key]
+        if "groups" in configs[0]:
+            doc["groups"] = configs[0]["groups"]
     doc["configurations"] = configs
     return doc
 

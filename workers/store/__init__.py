@@ -2,7 +2,8 @@
 
 One module per job: `keys` (the key names and layout), `records` (`JobInfo` from a stored hash),
 `jobs` (create, read, cancel; the merged counters), `paging` (listing), `chunks` (the chunk
-protocol of `workers.tasks`), `active` (the active set and the reconciler's reads), `errors`.
+protocol of `workers.tasks`), `prefix` (chunks of jobs with a stopping rule, merged in game
+order), `active` (the active set and the reconciler's reads), `errors`.
 `JobStore` puts them together; import everything from here.
 
 Memory per job is a few kilobytes whatever the number of games: counters are per group and
@@ -20,6 +21,7 @@ from .chunks import ChunkProtocol
 from .errors import JobFinished, JobNotFound, RequestConflict, StoreError, StoreUnavailable
 from .jobs import JobRecords
 from .paging import JobPages
+from .prefix import PrefixProtocol
 from .records import ACTIVE_STATES, JobInfo
 
 __all__ = [
@@ -35,7 +37,7 @@ __all__ = [
 ]
 
 
-class JobStore(JobRecords, JobPages, ChunkProtocol, ActiveJobs):
+class JobStore(JobRecords, JobPages, ChunkProtocol, PrefixProtocol, ActiveJobs):
     """Jobs in Redis (sync redis-py); every key under ``settings.prefix``.
 
     ``JobStore(redis, settings)``: a `redis.Redis` client (bytes or decoded responses both work)

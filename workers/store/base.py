@@ -26,6 +26,8 @@ SCRIPTS = (
     "lease_chunk",
     "take_over",
     "mark_missing",
+    "park_chunk",
+    "advance_prefix",
 )
 
 

@@ -26,8 +26,9 @@ class ChunkProtocol(StoreBase):
         spec = parse_spec(text(raw[0]))
         config, start, stop = chunk_games_range(spec, int(text(raw[1])), chunk)
         # The job's error if this attempt is the one past the cap (the script decides).
+        where = "every configuration" if config is None else f"configuration {config}"
         failed = (
-            f"chunk {chunk} (configuration {config}, games {start}..{stop - 1}) failed "
+            f"chunk {chunk} ({where}, games {start}..{stop - 1}) failed "
             f"{self.settings.max_attempts} attempts"
         )
         status, detail = self._scripts[name](

@@ -13,6 +13,10 @@ Keys (``P`` = ``settings.prefix``; a job's keys share the hash tag ``{<job id>}`
                                  q:<c> last republish, e:<c> last error, l:<c> lease deadline
                                  of the attempt playing it (`workers.leases`), m:<c> the
                                  reconciler's "missing" mark
+    P:job:{J}:pending    hash    jobs with a stopping rule: chunk index -> its result (JSON),
+                                 parked until the prefix reaches it (`workers.store.prefix`);
+                                 the record also holds prefix (next chunk to merge), stopping
+                                 (the rule's prefix state, JSON) and stop_reason
     P:jobs               zset    every job, score = creation sequence number (for listing)
     P:active             set     jobs QUEUED or RUNNING
     P:seq                string  the sequence counter

@@ -29,6 +29,7 @@ class JobInfo:
     error: str
     rules_version: str
     chunk_games: int = 0  # games per chunk, fixed when the job was created
+    stopping: str = ""  # a stopping rule's prefix state, JSON (`sim.sequential.Prefix.state`)
 
     @property
     def finished(self) -> bool:
@@ -72,4 +73,5 @@ def job_info(job_id: str, raw: dict) -> JobInfo:
         error=m.get("error", ""),
         rules_version=m.get("rules_version", ""),
         chunk_games=int(m.get("chunk_games", 0)),
+        stopping=m.get("stopping", ""),
     )

@@ -1,0 +1,311 @@
+"""``azulsim compare A B``: is bot A stronger than B, and by how much (notes/experiments.md).
+
+Two ways to ask, both in one job of `sim.spec.JobSpec`:
+
+- **head to head** (default): one configuration, A against B (``--players N``: A against N-1
+  copies of B), ``mirrored`` seating: every deal is played P times with the bots rotated through
+  the seats. The sample is A's share of the win over a group (two players: the pentanomial), Elo
+  is logistic (three or four players: through Luce's choice model), and ``--sprt ELO0,ELO1`` is
+  the GSPRT of H0 ``elo = ELO0`` against H1 ``elo = ELO1``;
+- **against a field** (``--against C,...``): two paired configurations, B then A with the same
+  opponents, on the same deals and seats game for game (B is the baseline). The sample is A's final
+  score minus B's in the same game and seat; ``--sprt D0,D1`` is then in points per game.
+
+``--precision EPS`` stops instead when the 95 % interval of the estimate (Elo, or the points
+difference with ``--against``) is at most ``±EPS``; ``--max-games`` caps either (games per
+configuration). Without a rule the job plays ``--max-games`` games. The decision is read every
+``--check-every`` games on the contiguous prefix, so the verdict, games and statistics are the
+same for any ``--workers``, and through the service (``--server HOST:PORT``: the job is submitted,
+watched and read back over gRPC; ``--workers`` is then the cluster's business).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .common import PROG, CommandError, UsageError, add_client_options, make_client, rpc_errors
+
+VERDICTS = {
+    "h1_accepted": "H1 accepted",
+    "h0_accepted": "H0 accepted",
+    "precision_reached": "precision reached",
+    "max_games": "maximum games reached",
+}
+
+
+def add_compare(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "compare",
+        help="compare two bots: mirrored pairs, Elo with interval, SPRT that stops when sure",
+        description=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("a", metavar="A", help="the bot under test, e.g. heuristic:floor=2")
+    p.add_argument("b", metavar="B", help="the bot it is compared with, e.g. greedy")
+    p.add_argument(
+        "--against",
+        metavar="C,...",
+        help="opponents for both A and B (paired configurations); one bot fills every seat left",
+    )
+    p.add_argument("--players", type=int, help="2, 3 or 4 (default 2, or 1 + the --against bots)")
+    p.add_argument("--wall", default="coloured", help="coloured (default) or gray")
+    p.add_argument(
+        "--sprt",
+        metavar="LO,HI",
+        help="SPRT of H0 LO against H1 HI: logistic Elo (head to head) or points per game "
+        "(--against)",
+    )
+    p.add_argument("--alpha", type=float, default=0.05, help="false H1 rate, in (0, 0.5)")
+    p.add_argument("--beta", type=float, default=0.05, help="false H0 rate, in (0, 0.5)")
+    p.add_argument(
+        "--precision", type=float, metavar="EPS", help="stop at a 95%% interval of ±EPS instead"
+    )
+    p.add_argument(
+        "--max-games",
+        type=int,
+        default=24000,
+        help="games per configuration at most (default 24000, a multiple of 2, 3 and 4)",
+    )
+    p.add_argument(
+        "--check-every",
+        type=int,
+        help="games between check points (default 240: whole groups for 2, 3 and 4 players)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="job seed (default 0)")
+    p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    p.add_argument("--chunk-size", type=int, help="games per chunk (default: automatic)")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    add_client_options(p, "through the service (with --server; default: in-process)")
+    p.set_defaults(func=cmd_compare)
+
+
+def _pair(text: str, option: str) -> tuple[float, float]:
+    parts = text.split(",")
+    try:
+        lo, hi = (float(x) for x in parts)
+    except ValueError:
+        raise UsageError(f"{option} must be two numbers LO,HI; got {text!r}") from None
+    return lo, hi
+
+
+def compare_spec(args: argparse.Namespace):
+    """The job spec of a comparison (raises UsageError naming the option)."""
+    from sim.bots.registry import split_bot_list
+    from sim.spec import JobSpec
+
+    against = split_bot_list(args.against) if args.against else []
+    players = args.players or (1 + len(against) if against else 2)
+    if players not in (2, 3, 4):
+        raise UsageError(f"--players must be 2, 3 or 4; got {players}")
+    if args.sprt and args.precision is not None:
+        raise UsageError("--sprt and --precision cannot be combined: choose one stopping rule")
+    rule: dict[str, Any] | None = None
+    if against:
+        if len(against) == 1:
+            against = against * (players - 1)
+        if len(against) != players - 1:
+            raise UsageError(
+                f"--against must name one bot or {players - 1} (one per other seat); got "
+                f"{len(against)}"
+            )
+        configs = [
+            {"players": players, "bots": [b, *against], "wall": args.wall} for b in (args.b, args.a)
+        ]
+        if args.sprt:
+            lo, hi = _pair(args.sprt, "--sprt")
+            rule = {"rule": "sprt", "configuration": 1, "statistic": "paired_score",
+                    "delta0": lo, "delta1": hi, "alpha": args.alpha, "beta": args.beta}  # fmt: skip
+        elif args.precision is not None:
+            rule = {"rule": "precision", "configuration": 1, "statistic": "paired_score",
+                    "eps": args.precision}  # fmt: skip
+        data: dict[str, Any] = {"configurations": configs, "baseline": 0}
+    else:
+        configs = [
+            {
+                "players": players,
+                "bots": [args.a] + [args.b] * (players - 1),
+                "seating": "mirrored",
+                "wall": args.wall,
+            }  # fmt: skip
+        ]
+        if args.sprt:
+            lo, hi = _pair(args.sprt, "--sprt")
+            rule = {"rule": "sprt", "elo0": lo, "elo1": hi, "alpha": args.alpha,
+                    "beta": args.beta}  # fmt: skip
+        elif args.precision is not None:
+            rule = {"rule": "precision", "statistic": "elo", "eps": args.precision}
+        data = {"configurations": configs}
+    data.update(games=args.max_games, seed=args.seed)
+    if rule is not None:
+        if args.check_every is not None:
+            rule["check_every"] = args.check_every
+        data["stop"] = rule
+    try:
+        return JobSpec.from_dict(data)
+    except ValueError as exc:
+        raise UsageError(_option_names(str(exc))) from None
+
+
+def _option_names(message: str) -> str:
+    """A spec error in the words of the command line."""
+    for field, option in (
+        ("stop.elo1", "--sprt HI"), ("stop.elo0", "--sprt LO"), ("stop.delta1", "--sprt HI"),
+        ("stop.delta0", "--sprt LO"), ("stop.alpha", "--alpha"), ("stop.beta", "--beta"),
+        ("stop.eps", "--precision"), ("stop.check_every", "--check-every"),
+    ):  # fmt: skip
+        message = message.replace(field, option)
+    if message.startswith("games "):
+        message = "--max-games" + message[len("games") :]
+    return message
+
+
+def compare_document(doc: dict[str, Any]) -> dict[str, Any]:
+    """The ``--json`` document of a comparison from a job's statistics document."""
+    from sim.spec import JobSpec
+
+    spec = JobSpec.from_dict(doc["spec"])
+    stopping = doc.get("stopping") or {}
+    out: dict[str, Any] = {
+        "verdict": stopping.get("reason"),
+        "games": doc["games_done"],
+        "pairs": None,
+        "pentanomial": None,
+        "score": None,
+        "score_ci95": None,
+        "elo": None,
+        "elo_ci95": None,
+        "los": None,
+        "llr": stopping.get("llr"),
+        "llr_bounds": stopping.get("llr_bounds"),
+        "llr_bounds_nominal": stopping.get("llr_bounds_nominal"),
+    }
+    if spec.baseline is None:
+        g = doc["configurations"][0]["groups"]
+        out.update(
+            pairs=g["groups"],
+            pentanomial=g.get("pentanomial"),
+            score=g["score"],
+            score_ci95=g["score_ci95"],
+            elo=g["elo"],
+            elo_ci95=g["elo_ci95"],
+            los=g["los"],
+            variance_gain=g["variance_gain"],
+        )
+    else:
+        p = doc["configurations"][1]["paired"]
+        out.update(
+            pairs=p["games"],
+            score=p["score_diff"],
+            score_ci95=p["score_diff_ci95"],
+            win_rate_diff=p["win_rate_diff"],
+            win_rate_diff_ci95=p["win_rate_diff_ci95"],
+        )
+    out["check_points"] = stopping.get("check_points", [])
+    out["spec"] = doc["spec"]
+    return out
+
+
+def _fmt(x: float | None, digits: int = 1) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def format_compare(out: dict[str, Any], a: str, b: str) -> str:
+    lines = []
+    verdict = VERDICTS.get(out["verdict"] or "", "no stopping rule")
+    lines.append(f"{a} vs {b}: {verdict} after {out['games']:,} games ({out['pairs']:,} samples)")
+    if out["pentanomial"] is not None:
+        lines.append(f"  pentanomial (A's half-points per pair 0..4): {out['pentanomial']}")
+    if out["elo"] is not None or out["elo_ci95"] is not None:
+        ci = out["elo_ci95"] or [None, None]
+        lines.append(
+            f"  Elo {_fmt(out['elo'])} [{_fmt(ci[0])}, {_fmt(ci[1])}]   score "
+            f"{_fmt(out['score'], 4)}   LOS {_fmt(out['los'], 4)}"
+        )
+    else:
+        ci = out["score_ci95"] or [None, None]
+        lines.append(
+            f"  A minus B, points per game {_fmt(out['score'], 2)} [{_fmt(ci[0], 2)}, "
+            f"{_fmt(ci[1], 2)}]   win rate difference {_fmt(out.get('win_rate_diff'), 4)}"
+        )
+    if out["llr"] is not None:
+        lo, hi = out["llr_bounds"]
+        n_lo, n_hi = out["llr_bounds_nominal"]
+        lines.append(
+            f"  LLR {out['llr']:.3f} (bounds {lo:.3f}, {hi:.3f} at these check points; "
+            f"{n_lo:.3f}, {n_hi:.3f} read after every sample)"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _progress_line(games: int, llr: float | None, estimate: float | None) -> None:
+    llr_text = "" if llr is None else f"LLR {llr:+.3f}  "
+    sys.stderr.write(f"\r{PROG} compare: {games:,} games  {llr_text}estimate {_fmt(estimate)}   ")
+    sys.stderr.flush()
+
+
+def _write(out: dict[str, Any], args: argparse.Namespace) -> None:
+    if args.json:
+        json.dump(out, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_compare(out, args.a, args.b))
+
+
+def _compare_on_server(args: argparse.Namespace, spec) -> int:
+    import math
+
+    from ..convert import spec_to_proto
+
+    tty = sys.stderr.isatty()
+    with rpc_errors(args), make_client(args) as client:
+        submitted, _ = client.submit(spec_to_proto(spec))
+        job = submitted
+        for job in client.watch(submitted.job_id):  # noqa: B007 - the last one is the result
+            s = job.stopping
+            if tty and s.check_points:
+                llr = None if math.isnan(s.llr) else s.llr
+                _progress_line(s.games, llr, None if math.isnan(s.estimate) else s.estimate)
+        if tty:
+            sys.stderr.write("\n")
+        if job.state != 3:  # SUCCEEDED
+            from ..api import azulsim_pb2 as pb
+
+            raise CommandError(
+                f"job {job.job_id} ended {pb.JobState.Name(job.state)}: {job.error or 'no error'}"
+            )
+        doc = client.statistics_document(job.job_id)
+    _write(compare_document(doc), args)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from sim.local import run_local
+
+    from . import simulate
+
+    spec = compare_spec(args)
+    if args.server:
+        return _compare_on_server(args, spec)
+    if args.workers < 1:
+        raise UsageError(f"--workers must be at least 1; got {args.workers}")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise UsageError(f"--chunk-size must be at least 1; got {args.chunk_size}")
+    tty = sys.stderr.isatty()
+
+    def progress_line(point: dict[str, Any]) -> None:
+        _progress_line(point["games"], point["llr"], point["estimate"])
+
+    result = run_local(
+        spec,
+        workers=args.workers,
+        chunk_size=args.chunk_size,
+        play=simulate.PLAY,
+        on_check=progress_line if tty else None,
+    )
+    if tty:
+        sys.stderr.write("\n")
+    _write(compare_document(result.statistics()), args)
+    return 0
