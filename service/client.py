@@ -150,6 +150,37 @@ class Client:
         """The statistics document (as ``azulsim simulate --json`` prints it, minus ``timing``)."""
         return json.loads(self.statistics(job_id, timeout).statistics_json)
 
+    def ratings(self, job_id: str, timeout: float | None = None) -> dict[str, Any]:
+        """The ``ratings`` section of a tournament's statistics (a plain dict)."""
+        doc = self.statistics_document(job_id, timeout)
+        if "ratings" not in doc:
+            raise ValueError(f"job {job_id} is not a tournament (its spec has no ratings)")
+        return doc["ratings"]
+
+    def frame(self, job_id: str, table: str = "statistics", timeout: float | None = None):
+        """A table of the job's statistics as a pandas DataFrame (`sim.frames`): ``statistics``,
+        ``turn_order``, ``ratings``, ``head_to_head``, ``sweep`` or ``comparison``."""
+        from sim import frames
+
+        if table not in frames.FRAMES:
+            raise ValueError(f"table must be one of {', '.join(frames.FRAMES)}; got {table!r}")
+        return getattr(frames, f"{table}_frame")(self.statistics_document(job_id, timeout))
+
+    def statistics_frame(self, job_id: str, timeout: float | None = None):
+        return self.frame(job_id, "statistics", timeout)
+
+    def turn_order_frame(self, job_id: str, timeout: float | None = None):
+        return self.frame(job_id, "turn_order", timeout)
+
+    def ratings_frame(self, job_id: str, timeout: float | None = None):
+        return self.frame(job_id, "ratings", timeout)
+
+    def sweep_frame(self, job_id: str, timeout: float | None = None):
+        return self.frame(job_id, "sweep", timeout)
+
+    def comparison_frame(self, job_id: str, timeout: float | None = None):
+        return self.frame(job_id, "comparison", timeout)
+
     def bots(self, timeout: float | None = None) -> list[pb.Bot]:
         return list(self.stub.ListBots(pb.ListBotsRequest(), **self._kw(timeout)).bots)
 

@@ -24,7 +24,7 @@ from sim.spec import JobSpec
 
 from .api import azulsim_pb2 as pb
 
-MAX_CONFIGURATIONS = 64
+MAX_CONFIGURATIONS = 100  # a 10 x 10 sweep
 MAX_BOT_SPEC_CHARS = 200
 MAX_JOB_ID_CHARS = 64
 DEFAULT_PAGE_SIZE = 50
@@ -96,6 +96,12 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
         data["baseline"] = msg.baseline
     if msg.HasField("stop"):
         data["stop"] = stop_from_proto(msg.stop, f"{path}.stop")
+    if msg.HasField("ratings"):
+        data["ratings"] = {"anchor": msg.ratings.anchor}
+    if msg.sweep:
+        data["sweep"] = list(msg.sweep)
+    if msg.game_records:
+        data["game_records"] = True
     try:
         return JobSpec.from_dict(data)
     except ValueError as exc:
@@ -167,6 +173,9 @@ def spec_to_proto(spec: JobSpec) -> pb.JobSpec:
         max_rounds=spec.max_rounds,
         baseline=spec.baseline,
         stop=stop_to_proto(spec.stop),
+        ratings=pb.Ratings(anchor=spec.ratings.anchor) if spec.ratings is not None else None,
+        sweep=list(spec.sweep or ()),
+        game_records=spec.game_records,
     )
 
 

@@ -6,7 +6,9 @@ schema ``azulsim.stats/1``), one row of four panels:
 - **score distribution per bot** — the fixed-bin score histograms of the document, as the share
   of each bot's player-games per bin (so bots with different player-game counts compare);
 - **win rate per bot** with its 95 % Wilson interval (``win_rate``, ``win_rate_ci95``);
-- **win rate per seat** with its Wilson interval (seat 0 is the first seat of the spec);
+- **win rate by turn order** in round 1 (the start player, the 2nd to play, ...) with its Wilson
+  interval and the 1-in-P line of no advantage (``turn_order.positions``; documents without it:
+  win rate per seat);
 - **game length** — the histogram of rounds per finished game.
 
 The output format follows the file's extension: ``.png``, ``.svg`` or ``.pdf`` (one figure, a
@@ -163,6 +165,11 @@ def _rate_bars(ax, labels: Sequence[str], groups: Sequence[Mapping[str, Any]], c
     ax.grid(axis="y", alpha=0.3)
 
 
+def position_name(q: int) -> str:
+    """Plain words for turn-order position `q` of round 1 (0 is the start player)."""
+    return "starts" if q == 0 else {1: "2nd", 2: "3rd", 3: "4th"}.get(q, f"{q + 1}th") + " to play"
+
+
 def _draw_configuration(axes, cfg: Mapping[str, Any], palette) -> None:
     from matplotlib.ticker import MaxNLocator
 
@@ -193,29 +200,37 @@ def _draw_configuration(axes, cfg: Mapping[str, Any], palette) -> None:
     _rate_bars(ax, [n for n, _ in bots], [g for _, g in bots], [colour[n] for n, _ in bots])
     ax.set_title("Win rate by bot", fontsize=10)
 
-    # 3. win rate per seat (coloured by the bot the spec puts there)
+    # 3. win rate by turn order: rotated seating makes seats 50/50 by construction, who starts
+    # round 1 is the seat luck that is left (documents without turn_order: by seat)
     ax = axes[2]
-    seats = list(cfg.get("seats") or [])
-    seat_bots = list(cfg.get("seat_bots") or [])
-    seating = cfg.get("seating", "")
-    labels = [f"seat {i}" for i in range(len(seats))]
-    colours = [
-        colour.get(seat_bots[i], palette[-1])
-        if seating == "fixed" and i < len(seat_bots)
-        else "0.55"
-        for i in range(len(seats))
-    ]
-    _rate_bars(ax, labels, seats, colours)
+    turn = cfg.get("turn_order")
+    if turn:
+        groups = list(turn.get("positions") or [])
+        labels = [position_name(q) for q in range(len(groups))]
+        colours = ["C3"] + ["0.55"] * (len(groups) - 1)
+        title = "Win rate by turn order in round 1"
+    else:
+        groups = list(cfg.get("seats") or [])
+        seat_bots = list(cfg.get("seat_bots") or [])
+        labels = [f"seat {i}" for i in range(len(groups))]
+        colours = [
+            colour.get(seat_bots[i], palette[-1])
+            if cfg.get("seating") == "fixed" and i < len(seat_bots)
+            else "0.55"
+            for i in range(len(groups))
+        ]
+        title = "Win rate by seat"
+    _rate_bars(ax, labels, groups, colours)
     if cfg.get("players"):
         ax.axhline(
             100 / cfg["players"],
             color="0.3",
             linestyle="--",
             linewidth=1,
-            label=f"1/{cfg['players']} (no seat advantage)",
+            label=f"1 in {cfg['players']} (no advantage)",
         )
         ax.legend(fontsize=8, frameon=False, loc="best")
-    ax.set_title("Win rate by seat" + (f" ({seating} seating)" if seating else ""), fontsize=10)
+    ax.set_title(title, fontsize=10)
 
     # 4. game length
     ax = axes[3]
@@ -277,33 +292,42 @@ def document_title(doc: Mapping[str, Any], title: str | None = None) -> str:
     return ", ".join(parts)
 
 
-def figure(doc: Mapping[str, Any], title: str | None = None, configurations=None):
+def figure(
+    doc: Mapping[str, Any], title: str | None = None, configurations=None, study: bool = True
+):
     """A matplotlib `Figure` (Agg canvas attached) with one row of panels per configuration.
 
     Parameters
     ----------
     doc : the statistics document
     title : heading (default: seed, games done and rules version)
-    configurations : indices of ``doc["configurations"]`` to draw (default: all)
+    configurations : indices of ``doc["configurations"]`` to draw (default: all; for a sweep
+        or a tournament `study_configurations`)
+    study : draw a sweep's or a tournament's own row first (`study_kind`)
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     configs = list(doc.get("configurations") or [])
+    if configurations is None:
+        configurations = study_configurations(doc)
     if configurations is not None:
         configs = [configs[i] for i in configurations]
-    if not configs:
+    study = study_kind(doc) if study else None
+    if not configs and study is None:
         raise ReportError("the statistics document has no configurations to plot")
     stopping = doc.get("stopping") or {}
     path = bool(stopping.get("check_points"))
-    rows = len(configs) + path
+    rows = len(configs) + path + (study is not None)
     fig = Figure(
         figsize=(4 * PANEL_SIZE[0], rows * PANEL_SIZE[1] + 0.6), dpi=DPI, layout="constrained"
     )
     FigureCanvasAgg(fig)
     fig.suptitle(document_title(doc, title), fontsize=12, fontweight="bold")
     palette = [f"C{i}" for i in range(10)]
-    subfigs = fig.subfigures(rows, 1, squeeze=False)[:, 0]
+    subfigs = list(fig.subfigures(rows, 1, squeeze=False)[:, 0])
+    if study is not None:  # the study's answer first, the configurations' detail below
+        STUDY_DRAWERS[study](subfigs.pop(0), doc)
     for sub, cfg in zip(subfigs[: len(configs)], configs, strict=True):
         sub.suptitle(_configuration_title(cfg), fontsize=10)
         _draw_configuration(sub.subplots(1, 4), cfg, palette)
@@ -346,6 +370,62 @@ def _draw_stopping(sub, stopping: Mapping[str, Any]) -> None:
     ax_est.legend(fontsize=8)
 
 
+def study_configurations(doc: Mapping[str, Any]) -> list[int] | None:
+    """The configurations a study's report details by default: a sweep its baseline and best
+    value, a tournament of more than 6 pairings none; None: all."""
+    if doc.get("sweep"):
+        sw = doc["sweep"]
+        best = (sw.get("best") or {}).get("configuration")
+        return list(dict.fromkeys(k for k in (sw["baseline"], best) if k is not None))
+    if doc.get("ratings") and len(doc.get("configurations") or []) > 6:
+        return []
+    return None
+
+
+def study_kind(doc: Mapping[str, Any]) -> str | None:
+    """``"ratings"`` for a tournament, ``"sweep"`` for a sweep, else None."""
+    for kind in STUDY_DRAWERS:
+        if doc.get(kind):
+            return kind
+    return None
+
+
+def _draw_ratings(sub, doc: Mapping[str, Any]) -> None:
+    """A tournament: Elo with its 95 % interval per bot (strongest on top), and the head-to-head
+    matrix of observed score rates."""
+    from sim.tournament import head_to_head_matrix
+
+    ratings = doc["ratings"]
+    sub.suptitle(
+        f"Tournament ratings: {ratings['model']}, Elo scale, {ratings['anchor']} rated 0 - "
+        f"{ratings['comparisons']:,} comparisons",
+        fontsize=10,
+    )
+    ax_elo, ax_h2h = sub.subplots(1, 2)
+    bots = [b for b in ratings["bots"] if b["elo"] is not None][::-1]
+    ys = list(range(len(bots)))
+    elo = [b["elo"] for b in bots]
+    lo = [b["elo"] - (b["elo_ci95"] or [b["elo"]])[0] for b in bots]
+    hi = [(b["elo_ci95"] or [0, b["elo"]])[1] - b["elo"] for b in bots]
+    ax_elo.barh(ys, elo, xerr=[lo, hi], color="C0", alpha=0.8, capsize=4)
+    ax_elo.set_yticks(ys, [b["bot"] for b in bots], fontsize=8)
+    ax_elo.axvline(0, color="0.3", linewidth=1)
+    ax_elo.set_xlabel(f"rating, Elo above {ratings['anchor']} (95% interval)")
+    ax_elo.set_title("Rating by bot", fontsize=9)
+    ax_elo.grid(axis="x", alpha=0.3)
+    labels, rates = head_to_head_matrix(doc)
+    grid = [[math.nan if x is None else 100 * x for x in row] for row in rates]
+    image = ax_h2h.imshow(grid, cmap="RdBu", vmin=0, vmax=100)
+    for i, row in enumerate(grid):
+        for j, x in enumerate(row):
+            if not math.isnan(x):
+                ax_h2h.text(j, i, f"{x:.0f}%", ha="center", va="center", fontsize=8)
+    ax_h2h.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
+    ax_h2h.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax_h2h.set_title("Share of meetings the row bot finished higher", fontsize=9)
+    sub.colorbar(image, ax=ax_h2h, label="% of meetings won (a level one counts half)")
+
+
 def _png_bytes(fig) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI)
@@ -369,6 +449,12 @@ def _mean(stat: Mapping[str, Any] | None) -> str:
     return f"{stat['mean']:.2f}" + (f" ± {(ci[1] - ci[0]) / 2:.2f}" if ci else "")
 
 
+def _interval_text(mean: float | None, ci: Sequence[float] | None) -> str:
+    if mean is None:
+        return "n/a"
+    return f"{mean:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{mean:.2f}"
+
+
 def html_page(doc: Mapping[str, Any], title: str | None = None) -> str:
     """A self-contained HTML report: key figures as tables and one embedded PNG per
     configuration (``data:image/png;base64``; no external files or scripts)."""
@@ -383,8 +469,17 @@ def html_page(doc: Mapping[str, Any], title: str | None = None) -> str:
         "td:first-child,th:first-child{text-align:left}img{max-width:100%}</style>",
         f"</head><body><h1>{head}</h1>",
     ]
+    if study_kind(doc) is not None:  # a sweep's or tournament's answer first, once
+        png = _png_bytes(figure(doc, configurations=[]))
+        b64 = base64.b64encode(png).decode("ascii")
+        parts.append(f'<img alt="{study_kind(doc)}" src="data:image/png;base64,{b64}">')
+    shown = study_configurations(doc)
     for k, cfg in enumerate(doc.get("configurations") or []):
-        png = _png_bytes(figure(doc, title=_configuration_title(cfg), configurations=[k]))
+        if shown is not None and k not in shown:
+            continue
+        png = _png_bytes(
+            figure(doc, title=_configuration_title(cfg), configurations=[k], study=False)
+        )
         parts.append(f"<h2>{html.escape(_configuration_title(cfg))}</h2>")
         parts.append(
             "<p>rounds "
@@ -413,6 +508,13 @@ def html_page(doc: Mapping[str, Any], title: str | None = None) -> str:
                 f"<td>{_mean(g.get('score'))}</td><td>{g.get('wins', 0):,}</td>"
                 f"<td>{_pct(g.get('win_rate'), g.get('win_rate_ci95'))}</td></tr>"
             )
+        for q, g in enumerate((cfg.get("turn_order") or {}).get("positions") or []):
+            rows.append(
+                f"<tr><td>{position_name(q)} in round 1</td><td>{g.get('player_games', 0):,}</td>"
+                f"<td>{_interval_text(g.get('score'), g.get('score_ci95'))}</td>"
+                f"<td>{g.get('wins', 0):,}</td>"
+                f"<td>{_pct(g.get('win_rate'), g.get('win_rate_ci95'))}</td></tr>"
+            )
         rows.append("</table>")
         parts.extend(rows)
         b64 = base64.b64encode(png).decode("ascii")
@@ -420,6 +522,70 @@ def html_page(doc: Mapping[str, Any], title: str | None = None) -> str:
         parts.append(f'<img alt="{alt}" src="data:image/png;base64,{b64}">')
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+def _draw_sweep(sub, doc: Mapping[str, Any]) -> None:
+    """A sweep: the swept bot's win rate and score against the parameter with 95 % interval bands
+    (one parameter), or heat maps of them over the grid (two parameters)."""
+    sw = doc["sweep"]
+    params = sw["parameters"]
+    rows = sw["rows"]
+    best = sw.get("best") or {}
+    sub.suptitle(
+        f"Sweep of {sw['bot']} against {', '.join(sw['opponents'])} - best "
+        + ", ".join(f"{k}={v:g}" for k, v in (best.get("values") or {}).items())
+        + (
+            f" (win rate {100 * best['win_rate']:.1f}%)" if best.get("win_rate") is not None else ""
+        ),
+        fontsize=10,
+    )
+    ax_win, ax_score = sub.subplots(1, 2)
+    metrics = (
+        (ax_win, "win_rate", "win_rate_ci95", 100.0, "win rate, %"),
+        (ax_score, "score", "score_ci95", 1.0, "final score"),
+    )
+    if len(params) == 1:
+        name = params[0]
+        order = sorted(rows, key=lambda r: r["values"][name])
+        xs = [r["values"][name] for r in order]
+        for ax, key, ci_key, scale, label in metrics:
+            ys = [math.nan if r[key] is None else scale * r[key] for r in order]
+            lo = [math.nan if not r[ci_key] else scale * r[ci_key][0] for r in order]
+            hi = [math.nan if not r[ci_key] else scale * r[ci_key][1] for r in order]
+            ax.fill_between(xs, lo, hi, color="C0", alpha=0.2, label="95% interval")
+            ax.plot(xs, ys, marker="o", color="C0", label=sw["bot"])
+            base = next(r for r in rows if r["configuration"] == sw["baseline"])
+            if base[key] is not None:
+                ax.axhline(scale * base[key], color="0.4", linestyle="--", linewidth=1,
+                           label="baseline")  # fmt: skip
+            ax.set_xlabel(f"{name} (parameter of {sw['bot']})")
+            ax.set_ylabel(f"{label} (95% interval)")
+            ax.set_title(f"{label.split(',')[0].capitalize()} by {name}", fontsize=9)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8, frameon=False)
+        return
+    first, second = params
+    xs = sorted({r["values"][first] for r in rows})
+    ys = sorted({r["values"][second] for r in rows})
+    for ax, key, _, scale, label in metrics:
+        grid = [[math.nan] * len(xs) for _ in ys]
+        for r in rows:
+            if r[key] is not None:
+                grid[ys.index(r["values"][second])][xs.index(r["values"][first])] = scale * r[key]
+        image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
+        for i, line in enumerate(grid):
+            for j, x in enumerate(line):
+                if not math.isnan(x) and len(xs) * len(ys) <= 100:
+                    ax.text(j, i, f"{x:.0f}", ha="center", va="center", fontsize=7, color="w")
+        ax.set_xticks(range(len(xs)), [f"{x:g}" for x in xs], fontsize=8)
+        ax.set_yticks(range(len(ys)), [f"{y:g}" for y in ys], fontsize=8)
+        ax.set_xlabel(first)
+        ax.set_ylabel(second)
+        ax.set_title(f"{label.split(',')[0].capitalize()} of {sw['bot']}", fontsize=9)
+        sub.colorbar(image, ax=ax, label=label)
+
+
+STUDY_DRAWERS = {"ratings": _draw_ratings, "sweep": _draw_sweep}
 
 
 # --- writing ----------------------------------------------------------------------------------

@@ -30,6 +30,10 @@ MIN_CHUNK_GAMES = 200  # however slow the bots: below this a chunk costs more in
 # stop is wasted, and a stop inside a chunk replays that chunk up to the check point, so its
 # chunks are kept to a few thousand games (service and local runs alike).
 STOP_CHUNK_GAMES = 4096
+# A joint chunk (paired configurations: a sweep) counts every configuration, at a fixed cost each
+# (~8 ms for two players) and merges its ~700 counters (~5 ms); below this many games per
+# configuration the two pass 5 % of play (bench/results/sweep_service.json).
+MIN_JOINT_CHUNK_GAMES = 5000
 
 # Local runs (`sim.local`): games per chunk by default, several times the engine's batch width so
 # that filling and draining the batch costs little (chunks of a few thousand games run at half
@@ -82,9 +86,15 @@ def chunk_ranges(spec: JobSpec, chunk_games: int) -> list[tuple[int, int, int]]:
 def chunk_games_for(spec: JobSpec, chunk_games: int) -> int:
     """Games per chunk of a service job: `chunk_games` greedy-equivalent games
     (AZULSIM_CHUNK_GAMES), scaled down by the job's bot cost (`JobSpec.cost`) so that a chunk of
-    slow bots still takes seconds, at most the configuration's games and, with a stopping rule,
+    slow bots still takes seconds, shared among the configurations of a joint job (at least
+    `MIN_JOINT_CHUNK_GAMES` each), at most the configuration's games and, with a stopping rule,
     at most `STOP_CHUNK_GAMES` (then `aligned`)."""
     scaled = max(MIN_CHUNK_GAMES, int(chunk_games / max(1.0, spec.cost)))
+    if spec.joint_chunks and spec.stop is None:
+        # A joint chunk plays every configuration: `chunk_games` is shared among them, but each
+        # gets enough games that counting it (a fixed cost per configuration) stays small
+        # beside playing (bench/sweep_service.py: 100 configurations, a 10 x 10 sweep).
+        scaled = max(MIN_JOINT_CHUNK_GAMES, scaled // len(spec.configurations))
     if spec.stop is not None:
         scaled = min(scaled, STOP_CHUNK_GAMES)
     return aligned(spec, max(1, min(spec.games, chunk_games, scaled)))

@@ -84,33 +84,86 @@ class LocalResult:
         }
         return doc
 
+    def ratings(self) -> dict[str, Any]:
+        """The ``ratings`` section of a tournament (a plain dict)."""
+        doc = self.statistics()
+        if "ratings" not in doc:
+            raise ValueError("this job is not a tournament (its spec has no ratings)")
+        return doc["ratings"]
+
+    def frame(self, table: str = "statistics"):
+        """A table of the statistics as a pandas DataFrame (`sim.frames`): ``statistics``,
+        ``turn_order``, ``ratings``, ``head_to_head``, ``sweep`` or ``comparison``."""
+        from . import frames
+
+        if table not in frames.FRAMES:
+            raise ValueError(f"table must be one of {', '.join(frames.FRAMES)}; got {table!r}")
+        return getattr(frames, f"{table}_frame")(self.statistics())
+
+    def statistics_frame(self):
+        return self.frame("statistics")
+
+    def turn_order_frame(self):
+        return self.frame("turn_order")
+
+    def ratings_frame(self):
+        return self.frame("ratings")
+
+    def sweep_frame(self):
+        return self.frame("sweep")
+
+    def comparison_frame(self):
+        return self.frame("comparison")
+
 
 _worker_state: dict[str, Any] = {}
 
 
-def _init_worker(spec: JobSpec, chunk_size: int, play: PlayGames | None) -> None:
+RETURN_ROWS = "<return>"  # rows_dir of a run whose chunks hand their records to the parent
+
+
+def _init_worker(
+    spec: JobSpec, chunk_size: int, play: PlayGames | None, rows_dir: str | None = None
+) -> None:
     tune_allocator()  # inherited through fork already; set again for other start methods
-    _worker_state.update(spec=spec, chunk_size=chunk_size, play=play)
+    _worker_state.update(spec=spec, chunk_size=chunk_size, play=play, rows_dir=rows_dir)
 
 
-def _init_pool_process(spec: JobSpec, chunk_size: int, play: PlayGames | None) -> None:
+def _init_pool_process(
+    spec: JobSpec, chunk_size: int, play: PlayGames | None, rows_dir: str | None = None
+) -> None:
     # The parent stops the pool on SIGINT/SIGTERM; a pool process ignores Ctrl-C (sent to the
     # whole process group) and dies at once on the pool's SIGTERM (the parent's handler, which
     # fork copied, would raise in it and print a traceback).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _init_worker(spec, chunk_size, play)
+    _init_worker(spec, chunk_size, play, rows_dir)
 
 
-def _play_chunk(chunk: int) -> tuple[int, Counters]:
+def _chunk(chunk: int):
     s = _worker_state
-    games, counters, _, _ = play_chunk(s["spec"], s["chunk_size"], chunk, s["play"])
+    if s.get("rows_dir") == RETURN_ROWS:  # the parent writes the records, in chunk order
+        from .gamerows import recording
+
+        seen, play = recording(s["play"])
+        result = play_chunk(s["spec"], s["chunk_size"], chunk, play)
+        return result._replace(joint=seen[0])
+    if s.get("rows_dir"):  # --games-out of a joint job: the chunk's records to its chunk file
+        from .gamerows import play_chunk_with_rows
+
+        return play_chunk_with_rows(s["spec"], s["chunk_size"], chunk, s["rows_dir"], s["play"])
+    return play_chunk(s["spec"], s["chunk_size"], chunk, s["play"])
+
+
+def _play_chunk(chunk: int) -> tuple:
+    games, counters, _, records = _chunk(chunk)
+    if records is not None:  # RETURN_ROWS: the chunk's records come along
+        return games, counters, chunk, records
     return games, counters
 
 
 def _play_joint_chunk(chunk: int) -> dict[str, Any]:
-    s = _worker_state
-    return play_chunk(s["spec"], s["chunk_size"], chunk, s["play"]).joint
+    return _chunk(chunk).joint
 
 
 def run_local(
@@ -120,6 +173,7 @@ def run_local(
     progress: Progress | None = None,
     play: PlayGames | None = None,
     on_check: Callable[[dict], None] | None = None,
+    games_out: str | os.PathLike | None = None,
 ) -> LocalResult:
     """Play every game of `spec` here and return the merged counters.
 
@@ -131,6 +185,8 @@ def run_local(
     progress : called with the number of games done (all configurations) after each chunk
     play : stand-in for `sim.play.play_games` (same signature); default the real one
     on_check : called with each check point of a stopping rule (`sim.stopping.evaluate`)
+    games_out : also write every game as a row to this Parquet file (`sim.gamerows`), in
+        (configuration, game) order, streamed chunk by chunk; not with a stopping rule
 
     A job with a baseline or a stopping rule runs in joint chunks (`sim.sequential`), aligned to
     its check points: it stops at the first check point that decides, and its counters are those
@@ -150,8 +206,60 @@ def run_local(
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size}")
     chunk_size = aligned(spec, chunk_size)
     tune_allocator()  # this process plays (workers == 1) or forks the pool that does
+    if games_out is not None:
+        return _run_with_rows(spec, workers, chunk_size, progress, play, games_out)
+    return _run(spec, workers, chunk_size, progress, play, on_check)
+
+
+def _run_with_rows(spec, workers, chunk_size, progress, play, games_out) -> LocalResult:
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from .gamerows import GamesWriter, gather
+
+    if spec.stop is not None:
+        raise ValueError("games_out cannot be combined with a stopping rule")
+    out = Path(games_out)
+    if not spec.joint_chunks:
+        # Chunks are numbered configuration by configuration: in chunk order they are the file's
+        # (configuration, game) order. The parent writes them as they come, holding the few
+        # that finish early (at most the pool's chunks in flight) until the ones before them.
+        from .chunk import chunk_games_range
+
+        with GamesWriter(out, spec) as writer:
+            early: dict[int, Any] = {}
+            following = 0
+
+            def write(chunk, records):
+                nonlocal following
+                early[chunk] = records
+                while following in early:
+                    k = chunk_games_range(spec, chunk_size, following)[0]
+                    writer.write(k, early.pop(following))
+                    following += 1
+
+            result = _run(spec, workers, chunk_size, progress, play, None, RETURN_ROWS, write)
+        result.extra["games_out"] = {"path": str(out), "rows": writer.rows}
+        return result
+    # Joint chunks play every configuration: each writes its chunk file, gathered at the end.
+    spool = tempfile.mkdtemp(
+        prefix=".azulsim-games-", dir=out.parent if out.parent.exists() else None
+    )
+    try:
+        result = _run(spec, workers, chunk_size, progress, play, None, spool)
+        rows = gather(spool, out, spec, expected_chunks=result.chunks)
+        result.extra["games_out"] = {"path": str(out), "rows": rows}
+        return result
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
+
+
+def _run(
+    spec, workers, chunk_size, progress, play, on_check, rows_dir=None, write_rows=None
+) -> LocalResult:
     if spec.joint_chunks:
-        return _run_joint(spec, workers, chunk_size, progress, play, on_check)
+        return _run_joint(spec, workers, chunk_size, progress, play, on_check, rows_dir)
     tasks = range(chunks_total(spec, chunk_size))
     workers = min(workers, len(tasks))
     counters: Counters = {}
@@ -160,14 +268,18 @@ def run_local(
     with contextlib.ExitStack() as stack:
         stack.enter_context(_stop_on_signals())
         if workers == 1:
-            _init_worker(spec, chunk_size, play)
+            _init_worker(spec, chunk_size, play, rows_dir)
             stack.callback(_worker_state.clear)
             parts = map(_play_chunk, tasks)
         else:
             parts = stack.enter_context(
-                contextlib.closing(_pool_results(spec, chunk_size, play, workers, tasks))
+                contextlib.closing(
+                    _pool_results(spec, chunk_size, play, workers, tasks, rows_dir=rows_dir)
+                )
             )
-        for n, part in parts:
+        for n, part, *rows in parts:
+            if rows:
+                write_rows(*rows)
             counters = merge(counters, part)
             done += n
             if progress:
@@ -185,7 +297,7 @@ def default_joint_chunk_size(spec: JobSpec, workers: int) -> int:
     return max(spec.stop.check_every, min(spec.games, STOP_CHUNK_GAMES))
 
 
-def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResult:
+def _run_joint(spec, workers, chunk_size, progress, play, on_check, rows_dir=None) -> LocalResult:
     tasks = range(chunks_total(spec, chunk_size))
     workers = min(workers, len(tasks))
     prefix = Prefix(spec)
@@ -193,7 +305,7 @@ def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResu
     began = time.perf_counter()
     with contextlib.ExitStack() as stack:
         stack.enter_context(_stop_on_signals())
-        _init_worker(spec, chunk_size, play)  # the recount of a trimmed chunk runs here
+        _init_worker(spec, chunk_size, play, rows_dir)  # a trimmed chunk's recount runs here
         stack.callback(_worker_state.clear)
         if workers == 1:
             parts = map(_play_joint_chunk, tasks)
@@ -201,7 +313,9 @@ def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResu
             # Closing the generator at the stop terminates what runs past it (dropped anyway).
             parts = stack.enter_context(
                 contextlib.closing(
-                    _pool_results(spec, chunk_size, play, workers, tasks, _play_joint_chunk)
+                    _pool_results(
+                        spec, chunk_size, play, workers, tasks, _play_joint_chunk, rows_dir
+                    )
                 )
             )
         for chunk in parts:
@@ -225,7 +339,7 @@ def _run_joint(spec, workers, chunk_size, progress, play, on_check) -> LocalResu
 
 
 def _pool_results(
-    spec: JobSpec, chunk_size: int, play, workers: int, tasks: range, fn=None
+    spec: JobSpec, chunk_size: int, play, workers: int, tasks: range, fn=None, rows_dir=None
 ) -> Iterator[Any]:
     """``fn(chunk)`` (default: ``(games, counters)`` of the chunk) for every chunk of `tasks`, in
     completion order, from a pool.
@@ -237,7 +351,7 @@ def _pool_results(
     pending = iter(tasks)
     finished: queue.SimpleQueue = queue.SimpleQueue()
     pool = multiprocessing.Pool(
-        workers, initializer=_init_pool_process, initargs=(spec, chunk_size, play)
+        workers, initializer=_init_pool_process, initargs=(spec, chunk_size, play, rows_dir)
     )
     try:
 

@@ -151,6 +151,38 @@ def _check_keys(data: Mapping, allowed: set[str], path: str) -> None:
 
 
 @dataclass(frozen=True)
+class Ratings:
+    """Fit ratings of the job's bots from all its configurations (`sim.stats.ratings`): a
+    tournament. `anchor` is the canonical label of the bot rated 0 on the Elo scale."""
+
+    anchor: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"anchor": self.anchor}
+
+    @classmethod
+    def from_dict(cls, data: Any, labels: list[str], path: str = "ratings") -> Ratings:
+        if isinstance(data, Ratings):
+            data = data.to_dict()
+        if not isinstance(data, Mapping):
+            raise _fail(path, "an object", data)
+        _check_keys(data, {"anchor"}, path)
+        if "anchor" not in data:
+            raise ValueError(f"{path}.anchor is required")
+        try:
+            label = parse_bot_spec(data["anchor"]).label
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{path}.anchor: {exc}") from None
+        if label not in labels:
+            raise _fail(
+                f"{path}.anchor",
+                "a bot of the configurations (" + ", ".join(labels) + ")",
+                data["anchor"],
+            )
+        return cls(label)
+
+
+@dataclass(frozen=True)
 class JobSpec:
     """A batch: configurations, games per configuration, seed and round cap.
 
@@ -164,6 +196,13 @@ class JobSpec:
         baseline's players and wall (`paired_configurations`) plays the same deals and seats game
         for game (same seating rule required) and gets paired differences to it.
     stop : a `sim.stopping.StopRule` (a dict is accepted), or None; `games` is then the maximum
+    ratings : a `Ratings` (a dict ``{"anchor": bot}`` is accepted), or None: the statistics then
+        hold Bradley–Terry ratings of every bot over all configurations (a tournament)
+    sweep : names of the one or two parameters of the focal bot (``bots[0]``) that the
+        configurations vary (`sim.sweep`), or None; needs a baseline. The statistics then hold a
+        ``sweep`` section, one row per value
+    game_records : write every game's record (`sim.gamerows`) to the cluster's games directory
+        (service jobs; ``azulsim export`` gathers them); not with a stopping rule
     """
 
     configurations: tuple[Configuration, ...]
@@ -172,6 +211,9 @@ class JobSpec:
     max_rounds: int = DEFAULT_MAX_ROUNDS
     baseline: int | None = None
     stop: StopRule | None = None
+    ratings: Ratings | None = None
+    sweep: tuple[str, ...] | None = None
+    game_records: bool = False
 
     def __post_init__(self) -> None:
         configs = self.configurations
@@ -220,6 +262,18 @@ class JobSpec:
             stop = self.stop if isinstance(self.stop, StopRule) else StopRule.from_dict(self.stop)
             object.__setattr__(self, "stop", stop)
             stop.check_against(self)
+        if self.ratings is not None:
+            labels = list(dict.fromkeys(b for c in checked for b in c.bots))
+            object.__setattr__(self, "ratings", Ratings.from_dict(self.ratings, labels))
+        if self.sweep is not None:
+            object.__setattr__(self, "sweep", _check_sweep(self.sweep, checked, self.baseline))
+        if not isinstance(self.game_records, bool):
+            raise _fail("game_records", "true or false", self.game_records)
+        if self.game_records and self.stop is not None:
+            raise ValueError(
+                "game_records cannot be combined with a stopping rule (the games past the stop "
+                "are played but not counted)"
+            )
 
     def paired_configurations(self) -> list[int]:
         """Indices of the configurations paired with the baseline (same players and wall; the
@@ -271,6 +325,12 @@ class JobSpec:
             out["baseline"] = self.baseline
         if self.stop is not None:
             out["stop"] = self.stop.to_dict()
+        if self.ratings is not None:
+            out["ratings"] = self.ratings.to_dict()
+        if self.sweep is not None:
+            out["sweep"] = list(self.sweep)
+        if self.game_records:
+            out["game_records"] = True
         return out
 
     @classmethod
@@ -278,7 +338,19 @@ class JobSpec:
         if not isinstance(data, Mapping):
             raise _fail("job spec", "an object", data)
         _check_keys(
-            data, {"configurations", "games", "seed", "max_rounds", "baseline", "stop"}, "job spec"
+            data,
+            {
+                "configurations",
+                "games",
+                "seed",
+                "max_rounds",
+                "baseline",
+                "stop",
+                "ratings",
+                "sweep",
+                "game_records",
+            },
+            "job spec",
         )
         if "configurations" not in data:
             raise ValueError("configurations is required")
@@ -289,6 +361,9 @@ class JobSpec:
             max_rounds=data.get("max_rounds", DEFAULT_MAX_ROUNDS),
             baseline=data.get("baseline"),
             stop=data.get("stop"),
+            ratings=data.get("ratings"),
+            sweep=data.get("sweep"),
+            game_records=data.get("game_records", False),
         )
 
     def to_json(self) -> str:
@@ -302,6 +377,27 @@ class JobSpec:
         except json.JSONDecodeError as exc:
             raise ValueError(f"job spec is not valid JSON: {exc}") from None
         return cls.from_dict(data)
+
+
+def _check_sweep(sweep: Any, configs: list[Configuration], baseline: int | None) -> tuple:
+    if isinstance(sweep, str) or not isinstance(sweep, list | tuple):
+        raise _fail("sweep", "a list of one or two parameter names", sweep)
+    if not 1 <= len(sweep) <= 2 or len(set(sweep)) != len(sweep):
+        raise _fail("sweep", "one or two different parameter names", list(sweep))
+    if baseline is None:
+        raise ValueError("sweep needs a baseline (the configuration the others pair with)")
+    focal = configs[0].bot_specs[0]
+    for i, name in enumerate(sweep):
+        if not isinstance(name, str) or name not in focal.params:
+            raise _fail(
+                f"sweep[{i}]",
+                f"a parameter of the focal bot {focal.name!r} (" + ", ".join(focal.params) + ")",
+                name,
+            )
+    for k, c in enumerate(configs):
+        if c.bot_specs[0].name != focal.name:
+            raise _fail(f"configurations[{k}].bots[0]", f"the swept bot {focal.name!r}", c.bots[0])
+    return tuple(sweep)
 
 
 def seat_assignment(config: Configuration, seed: int, games) -> np.ndarray:

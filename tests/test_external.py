@@ -274,6 +274,7 @@ def test_a_bad_bot_fails_the_simulate_command(tmp_path):
          "1"],
         timeout=60,
     )  # fmt: skip
-    assert out.returncode != 0
+    assert out.returncode == 1  # one line, as for every failure the user should read
+    assert out.stderr.startswith("azulsim simulate: error: ") and "Traceback" not in out.stderr
     assert f"external bot 'external:cmd={argv[0]},args={argv[1]}'" in out.stderr
     assert re.search(r"illegal action 9999 at game \d+, round 1, seat \d", out.stderr)

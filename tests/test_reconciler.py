@@ -16,7 +16,8 @@ import redis
 
 from sim.local import run_local
 from sim.spec import JobSpec
-from tests.faults_util import FAULT_PREAMBLE, wait_until
+from tests.faults_util import FAULT_PREAMBLE
+from tests.waits import wait_until
 from workers.app import make_app
 from workers.broker import chunk_of_raw, read_unacked
 from workers.dispatch import submit

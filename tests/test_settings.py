@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from service import config as service_config
+from sim.bots.external import ExternalSettings
 from workers import settings as worker_settings
 from workers.settings import from_env, variables
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
-MODELS = (*worker_settings.MODELS, *service_config.MODELS)
+MODELS = (*worker_settings.MODELS, *service_config.MODELS, ExternalSettings)
 WORKERS, METRICS = worker_settings.Settings, worker_settings.MetricsSettings
 SERVER = service_config.ServerConfig
 

@@ -79,7 +79,14 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
     try:
         with keep_lease(store, job_id, chunk):  # the reconciler leaves a leased chunk alone
             job = store.get_job(job_id)
-            games, counters, timings, joint = play_chunk(job.spec, job.chunk_games, chunk)
+            if job.spec.game_records:  # every game as a row, to the cluster's shared directory
+                from sim.gamerows import job_directory, play_chunk_with_rows
+
+                directory = job_directory(settings.games_dir, job_id)
+                result = play_chunk_with_rows(job.spec, job.chunk_games, chunk, directory)
+            else:
+                result = play_chunk(job.spec, job.chunk_games, chunk)
+            games, counters, timings, joint = result
             if store.job_state(job_id) not in ("QUEUED", "RUNNING"):  # cancelled while playing
                 log.info("chunk %s/%d skipped: state (ended while it played)", job_id, chunk)
                 return {"status": "skipped", "reason": "state"}

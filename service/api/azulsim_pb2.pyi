@@ -60,20 +60,32 @@ class Configuration(_message.Message):
     def __init__(self, players: _Optional[int] = ..., bots: _Optional[_Iterable[str]] = ..., seating: _Optional[_Union[Seating, str]] = ..., wall: _Optional[_Union[Wall, str]] = ...) -> None: ...
 
 class JobSpec(_message.Message):
-    __slots__ = ("configurations", "games", "seed", "max_rounds", "baseline", "stop")
+    __slots__ = ("configurations", "games", "seed", "max_rounds", "baseline", "stop", "ratings", "sweep", "game_records")
     CONFIGURATIONS_FIELD_NUMBER: _ClassVar[int]
     GAMES_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     MAX_ROUNDS_FIELD_NUMBER: _ClassVar[int]
     BASELINE_FIELD_NUMBER: _ClassVar[int]
     STOP_FIELD_NUMBER: _ClassVar[int]
+    RATINGS_FIELD_NUMBER: _ClassVar[int]
+    SWEEP_FIELD_NUMBER: _ClassVar[int]
+    GAME_RECORDS_FIELD_NUMBER: _ClassVar[int]
     configurations: _containers.RepeatedCompositeFieldContainer[Configuration]
     games: int
     seed: int
     max_rounds: int
     baseline: int
     stop: StopRule
-    def __init__(self, configurations: _Optional[_Iterable[_Union[Configuration, _Mapping]]] = ..., games: _Optional[int] = ..., seed: _Optional[int] = ..., max_rounds: _Optional[int] = ..., baseline: _Optional[int] = ..., stop: _Optional[_Union[StopRule, _Mapping]] = ...) -> None: ...
+    ratings: Ratings
+    sweep: _containers.RepeatedScalarFieldContainer[str]
+    game_records: bool
+    def __init__(self, configurations: _Optional[_Iterable[_Union[Configuration, _Mapping]]] = ..., games: _Optional[int] = ..., seed: _Optional[int] = ..., max_rounds: _Optional[int] = ..., baseline: _Optional[int] = ..., stop: _Optional[_Union[StopRule, _Mapping]] = ..., ratings: _Optional[_Union[Ratings, _Mapping]] = ..., sweep: _Optional[_Iterable[str]] = ..., game_records: _Optional[bool] = ...) -> None: ...
+
+class Ratings(_message.Message):
+    __slots__ = ("anchor",)
+    ANCHOR_FIELD_NUMBER: _ClassVar[int]
+    anchor: str
+    def __init__(self, anchor: _Optional[str] = ...) -> None: ...
 
 class StopRule(_message.Message):
     __slots__ = ("rule", "configuration", "statistic", "elo0", "elo1", "delta0", "delta1", "alpha", "beta", "eps", "check_every")

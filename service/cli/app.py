@@ -23,16 +23,21 @@ from collections.abc import Sequence
 
 from .common import PROG, CommandError, Parser
 from .compare import add_compare
+from .export import add_export
 from .jobs import add_bots, add_cancel, add_jobs, add_stats, add_submit, add_watch
 from .local import add_demo, add_up
 from .processes import add_serve, add_worker
 from .replay import add_replay
 from .report import add_report
 from .simulate import add_simulate
+from .sweep import add_sweep
+from .tournament import add_tournament
 
 COMMANDS = [
     add_simulate,
     add_compare,
+    add_tournament,
+    add_sweep,
     add_serve,
     add_worker,
     add_up,
@@ -45,6 +50,7 @@ COMMANDS = [
     add_bots,
     add_replay,
     add_report,
+    add_export,
 ]
 
 

@@ -109,6 +109,41 @@ def _experiment_lines(cfg: dict[str, Any]) -> str:
     return out
 
 
+def _turn_order_lines(cfg: dict[str, Any]) -> str:
+    """The first-player advantage and the tables by turn-order position and by start seat."""
+    turn = cfg.get("turn_order")
+    if not turn:
+        return ""
+    first = turn["first_player"]
+    header = ("", "player-games", "score [95% CI]", "wins", "win rate [95% CI]")
+
+    def row(name: str, g: dict[str, Any], n: int) -> list[str]:
+        return [
+            name,
+            f"{n:,}",
+            _interval(g["score"], g["score_ci95"], 2),
+            f"{g['wins']:,}",
+            _rate(g),
+        ]
+
+    names = ["starts", "2nd to play", "3rd to play", "4th to play"]
+    return (
+        f"\n  Turn order: the start player of round 1 wins {_rate(first)} of "
+        f"{turn['games']:,} games (no advantage: {100 * first['fair_win_rate']:.1f}%); "
+        "score minus the others' mean "
+        f"{_interval(first['score_diff'], first['score_diff_ci95'], 2)}"
+        "\n\n  By turn order in round 1\n"
+        + table(
+            header, [row(names[g["position"]], g, g["player_games"]) for g in turn["positions"]]
+        )
+        + "\n  The start player, by the seat that started\n"
+        + table(
+            ("", "games started", *header[2:]),
+            [row(f"seat {g['seat']}", g, g["games"]) for g in turn["start_seats"]],
+        )
+    )
+
+
 def format_table(doc: dict[str, Any]) -> str:
     """The statistics document as readable text (per configuration: summary, bots, seats, h2h)."""
     out = []
@@ -131,13 +166,7 @@ def format_table(doc: dict[str, Any]) -> str:
         out.append(
             table(_GROUP_HEADER, [_group_row(f"seat {p}", g) for p, g in enumerate(cfg["seats"])])
         )
-        out.append("\n  By turn order in round 1 (0 = start player)\n")
-        out.append(
-            table(
-                _GROUP_HEADER,
-                [_group_row(f"position {p}", g) for p, g in enumerate(cfg["positions"])],
-            )
-        )
+        out.append(_turn_order_lines(cfg))
         bonus_rows = [
             [
                 b,

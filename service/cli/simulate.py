@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .common import UsageError, add_spec_options, spec_from_args, whole_number
+from .common import CommandError, UsageError, add_spec_options, spec_from_args, whole_number
 from .output import write_statistics
 from .progress import TerminalProgress
 
@@ -38,6 +38,12 @@ def add_simulate(subparsers: argparse._SubParsersAction) -> None:
         "--workers", type=whole_number, help="processes (default: CPU count; 1: no pool)"
     )
     p.add_argument("--chunk-size", type=whole_number, help="games per chunk (default: automatic)")
+    p.add_argument(
+        "--games-out",
+        metavar="FILE.parquet",
+        help="also write every game as a row to this Parquet file (docs/research.md; streamed "
+        "per chunk, readable by pandas and polars)",
+    )
     out = p.add_mutually_exclusive_group()
     out.add_argument(
         "--json", action="store_true", help="print the statistics as one JSON document"
@@ -46,7 +52,22 @@ def add_simulate(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_simulate)
 
 
+def games_out(args: argparse.Namespace, spec):
+    """The --games-out path, checked (None when not asked for)."""
+    from pathlib import Path
+
+    path = getattr(args, "games_out", None)
+    if path is None:
+        return None
+    if spec.stop is not None:
+        raise UsageError("--games-out cannot be combined with a stopping rule")
+    if not Path(path).resolve().parent.is_dir():
+        raise UsageError(f"--games-out {path}: no such directory {Path(path).parent}")
+    return path
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
+    from sim.bots.external import ExternalBotError
     from sim.local import run_local
 
     try:
@@ -67,7 +88,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             chunk_size=args.chunk_size,
             progress=bar.show if bar else None,
             play=PLAY,
+            games_out=games_out(args, spec),
         )
+    except ExternalBotError as exc:  # a bot that failed mid-run: its message names bot and position
+        raise CommandError(str(exc)) from None
     finally:
         if bar:
             bar.close()

@@ -19,6 +19,11 @@ class Backend:
     config: ServerConfig
 
     def submit(self, spec, request_id: str):
+        if spec.game_records and not getattr(self.store.settings, "games_dir", ""):
+            raise Precondition(
+                "spec.game_records needs a games directory shared by the cluster "
+                "(AZULSIM_GAMES_DIR); this server has none"
+            )
         limit = self.config.max_games_per_job
         if limit and spec.total_games > limit:
             raise LimitExceeded(

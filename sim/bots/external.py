@@ -24,12 +24,14 @@ import shlex
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..constants import FLOOR_SLOTS
 from ..engine import wall_colours
+from ..settings import Kind, from_env, setting
 from .base import Bot
 from .features import unpack
 from .registry import Param, register_bot
@@ -37,6 +39,18 @@ from .registry import Param, register_bot
 PROTOCOL = 1
 ENV_ALLOW_CMD = "AZULSIM_EXTERNAL_CMD"
 ENV_NAMED = "AZULSIM_EXTERNAL_BOTS"
+
+# Any text but an "on" word leaves commands off (never an error: off is the safe reading).
+ON_WORD = Kind("1 to allow", lambda var, text: text.lower() in ("1", "true", "yes", "on"))
+
+
+@dataclass(frozen=True)
+class ExternalSettings:
+    """Where external bots may come from (docs/configuration.md; the loader `sim.settings`)."""
+
+    allow_cmd: bool = setting(ENV_ALLOW_CMD, False, ON_WORD, doc_default="unset")
+    named: str = setting(ENV_NAMED, "", doc_default="unset")
+
 
 PARAMS = (
     Param("timeout", "float", 60.0, 0.01, 3600, doc="seconds the bot may take per request"),
@@ -366,7 +380,7 @@ class ExternalBot(Bot):
 
 
 def _allowed() -> bool:
-    return os.environ.get(ENV_ALLOW_CMD, "").strip().lower() in ("1", "true", "yes", "on")
+    return from_env(ExternalSettings).allow_cmd
 
 
 def _check_cmd(params: dict) -> None:
@@ -408,7 +422,7 @@ def register_external_bot(name: str, command: str | list[str], *, replace: bool 
 
 def register_from_environment() -> None:
     """Register the bots named in ``AZULSIM_EXTERNAL_BOTS`` (``name=command;name2=command``)."""
-    text = os.environ.get(ENV_NAMED, "").strip()
+    text = from_env(ExternalSettings).named
     for item in filter(None, (part.strip() for part in text.split(";"))):
         name, eq, command = item.partition("=")
         if not eq or not command.strip():

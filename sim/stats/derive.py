@@ -16,44 +16,20 @@ Definitions (``n`` observations, sum ``s``, sum of squares ``q``):
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .. import RULES_VERSION
 from ..constants import END_REASONS
 from .counters import GAME_MOMENTS, HISTOGRAMS, PLAYER_MOMENTS, Counters
 from .groups import derive_groups, derive_paired
+from .intervals import Z95, moments, wilson
+from .ratings import derive_ratings
+from .sweep import derive_sweep
+from .turn_order import derive_turn_order
 
-Z95 = 1.959963984540054  # two-sided 95 % normal quantile
+__all__ = ["SCHEMA", "Z95", "derive", "group_rows", "moments", "wilson"]
+
 SCHEMA = "azulsim.stats/1"
-
-
-def wilson(k: int, n: int, z: float = Z95) -> list[float] | None:
-    """Wilson score interval ``[lo, hi]`` of a proportion ``k / n`` (None when ``n == 0``)."""
-    if n <= 0:
-        return None
-    p = k / n
-    z2 = z * z
-    denom = 1.0 + z2 / n
-    centre = (p + z2 / (2 * n)) / denom
-    half = z / denom * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n))
-    return [max(0.0, centre - half), min(1.0, centre + half)]
-
-
-def moments(n: int, s: int, q: int) -> dict[str, Any]:
-    """``{"n", "mean", "ci95", "std"}`` from a count, a sum and a sum of squares (exact ints)."""
-    out: dict[str, Any] = {"n": n, "mean": None, "ci95": None, "std": None}
-    if n <= 0:
-        return out
-    mean = s / n
-    out["mean"] = mean
-    if n >= 2:
-        var = max(n * q - s * s, 0) / (n * (n - 1))
-        std = math.sqrt(var)
-        half = Z95 * std / math.sqrt(n)
-        out["std"] = std
-        out["ci95"] = [mean - half, mean + half]
-    return out
 
 
 class _Reader:
@@ -142,6 +118,7 @@ def _configuration(r: _Reader, k: int, config) -> dict[str, Any]:
                 "score_rate": (above + level / 2) / meetings if meetings else None,
             }
     doc["head_to_head"] = h2h
+    doc["turn_order"] = derive_turn_order(r.c, k, config)
     return doc
 
 
@@ -158,6 +135,7 @@ _TOP_KEYS = (
     "seats",
     "positions",
     "head_to_head",
+    "turn_order",
 )
 
 
@@ -193,6 +171,10 @@ def derive(counters: Counters, spec) -> dict[str, Any]:
         "games_finished": finished,
         "games_truncated": truncated,
     }
+    if spec.ratings is not None:
+        doc["ratings"] = derive_ratings(counters, spec)
+    if spec.sweep is not None:
+        doc["sweep"] = derive_sweep(configs, counters, spec)
     if len(configs) == 1:
         for key in _TOP_KEYS:
             doc[key] = configs[0][key]

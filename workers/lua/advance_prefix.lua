@@ -21,26 +21,7 @@ if not state or not ACTIVE[state] then return {-1, state or ''} end
 local at = redis.call('HGET', meta, 'prefix') or '0'
 if at ~= p or redis.call('HEXISTS', pending, p) == 0 then return {0, state} end
 
-local n = tonumber(ARGV[8])
-local i = 9
-for _ = 1, n do
-  redis.call('HINCRBY', counters, ARGV[i], ARGV[i + 1])
-  i = i + 2
-end
-while i < #ARGV do
-  local field, value = ARGV[i], ARGV[i + 1]
-  local current = redis.call('HGET', counters, field)
-  local take = not current
-  if not take then
-    if string.sub(field, 1, 4) == 'min|' then
-      take = tonumber(value) < tonumber(current)
-    else
-      take = tonumber(value) > tonumber(current)
-    end
-  end
-  if take then redis.call('HSET', counters, field, value) end
-  i = i + 2
-end
+merge_counters(counters, 8)
 
 redis.call('HDEL', pending, p)
 redis.call('HSET', meta, 'prefix', tonumber(p) + 1, 'stopping', ARGV[5], 'games_done', ARGV[6],

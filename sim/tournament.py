@@ -1,0 +1,80 @@
+"""A tournament as one job: every pair (or table) of the bots in mirrored groups, then ratings.
+
+For two players, one mirrored configuration per unordered pair of bots; for 3 or 4 players, one
+per combination of that many different bots (tables of mixed bots), so every bot meets every
+other at the same number of tables. Mirrored seating plays each deal once per rotation of the
+seats, so deal and seat luck cancel within a group. The job carries ``ratings`` (`sim.spec.Ratings`)
+and its statistics a ``ratings`` section (`sim.stats.ratings`): Bradley–Terry on the Elo scale,
+anchored on a named bot (default: the first).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from .bots.registry import parse_bot_spec
+from .spec import Configuration, JobSpec
+
+MAX_BOTS = 12
+
+
+def tournament_spec(
+    bots: list[str],
+    players: int = 2,
+    games_per_pair: int = 1000,
+    seed: int = 0,
+    wall: str = "coloured",
+    anchor: str | None = None,
+    max_rounds: int | None = None,
+) -> JobSpec:
+    """The job of a tournament of `bots` (at least two different ones, at most `MAX_BOTS`).
+
+    `games_per_pair` is the games of each pairing (configuration), rounded up to whole mirrored
+    groups of `players` games.
+    """
+    labels = []
+    for i, text in enumerate(bots):
+        try:
+            labels.append(parse_bot_spec(text).label)
+        except ValueError as exc:
+            raise ValueError(f"bots[{i}]: {exc}") from None
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"bots must be different bots; got {labels}")
+    if not 2 <= len(labels) <= MAX_BOTS:
+        raise ValueError(f"bots must name 2 to {MAX_BOTS} bots; got {len(labels)}")
+    if players not in (2, 3, 4):
+        raise ValueError(f"players must be 2, 3 or 4; got {players}")
+    if len(labels) < players:
+        raise ValueError(
+            f"a {players}-player tournament needs at least {players} bots; got {len(labels)}"
+        )
+    if not isinstance(games_per_pair, int) or games_per_pair < 1:
+        raise ValueError(f"games_per_pair must be an integer of at least 1; got {games_per_pair!r}")
+    games = -(-games_per_pair // players) * players
+    configs = [
+        Configuration(players, table, seating="mirrored", wall=wall)
+        for table in combinations(labels, players)
+    ]
+    extra = {} if max_rounds is None else {"max_rounds": max_rounds}
+    return JobSpec(
+        tuple(configs),
+        games=games,
+        seed=seed,
+        ratings={"anchor": anchor if anchor is not None else labels[0]},
+        **extra,
+    )
+
+
+def head_to_head_matrix(doc: dict) -> tuple[list[str], list[list[float | None]]]:
+    """``(labels, rates)`` of a tournament's statistics, strongest first: ``rates[i][j]`` is the
+    observed score rate of bot i against bot j over all configurations (None on the diagonal
+    and for pairs that never met)."""
+    ratings = doc["ratings"]
+    labels = [r["bot"] for r in ratings["bots"]]
+    index = {b: i for i, b in enumerate(labels)}
+    rates: list[list[float | None]] = [[None] * len(labels) for _ in labels]
+    for pair in ratings["head_to_head"]:
+        i, j = index[pair["bot"]], index[pair["opponent"]]
+        rates[i][j] = pair["observed"]
+        rates[j][i] = 1.0 - pair["observed"]
+    return labels, rates
