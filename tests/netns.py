@@ -262,43 +262,22 @@ class Network:
 
     def partition(self, a: str, b: str) -> None:
         """The router drops what it would forward between `a` and `b` (both ways), silently."""
-        for src, dst in ((a, b), (b, a)):
-            if (src, dst) in self.rules:
-                continue
-            _ip(
-                "-n",
-                self.router,
-                "rule",
-                "add",
-                "from",
-                self.hosts[src].addr,
-                "to",
-                self.hosts[dst].addr,
-                "blackhole",
-                "priority",
-                "100",
-            )
-            self.rules.add((src, dst))
-        _flush_route_cache(self.router)
+        self._blackhole("add", a, b)
 
     def heal(self, a: str, b: str) -> None:
+        self._blackhole("del", a, b)
+
+    def _blackhole(self, op: str, a: str, b: str) -> None:
+        """Add (`op` "add") or remove ("del") the router's blackhole rules between `a` and `b`."""
         for src, dst in ((a, b), (b, a)):
-            if (src, dst) not in self.rules:
+            if ((src, dst) in self.rules) == (op == "add"):
                 continue
-            _ip(
-                "-n",
-                self.router,
-                "rule",
-                "del",
-                "from",
-                self.hosts[src].addr,
-                "to",
-                self.hosts[dst].addr,
-                "blackhole",
-                "priority",
-                "100",
-            )
-            self.rules.discard((src, dst))
+            addrs = ("from", self.hosts[src].addr, "to", self.hosts[dst].addr)
+            _ip("-n", self.router, "rule", op, *addrs, "blackhole", "priority", "100")
+            if op == "add":
+                self.rules.add((src, dst))
+            else:
+                self.rules.discard((src, dst))
         _flush_route_cache(self.router)
 
     # -- lifetime ----------------------------------------------------------------------------
