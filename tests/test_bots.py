@@ -13,9 +13,9 @@ from sim.bots.greedy import greedy_actions
 from sim.bots.heuristic import HeuristicBot
 from sim.bots.search import RolloutBot
 from sim.play import play_batch, play_games
-from sim.rng import BOT, game_keys
 from sim.spec import Configuration, first_player
 from sim.tiling import tile_points
+from tests.positions import random_positions
 
 BOTS = ["random", "greedy", "heuristic", "heuristic:floor=2.5,centre=0", "rollout:width=2"]
 COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
@@ -23,21 +23,7 @@ RED, BLUE, YELLOW, WHITE = 2, 0, 1, 4
 
 
 def _positions(players: int, wall: str, games: int = 40, seed: int = 5):
-    """Random positions: games played by the random bot for a varying number of turns."""
-    rand = make_bot("random")
-    ids = np.arange(games)
-    st = engine.new_games(players, wall, seed, ids, first_player(seed, ids, players))
-    keys = game_keys(seed, ids, BOT)
-    stop_at = (ids * 7) % 45  # each game stops after its own number of random turns
-    for _ in range(45):
-        slots = np.flatnonzero(~st.done & (st.turn < stop_at))
-        if slots.size == 0:
-            break
-        engine.play(st, slots, rand.act(st, slots, keys[slots]), defer_round_end=True)
-        waiting = np.flatnonzero(~st.done & (st.tiles_left == 0))
-        if waiting.size:
-            engine.end_rounds(st, waiting)
-    return st, keys
+    return random_positions(players, wall, games, seed)
 
 
 @pytest.mark.parametrize("players,wall", COMBOS)

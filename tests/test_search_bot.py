@@ -16,27 +16,14 @@ from sim.bots.registry import get_bot_info
 from sim.bots.round_search import SearchBot
 from sim.play import play_batch, play_games
 from sim.records import GameRecords
-from sim.rng import BOT, game_keys
 from sim.spec import Configuration, first_player
+from tests.positions import random_positions
 
 COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
 
 
 def _positions(players: int, wall: str, games: int = 30, seed: int = 5):
-    rand = make_bot("random")
-    ids = np.arange(games)
-    st = engine.new_games(players, wall, seed, ids, first_player(seed, ids, players))
-    keys = game_keys(seed, ids, BOT)
-    stop_at = (ids * 7) % 45
-    for _ in range(45):
-        slots = np.flatnonzero(~st.done & (st.turn < stop_at))
-        if slots.size == 0:
-            break
-        engine.play(st, slots, rand.act(st, slots, keys[slots]), defer_round_end=True)
-        waiting = np.flatnonzero(~st.done & (st.tiles_left == 0))
-        if waiting.size:
-            engine.end_rounds(st, waiting)
-    return st, keys
+    return random_positions(players, wall, games, seed)
 
 
 @pytest.mark.parametrize("players,wall", COMBOS)

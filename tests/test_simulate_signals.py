@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,12 +23,9 @@ RSS_BOUND_MB = 300  # per process; the issue's target
 
 def _rss_mb(pid: int) -> int | None:
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) // 1024
-    except OSError:
+        return psutil.Process(pid).memory_info().rss // 2**20
+    except psutil.NoSuchProcess:
         return None
-    return None
 
 
 def _children(pid: int) -> list[int]:
