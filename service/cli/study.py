@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from collections.abc import Callable
 
 from .common import CommandError, UsageError, make_client, rpc_errors
 
@@ -32,3 +35,15 @@ def run_to_end(spec, args: argparse.Namespace) -> dict:
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1; got {args.workers}")
     return run_local(spec, workers=args.workers, play=simulate.PLAY).statistics()
+
+
+def run_study(spec, args: argparse.Namespace, section: str, render: Callable[[dict], str]) -> int:
+    """Play `spec` to the end and print its `section` of the statistics: as JSON (with the
+    spec) with ``--json``, else as `render` lays it out."""
+    doc = run_to_end(spec, args)
+    if args.json:
+        json.dump({**doc[section], "spec": doc["spec"]}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render(doc))
+    return 0

@@ -14,12 +14,10 @@ the sweep as one service job. At most 100 values (a 10 x 10 grid).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
 from .common import UsageError, add_client_options
-from .study import run_to_end
+from .study import run_study
 
 
 def add_sweep(subparsers: argparse._SubParsersAction) -> None:
@@ -133,16 +131,5 @@ def format_sweep(doc: dict[str, Any]) -> str:
     return "".join(lines)
 
 
-def _write(doc: dict[str, Any], args: argparse.Namespace) -> None:
-    if args.json:
-        json.dump({**doc["sweep"], "spec": doc["spec"]}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(format_sweep(doc))
-
-
 def cmd_sweep(args: argparse.Namespace) -> int:
-    spec = sweep_job(args)
-    doc = run_to_end(spec, args)
-    _write(doc, args)
-    return 0
+    return run_study(sweep_job(args), args, "sweep", format_sweep)

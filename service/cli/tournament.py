@@ -13,12 +13,10 @@ service job; its ratings are part of GetStatistics. ``azulsim report`` draws the
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
 from .common import UsageError, add_client_options
-from .study import run_to_end
+from .study import run_study
 
 
 def add_tournament(subparsers: argparse._SubParsersAction) -> None:
@@ -126,16 +124,5 @@ def format_ratings(doc: dict[str, Any]) -> str:
     return "".join(lines)
 
 
-def _write(doc: dict[str, Any], args: argparse.Namespace) -> None:
-    if args.json:
-        json.dump({**doc["ratings"], "spec": doc["spec"]}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(format_ratings(doc))
-
-
 def cmd_tournament(args: argparse.Namespace) -> int:
-    spec = tournament_job(args)
-    doc = run_to_end(spec, args)
-    _write(doc, args)
-    return 0
+    return run_study(tournament_job(args), args, "ratings", format_ratings)
