@@ -202,6 +202,13 @@ def run_worker(
         "--prefetch-multiplier=1",
         *(argv or []),
     ]
+    if not settings.remote_control and "--without-gossip" not in args:
+        # Gossip's event subscription is a pub/sub connection too: after a Redis restart redis-py
+        # reconnects it inside kombu's read and blocks there for good, the event loop with it
+        # (tests/test_faults.py::test_redis_dies_between_merge_and_ack, docs/reliability.md).
+        # AzulSim needs no gossip (its reconciler's leases find lost workers); Flower's set-up
+        # (AZULSIM_REMOTE_CONTROL=1) keeps it.
+        args.append("--without-gossip")
     if not any(a.startswith(("--loglevel", "-l")) for a in argv or []):
         args.append("--loglevel=INFO")
     celery.worker_main(args)
