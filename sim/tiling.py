@@ -38,16 +38,17 @@ def _legal_columns(wall: np.ndarray, col_colours: np.ndarray, row: int, colour) 
 _GATHER_COLUMN32 = np.uint32(T.GATHER_COLUMN)
 
 
-def _gray_columns(st, slots, row, full, hue, wall, col_colours, choose_columns):
+def _gray_columns(st, slots, row, full, hue, wall, col_colours, choose_columns, seat_of, slot_of):
     """The full lines of gray-wall row `row` that have a legal column, and those columns.
 
-    Returns ``(at, seat, game, chosen)``: flat positions ``seat * n + game`` into the (P, n)
-    arrays, their seats and games (indices into `slots`), and the chosen columns (int32); a full
-    line not listed is a dead end (RULES §9.3-4). A `choose_columns` whose ``all_seats``
-    attribute is true takes every seat of the row in one call (``seat`` an array, element by
-    element with the slots); otherwise it is called seat by seat with an int ``seat``, as
-    `sim.bots.base` describes. Everything is gathered through flat positions: 2-D ``nonzero``
-    and fancy indexing cost several times more at these sizes.
+    Lines are flat positions ``seat * n + game`` into the (P, n) arrays; `seat_of` and `slot_of`
+    give each position's seat and slot. Returns ``(at, seat, slot, chosen, dead)``: the lines with
+    a legal column, their seats and slots, the chosen columns (int32), and the (P, n) mask of the
+    full lines without one (RULES §9.3-4), None when there is none. A `choose_columns` whose
+    ``all_seats`` attribute is true takes every seat of the row in one call (``seat`` an array,
+    element by element with the slots); otherwise it is called seat by seat with an int ``seat``,
+    as `sim.bots.base` describes. Everything goes through flat positions: 2-D ``nonzero`` and
+    fancy indexing cost several times more at round-end sizes.
     """
     n = full.shape[1]
     legal = _legal_columns(wall, col_colours, row, hue)
@@ -63,24 +64,24 @@ def _gray_columns(st, slots, row, full, hue, wall, col_colours, choose_columns):
             colour = hue[p].take(pick)
             chosen = np.asarray(choose_columns(st, slots.take(pick), p, row, colour, ok), np.int32)
             _check_columns(chosen, ok, p, row)
-            parts.append((p * n + pick, pick, chosen))
-        if not parts:
-            return (_EMPTY,) * 3 + (_EMPTY.astype(np.int32),)
-        at = np.concatenate([a for a, _, _ in parts])
-        game = np.concatenate([g for _, g, _ in parts])
-        return at, at // n, game, np.concatenate([c for _, _, c in parts])
-    at = (legal_flat != 0).nonzero()[0]
-    seat = at // n
-    game = at - seat * n
-    ok = legal_flat.take(at)
-    if choose_columns is None:  # leftmost legal column (decision 9.3.1)
-        return at, seat, game, T.NTH_DEST_FLAT.take(ok * 6).astype(np.int32)
-    if at.size == 0:
-        return at, seat, game, np.zeros(0, np.int32)
-    colour = hue.reshape(-1).take(at)
-    chosen = np.asarray(choose_columns(st, slots.take(game), seat, row, colour, ok), np.int32)
-    _check_columns(chosen, ok, seat, row)
-    return at, seat, game, chosen
+            parts.append((p * n + pick, chosen))
+        at = np.concatenate([a for a, _ in parts]) if parts else _EMPTY
+        chosen = np.concatenate([c for _, c in parts]) if parts else _EMPTY.astype(np.int32)
+        seat, slot = seat_of.take(at), slot_of.take(at)
+    else:
+        at = (legal_flat != 0).nonzero()[0]
+        seat, slot = seat_of.take(at), slot_of.take(at)
+        ok = legal_flat.take(at)
+        if choose_columns is None:  # leftmost legal column (decision 9.3.1)
+            chosen = T.NTH_DEST_FLAT.take(ok * 6).astype(np.int32)
+        elif at.size == 0:
+            chosen = _EMPTY.astype(np.int32)
+        else:
+            colour = hue.reshape(-1).take(at)
+            chosen = np.asarray(choose_columns(st, slot, seat, row, colour, ok), np.int32)
+            _check_columns(chosen, ok, seat, row)
+    dead = full & (legal == 0) if at.size < np.count_nonzero(full) else None
+    return at, seat, slot, chosen, dead
 
 
 _EMPTY = np.zeros(0, np.intp)
@@ -123,35 +124,41 @@ def tile_walls(st: BatchState, slots: np.ndarray, choose_columns=None) -> None:
     cols = np.arange(n)
     lid_at = np.zeros((5, st.players, n), np.intp)
     lid_add = np.zeros((5, st.players, n), np.int32)
+    if st.gray:
+        seat_of = np.repeat(np.arange(st.players), n)  # seat and slot of each flat (P, n) position
+        slot_of = np.tile(slots, st.players)
+        flat_wall, flat_rows, flat_cols, flat_points = (
+            a.reshape(-1) for a in (wall, row_colours, col_colours, points)
+        )
     for r in range(5):
         full = counts[:, r] == r + 1
         colour = colours[:, r]
         hue = np.maximum(colour, 0)
+        to_lid = full * np.int32(r)
         if st.gray:
-            at, seat, game, chosen = _gray_columns(
-                st, slots, r, full, hue, wall, col_colours, choose_columns
+            at, seat, slot, chosen, dead = _gray_columns(
+                st, slots, r, full, hue, wall, col_colours, choose_columns, seat_of, slot_of
             )
-            col = np.zeros(full.shape, np.int32)
-            col.reshape(-1)[at] = chosen
-            on = np.zeros(full.shape, np.int32)
-            on.reshape(-1)[at] = 1
-            to_lid = full * np.int32(r)
-            dead = full > on  # full, with no legal column
-            if dead.any():
+            if dead is not None:
                 # Dead end: all r+1 tiles to the floor at once (RULES §9.4); they reach the lid.
                 floor = np.minimum(floor + dead * np.int32(r + 1), FLOOR_SLOTS)
                 to_lid += dead
+            # Only the tiled lines' walls, colours and points change: updated where they are.
+            hue_at = hue.reshape(-1).take(at)
+            tiled = flat_wall.take(at) | (1 << (5 * r + chosen))
+            flat_wall[at] = tiled
+            flat_rows[at] = flat_rows.take(at) | (1 << (5 * r + hue_at))
+            flat_cols[at] = flat_cols.take(at) | (1 << (5 * chosen + hue_at))
+            flat_points[at] = flat_points.take(at) + tile_points(tiled, r, chosen)
             # Gray walls keep each cell's colour; the coloured wall's follow from the layout.
-            cell_at = (seat * 25 + 5 * r + chosen) * b_all + slots.take(game)
-            cells[cell_at] = hue.reshape(-1).take(at).astype(np.int8)  # int8: a faster scatter
+            cells[(seat * 25 + 5 * r + chosen) * b_all + slot] = hue_at.astype(np.int8)
         else:
             col = T.COLOURED_COLUMN[r].take(colour + 1)
             on = full.astype(np.int32)
-            to_lid = full * np.int32(r)
-        wall |= on << (5 * r + col)
-        row_colours |= on << (5 * r + hue)
-        col_colours |= on << (5 * col + hue)
-        points += on * tile_points(wall, r, col)
+            wall |= on << (5 * r + col)
+            row_colours |= on << (5 * r + hue)
+            col_colours |= on << (5 * col + hue)
+            points += on * tile_points(wall, r, col)
         # The other r tiles of a tiled line go to the lid (§6.1); added up once below.
         lid_at[r] = hue * n + cols
         lid_add[r] = to_lid
