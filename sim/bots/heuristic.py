@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..constants import TILES_PER_COLOUR
 from .base import Bot, elementwise_columns
 from .features import (
     _FLOOR_COST,
@@ -93,11 +94,33 @@ def game_ending(st, slots: np.ndarray) -> np.ndarray:
     return np.bitwise_count(rows).max(axis=(0, 1)) >= 4
 
 
+def seat_line_values(bot, st, seat: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """(5 c, 5 r, n) float32: the heuristic's line values ``V`` of `seat` (one per slot)."""
+    return line_values(
+        st.gray,
+        per_seat(st.wall, seat, slots),
+        per_seat(st.row_colours, seat, slots),
+        per_seat(st.col_colours, seat, slots),
+        per_line(st.line_count, seat, slots),
+        per_line(st.line_colour, seat, slots),
+        bot.points,
+        bot.bonus,
+        2.0 * bot.floor_w,
+    )
+
+
+def partial_share(bot, st, slots: np.ndarray) -> np.ndarray:
+    """(n,) float32: ``p``, the share of a line's value an incomplete line is credited per
+    fraction filled (``partial``, less ``endgame`` of it once some wall has a row of 4)."""
+    return np.float32(bot.partial) * (1 - np.float32(bot.endgame) * game_ending(st, slots))
+
+
 def _max_over_lines(v: np.ndarray, out=None) -> np.ndarray:
-    """Max over axis 1 of a (5, 5 r, n) array, as four maximums (a middle-axis reduce is slow)."""
-    out = np.maximum(v[:, 0], v[:, 1], out=out)
+    """Max over the line axis of a (..., 5 r, n) array, as four maximums (a middle-axis reduce is
+    slow)."""
+    out = np.maximum(v[..., 0, :], v[..., 1, :], out=out)
     for r in range(2, 5):
-        np.maximum(out, v[:, r], out=out)
+        np.maximum(out, v[..., r, :], out=out)
     return out
 
 
@@ -218,6 +241,104 @@ class _Evaluation:
         return (source * 5 + colour) * 6 + dest
 
 
+# The tile counts k = 1..4 of a factory pick, broadcast over (k, colour, line, game).
+_K4 = np.arange(1, 5, dtype=np.int16)[:, None, None]  # (4, 1, 1)
+_K4F = _K4.astype(np.float32)[:, None]  # (4, 1, 1, 1)
+_ROOMS = 6  # a pattern line has room 0..5
+# Objects falling from a centre pick: max(k - room, 0) + marker with k <= 20 tiles of a colour,
+# looked up by 2 * k + marker.
+_KM = 2 * (TILES_PER_COLOUR + 1)
+
+
+def floor_costs(floor_table: np.ndarray) -> np.ndarray:
+    """A bot's weighted floor costs re-indexed by what a pick puts on a line: entry
+    ``((floor * 6 + room) * 42 + 2 * k + m)`` is ``floor_table[floor * 32 + max(k - room, 0) + m]``
+    (k tiles onto a line with that room, m = 1 when the marker comes too). The same float32 numbers
+    as `_Evaluation._floor_cost`, found with one index per (line, game) instead of three."""
+    f = np.arange(8)[:, None, None, None]
+    room = np.arange(_ROOMS)[None, :, None, None]
+    k = np.arange(TILES_PER_COLOUR + 1)[None, None, :, None]
+    m = np.arange(2)[None, None, None, :]
+    over = np.minimum(np.maximum(k - room, 0) + m, FLOOR_MAX_X - 1)
+    return floor_table.take(f * FLOOR_MAX_X + over).ravel()
+
+
+def best_actions(bot, st, slots: np.ndarray, value: np.ndarray, partial: np.ndarray) -> np.ndarray:
+    """(n,) the heuristic's action in each game of `slots`, given the line values `value`
+    (`seat_line_values`) and `partial` (`partial_share`) of the seat to move.
+
+    `_Evaluation` then its ``action(first_max(values))``, with only what the choice needs: the
+    same float32 numbers for every legal pick, in fewer passes. A line the pick may not use still
+    gets the -1e4 penalty, so it never beats the floor; an absent pick is below -1e4.
+    """
+    n = slots.shape[0]
+    cols = np.arange(n)
+    costs = bot.floor_costs
+    seat = seat_to_move(st, slots)
+    acc = per_seat(st.accept, seat, slots)
+    counts = per_line(st.line_count, seat, slots)
+    floor6 = per_seat(st.floor, seat, slots).astype(np.intp) * _ROOMS
+    penalty = ((acc[None, None] & _ACCEPT_BIT) == 0) * -_BIG  # (5 c, 5 r, n): 0 or -1e4
+    frac = counts.astype(np.float32) / _CAPF
+    a = value * (partial / _CAPF)
+    a += penalty
+    b = value * (1 - partial * frac)
+    b += penalty
+    room = CAP - counts  # (5 r, n) int16
+    at = (floor6 + room) * _KM  # (5 r, n): this line's row of `costs`
+    at0 = floor6 * _KM  # room 0: the plain floor cost of 2k + m
+
+    # v[k, c, r]: k = 1..4 tiles of colour c from a factory to line r; v[0]: the centre's tiles.
+    # `_best_line` is (b - fc) + low * ((k a - b) + fc) with low = (k < room); where low is 1
+    # the floor cost fc is 0, and where it is 0 the product is, so this is b + (low (k a - b) - fc)
+    # exactly (up to the sign of a zero).
+    v = np.empty((5, 5, 5, n), np.float32)
+    v4 = v[1:]
+    np.multiply(_K4F, a, out=v4)
+    v4 -= b
+    v4 *= (room > _K4).astype(np.float32)[:, None]
+    v4 -= costs.take(at + 2 * _K4)[:, None]
+    v4 += b
+    best = np.empty((5, 5, n), np.float32)  # [k, c]: the best of a factory pick of k tiles
+    best[0] = -_BIG * 4
+    _max_over_lines(v4, out=best[1:])
+    np.maximum(best[1:], -costs.take(at0 + 2 * _K4[:, :, 0])[:, None], out=best[1:])
+
+    tiles = unpack(np.take(st.sources, slots, axis=1))  # (S, 5, n) int16
+    fk = tiles[1:]
+    colour_at = np.arange(5)[:, None] * n + cols
+    factory = flat(best).take(fk.astype(np.intp) * (5 * n) + colour_at)
+    leftover = fk.sum(axis=1, dtype=np.int16)[:, None, :] - fk
+    factory -= np.float32(bot.centre) * leftover
+
+    kc = tiles[0]
+    m = st.marker_in_centre[slots].astype(np.int16)
+    km = 2 * kc + m  # (5 c, n)
+    fcm = costs.take(at0 + m)
+    # `_best_line` with the marker: (b - fc) + low * (((k a - fcm) - b) + fc), fc = fcm where low.
+    vc = v[0]
+    np.multiply(kc[:, None, :].astype(np.float32), a, out=vc)
+    vc -= fcm
+    vc -= b
+    vc += fcm
+    vc *= (room > kc[:, None, :]).astype(np.float32)
+    vc += b - costs.take(at[None] + km[:, None])
+    centre = _max_over_lines(vc)
+    np.maximum(centre, -costs.take(at0 + km), out=centre)
+    centre += np.float32(bot.marker) * m - _BIG * 4 * (kc == 0)
+
+    q = first_max(np.concatenate([centre[None], factory]).reshape(-1, n))
+    source = q // 5
+    colour = q % 5
+    k = flat(tiles).take(q * n + cols)
+    from_centre = source == 0
+    row = np.where(from_centre, 0, k) * 5 + colour  # the pick's v[k, c] (k = 0: the centre)
+    lines = flat(v).take((row * 5 + np.arange(5)[:, None]) * n + cols)  # (5 r, n)
+    to_floor = -costs.take(at0 + 2 * k + from_centre * m)
+    dest = first_max(np.concatenate([lines, to_floor[None]]))
+    return (source * 5 + colour) * 6 + dest
+
+
 @elementwise_columns
 class HeuristicBot(Bot):
     def __init__(
@@ -235,6 +356,7 @@ class HeuristicBot(Bot):
         self.floor_w = floor
         # floor x the floor-cost table, float32: the products the evaluation would form.
         self.floor_table = np.float32(floor) * _FLOOR_COST
+        self.floor_costs = floor_costs(self.floor_table)
         self.bonus = bonus
         self.centre = centre
         self.marker = marker
@@ -244,8 +366,10 @@ class HeuristicBot(Bot):
         return _Evaluation(self, st, slots)
 
     def act(self, st, slots, keys=None) -> np.ndarray:
-        ev = self.evaluate(st, slots)
-        return ev.action(first_max(ev.values))
+        """`_Evaluation`'s choice, computed by `best_actions`."""
+        seat = seat_to_move(st, slots)
+        value = seat_line_values(self, st, seat, slots)
+        return best_actions(self, st, slots, value, partial_share(self, st, slots))
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
         return best_columns(st.wall[seat, slots], row, legal, self.bonus)

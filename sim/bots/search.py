@@ -38,6 +38,7 @@ from .features import (
 )
 from .heuristic import PARAMS as HEURISTIC_PARAMS
 from .heuristic import HeuristicBot, game_ending
+from .playout import play_out
 from .registry import Param
 
 PARAMS = (
@@ -79,24 +80,23 @@ class RolloutBot(Bot):
         cand = self.candidates(st, slots)
         if self.width == 1 or n == 0:
             return cand[0]
-        width = self.width
-        sub = substate(st, np.tile(slots, width))
-        me = np.tile(st.current[slots].astype(np.intp), width)
-        everyone = np.arange(width * n)
-        engine.play(sub, everyone, cand.reshape(-1), defer_round_end=True)
-        while True:
-            running = np.flatnonzero(~sub.done & (sub.tiles_left > 0))
-            if running.size == 0:
-                break
-            engine.play(sub, running, self.policy.act(sub, running), defer_round_end=True)
-        waiting = np.flatnonzero(~sub.done)
-        columns = self._columns if sub.gray else None
-        if waiting.size:
-            engine.end_rounds(sub, waiting, columns, deal=False)
-        value = self.position_values(sub)  # (P, width * n)
-        own = value[me, everyone]
-        value[me, everyone] = -np.inf
-        margin = (own - value.max(axis=0)).reshape(width, n)
+        # A short list repeats its first pick: a repeat can never win (ties go to the earlier
+        # candidate), and a game with one distinct candidate needs no play-out at all.
+        distinct = np.ones(cand.shape, bool)
+        distinct[1:] = cand[1:] != cand[0]
+        open_ = np.flatnonzero(distinct[1:].any(axis=0))
+        js, gs = np.nonzero(distinct[:, open_])
+        gs = open_[gs]
+        sub = substate(st, slots[gs])
+        copies = np.arange(gs.size)
+        engine.play(sub, copies, cand[js, gs], defer_round_end=True)
+        play_out(self.policy, sub, self._columns)
+        value = self.position_values(sub)  # (P, copies)
+        me = st.current[slots[gs]].astype(np.intp)
+        own = value[me, copies]
+        value[me, copies] = -np.inf
+        margin = np.full(cand.shape, -np.inf, np.float32)
+        margin[js, gs] = own - value.max(axis=0)
         best = first_max(margin)
         return cand[best, np.arange(n)]
 
