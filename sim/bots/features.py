@@ -9,6 +9,7 @@ Shapes use ``n`` for the number of slots, ``F`` for factories and ``S = F + 1`` 
 from __future__ import annotations
 
 from dataclasses import fields
+from functools import lru_cache
 
 import numpy as np
 
@@ -142,6 +143,39 @@ def colour_progress(row_colours: np.ndarray, bonus: float) -> np.ndarray:
     return (2 * have + 1).astype(np.float32) * np.float32(10 * bonus / 25)
 
 
+@lru_cache(maxsize=64)
+def _coloured_tables(points: float, bonus: float) -> tuple[np.ndarray, np.ndarray]:
+    """`cell_values` and `colour_progress` as tables (the same float32 operations on every input):
+    ``cells[(row_mask * 32 + col_mask) * 25 + 5 r + col]`` and ``colours[tiles of the colour]``."""
+    rm = np.arange(32)[:, None, None]
+    cm = np.arange(32)[None, :, None]
+    pts = PTS.reshape(32, 32, 25)
+    rows = (2 * POP5[rm] + 1).astype(np.float32) * (2 * bonus / 25)
+    cols = (2 * POP5[cm] + 1).astype(np.float32) * (7 * bonus / 25)
+    cells = pts * np.float32(points) + rows + cols
+    colours = (2 * np.arange(6, dtype=np.int16) + 1).astype(np.float32) * np.float32(10 * bonus / 25)
+    return cells.ravel(), colours
+
+
+_CELL_COL = (COLOURED_CELL % 5).reshape(5, 5)  # (5 c, 5 r): the column of colour c in row r
+
+
+def coloured_line_values(wall, row_colours, counts, colours, points: float, bonus: float):
+    """`line_values` of the coloured wall, (5 c, 5 r, n)."""
+    return pending_line_values(*pending_wall(wall, row_colours, counts, colours), points, bonus)
+
+
+def pending_line_values(wall, row_colours, points: float, bonus: float) -> np.ndarray:
+    """Coloured wall: `line_values` from the `pending_wall` masks, (5 c, 5 r, n): the cell value
+    of ``(r, (c + r) % 5)`` plus the colour share, the same float32 numbers from two tables."""
+    cells, colour_bonus = _coloured_tables(float(points), float(bonus))
+    rm = row_masks(wall)  # (5 r, n)
+    cm = column_masks(wall)  # (5 col, n)
+    at = (rm[None] * 32 + cm[_CELL_COL]) * 25 + COLOURED_CELL.reshape(5, 5, 1)
+    have = POP5[column_masks(row_colours)]  # (5 c, n) tiles of each colour
+    return cells.take(at) + colour_bonus.take(have)[:, None, :]
+
+
 def line_values(
     gray: bool,
     wall: np.ndarray,
@@ -160,12 +194,10 @@ def line_values(
     (RULES §9.3) on the wall as it stands, or ``-dead_end * (r + 1)`` when none is legal (§9.4).
     """
     if not gray:
-        wall, row_colours = pending_wall(wall, row_colours, counts, colours)
+        return coloured_line_values(wall, row_colours, counts, colours, points, bonus)
     base = cell_values(wall, points, bonus)
     colour = colour_progress(row_colours, bonus)[:, None, :]
     n = wall.shape[0]
-    if not gray:
-        return base.reshape(25, n)[COLOURED_CELL].reshape(5, 5, n) + colour
     big = np.float32(1e4)
     occupied = ((wall[None, None] >> _CELL) & 1).astype(np.float32)  # (5 r, 5 col, n)
     best = np.full((5, 5, n), -2 * big, np.float32)

@@ -263,13 +263,16 @@ def floor_costs(floor_table: np.ndarray) -> np.ndarray:
     return floor_table.take(f * FLOOR_MAX_X + over).ravel()
 
 
-def best_actions(bot, st, slots: np.ndarray, value: np.ndarray, partial: np.ndarray) -> np.ndarray:
+def best_actions(
+    bot, st, slots: np.ndarray, value: np.ndarray, partial: np.ndarray, factories: bool = True
+) -> np.ndarray:
     """(n,) the heuristic's action in each game of `slots`, given the line values `value`
     (`seat_line_values`) and `partial` (`partial_share`) of the seat to move.
 
     `_Evaluation` then its ``action(first_max(values))``, with only what the choice needs: the
     same float32 numbers for every legal pick, in fewer passes. A line the pick may not use still
-    gets the -1e4 penalty, so it never beats the floor; an absent pick is below -1e4.
+    gets the -1e4 penalty, so it never beats the floor; an absent pick is below -1e4. With
+    ``factories=False`` (every factory of these games is empty) only the centre is valued.
     """
     n = slots.shape[0]
     cols = np.arange(n)
@@ -287,29 +290,31 @@ def best_actions(bot, st, slots: np.ndarray, value: np.ndarray, partial: np.ndar
     room = CAP - counts  # (5 r, n) int16
     at = (floor6 + room) * _KM  # (5 r, n): this line's row of `costs`
     at0 = floor6 * _KM  # room 0: the plain floor cost of 2k + m
+    s = st.sources.shape[0] if factories else 1
+    tiles = unpack(np.take(st.sources[:s], slots, axis=1))  # (s, 5, n) int16
+    picks = np.empty((s, 5, n), np.float32)  # the value of each (source, colour)
 
     # v[k, c, r]: k = 1..4 tiles of colour c from a factory to line r; v[0]: the centre's tiles.
-    # `_best_line` is (b - fc) + low * ((k a - b) + fc) with low = (k < room); where low is 1
-    # the floor cost fc is 0, and where it is 0 the product is, so this is b + (low (k a - b) - fc)
-    # exactly (up to the sign of a zero).
-    v = np.empty((5, 5, 5, n), np.float32)
-    v4 = v[1:]
-    np.multiply(_K4F, a, out=v4)
-    v4 -= b
-    v4 *= (room > _K4).astype(np.float32)[:, None]
-    v4 -= costs.take(at + 2 * _K4)[:, None]
-    v4 += b
-    best = np.empty((5, 5, n), np.float32)  # [k, c]: the best of a factory pick of k tiles
-    best[0] = -_BIG * 4
-    _max_over_lines(v4, out=best[1:])
-    np.maximum(best[1:], -costs.take(at0 + 2 * _K4[:, :, 0])[:, None], out=best[1:])
-
-    tiles = unpack(np.take(st.sources, slots, axis=1))  # (S, 5, n) int16
-    fk = tiles[1:]
-    colour_at = np.arange(5)[:, None] * n + cols
-    factory = flat(best).take(fk.astype(np.intp) * (5 * n) + colour_at)
-    leftover = fk.sum(axis=1, dtype=np.int16)[:, None, :] - fk
-    factory -= np.float32(bot.centre) * leftover
+    v = np.empty((5 if factories else 1, 5, 5, n), np.float32)
+    if factories:
+        # `_best_line` is (b - fc) + low * ((k a - b) + fc) with low = (k < room); where low is 1
+        # the floor cost fc is 0, and where it is 0 the product is, so this is
+        # b + (low (k a - b) - fc) exactly (up to the sign of a zero).
+        v4 = v[1:]
+        np.multiply(_K4F, a, out=v4)
+        v4 -= b
+        v4 *= (room > _K4).astype(np.float32)[:, None]
+        v4 -= costs.take(at + 2 * _K4)[:, None]
+        v4 += b
+        best = np.empty((5, 5, n), np.float32)  # [k, c]: the best of a factory pick of k tiles
+        best[0] = -_BIG * 4
+        _max_over_lines(v4, out=best[1:])
+        np.maximum(best[1:], -costs.take(at0 + 2 * _K4[:, :, 0])[:, None], out=best[1:])
+        fk = tiles[1:]
+        colour_at = np.arange(5)[:, None] * n + cols
+        flat(best).take(fk.astype(np.intp) * (5 * n) + colour_at, out=picks[1:])
+        leftover = fk.sum(axis=1, dtype=np.int16)[:, None, :] - fk
+        picks[1:] -= np.float32(bot.centre) * leftover
 
     kc = tiles[0]
     m = st.marker_in_centre[slots].astype(np.int16)
@@ -323,11 +328,11 @@ def best_actions(bot, st, slots: np.ndarray, value: np.ndarray, partial: np.ndar
     vc += fcm
     vc *= (room > kc[:, None, :]).astype(np.float32)
     vc += b - costs.take(at[None] + km[:, None])
-    centre = _max_over_lines(vc)
+    centre = _max_over_lines(vc, out=picks[0])
     np.maximum(centre, -costs.take(at0 + km), out=centre)
     centre += np.float32(bot.marker) * m - _BIG * 4 * (kc == 0)
 
-    q = first_max(np.concatenate([centre[None], factory]).reshape(-1, n))
+    q = first_max(picks.reshape(-1, n))
     source = q // 5
     colour = q % 5
     k = flat(tiles).take(q * n + cols)
@@ -337,6 +342,11 @@ def best_actions(bot, st, slots: np.ndarray, value: np.ndarray, partial: np.ndar
     to_floor = -costs.take(at0 + 2 * k + from_centre * m)
     dest = first_max(np.concatenate([lines, to_floor[None]]))
     return (source * 5 + colour) * 6 + dest
+
+
+def factories_empty(st, slots: np.ndarray) -> np.ndarray:
+    """(n,) bool: every factory of the game is empty (only the centre is left to pick from)."""
+    return ~np.take(st.sources[1:], slots, axis=1).any(axis=0)
 
 
 @elementwise_columns
@@ -367,9 +377,15 @@ class HeuristicBot(Bot):
 
     def act(self, st, slots, keys=None) -> np.ndarray:
         """`_Evaluation`'s choice, computed by `best_actions`."""
-        seat = seat_to_move(st, slots)
-        value = seat_line_values(self, st, seat, slots)
-        return best_actions(self, st, slots, value, partial_share(self, st, slots))
+        out = np.empty(slots.shape[0], np.int64)
+        bare = factories_empty(st, slots)
+        for part, factories in ((~bare, True), (bare, False)):
+            group = slots[part]
+            if group.size:
+                value = seat_line_values(self, st, seat_to_move(st, group), group)
+                partial = partial_share(self, st, group)
+                out[part] = best_actions(self, st, group, value, partial, factories)
+        return out
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
         return best_columns(st.wall[seat, slots], row, legal, self.bonus)

@@ -18,47 +18,63 @@ Nothing here is random, and each copy's moves depend only on that copy.
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 
 from .. import engine
+from ..actions import ACTION_COLOUR
+from ..constants import wall_column
 from ..tables import ACTION_CAP, ACTION_LINE
-from .features import line_values, per_line, per_seat, seat_to_move
-from .heuristic import HeuristicBot, best_actions, partial_share
+from .features import pending_line_values, pending_wall, seat_to_move
+from .heuristic import (
+    HeuristicBot,
+    best_actions,
+    factories_empty,
+    partial_share,
+    seat_line_values,
+)
 
 # Copies evaluated together in one step: (4, 5, 5, BLOCK) float32 is 800 kB.
-BLOCK = 2048
+BLOCK = 4096
 _CELLS = np.arange(25)[:, None]
+# The cell and the row-colour bit a pick adds to the pending wall once its line is full.
+_WALL_BIT = (np.int32(1) << (5 * ACTION_LINE + wall_column(ACTION_LINE, ACTION_COLOUR))).astype(
+    np.int32
+)
+_ROW_COLOUR_BIT = (np.int32(1) << (5 * ACTION_LINE + ACTION_COLOUR)).astype(np.int32)
 
 
 class LineValues:
     """The heuristic's line values of every seat of every copy of `tree`, kept current as it plays.
 
-    ``values[p * 25 + 5 * c + r, i]`` is ``V[c, r]`` of seat ``p`` in copy ``i``.
+    ``values[p * 25 + 5 * c + r, i]`` is ``V[c, r]`` of seat ``p`` in copy ``i``. On the coloured
+    wall the `pending_wall` masks of every seat are kept too: a line that fills adds its cell.
     """
 
     def __init__(self, policy: HeuristicBot, tree):
         self.policy = policy
+        self.gray = tree.gray
         b = tree.batch
         everyone = np.arange(b)
         self.values = np.empty((tree.players * 25, b), np.float32)
+        if not self.gray:
+            self.wall = np.empty((tree.players, b), np.int32)
+            self.row_colours = np.empty((tree.players, b), np.int32)
         for p in range(tree.players):
-            seat = np.full(b, p, np.intp)
-            self.values[25 * p : 25 * p + 25] = self._compute(tree, seat, everyone).reshape(25, b)
+            rows = slice(25 * p, 25 * p + 25)
+            if self.gray:
+                seat = np.full(b, p, np.intp)
+                self.values[rows] = seat_line_values(policy, tree, seat, everyone).reshape(25, b)
+                continue
+            self.wall[p], self.row_colours[p] = pending_wall(
+                tree.wall[p], tree.row_colours[p], tree.line_count[p], tree.line_colour[p]
+            )
+            self.values[rows] = self._pending(self.wall[p], self.row_colours[p]).reshape(25, b)
         self.partial = partial_share(policy, tree, everyone)
 
-    def _compute(self, tree, seat, slots) -> np.ndarray:
-        h = self.policy
-        return line_values(
-            tree.gray,
-            per_seat(tree.wall, seat, slots),
-            per_seat(tree.row_colours, seat, slots),
-            per_seat(tree.col_colours, seat, slots),
-            per_line(tree.line_count, seat, slots),
-            per_line(tree.line_colour, seat, slots),
-            h.points,
-            h.bonus,
-            2.0 * h.floor_w,
-        )
+    def _pending(self, wall, row_colours) -> np.ndarray:
+        return pending_line_values(wall, row_colours, self.policy.points, self.policy.bonus)
 
     def of(self, seat: np.ndarray, slots: np.ndarray) -> np.ndarray:
         """(5 c, 5 r, n) line values of `seat` in copies `slots`."""
@@ -67,27 +83,39 @@ class LineValues:
         return self.values.reshape(-1).take(at * b + slots).reshape(5, 5, -1)
 
     def played(self, tree, slots: np.ndarray, seat: np.ndarray, actions: np.ndarray) -> None:
-        """`seat` played `actions` in `slots`: recompute the values a filled line changed."""
-        if tree.gray:  # the gray wall's line values do not depend on the pattern lines
+        """`seat` played `actions` in `slots`: the lines that filled change the values."""
+        if self.gray:  # the gray wall's line values do not depend on the pattern lines
             return
+        cap = ACTION_CAP.take(actions)
         line = ACTION_LINE.take(actions)
-        count = tree.line_count.reshape(-1).take((seat * 5 + line) * tree.batch + slots)
-        filled = (ACTION_CAP.take(actions) > 0) & (count == ACTION_CAP.take(actions))
-        if not filled.any():
+        b = tree.batch
+        count = tree.line_count.reshape(-1).take((seat * 5 + line) * b + slots)
+        filled = np.flatnonzero((count == cap) & (cap > 0))
+        if filled.size == 0:
             return
-        seat, slots = seat[filled], slots[filled]
-        b = self.values.shape[1]
-        at = (seat * 25)[None] + _CELLS
-        self.values.reshape(-1)[at * b + slots] = self._compute(tree, seat, slots).reshape(25, -1)
+        at = seat.take(filled) * b + slots.take(filled)
+        done = actions.take(filled)
+        wall = self.wall.reshape(-1)
+        row_colours = self.row_colours.reshape(-1)
+        wall[at] |= _WALL_BIT.take(done)
+        row_colours[at] |= _ROW_COLOUR_BIT.take(done)
+        cells = (seat.take(filled) * 25)[None] + _CELLS
+        values = self._pending(wall.take(at), row_colours.take(at))
+        self.values.reshape(-1)[cells * b + slots.take(filled)] = values.reshape(25, -1)
 
 
 def heuristic_step(policy: HeuristicBot, tree, slots: np.ndarray, lines: LineValues) -> np.ndarray:
-    """``policy.act(tree, slots)``, from the cached line values, in blocks of `BLOCK` copies."""
+    """``policy.act(tree, slots)``, from the cached line values, in blocks of `BLOCK` copies
+    (copies whose factories are empty valued apart: only their centre is left)."""
     out = np.empty(slots.shape[0], np.int64)
-    for lo in range(0, slots.shape[0], BLOCK):
-        part = slots[lo : lo + BLOCK]
-        value = lines.of(seat_to_move(tree, part), part)
-        out[lo : lo + BLOCK] = best_actions(policy, tree, part, value, lines.partial.take(part))
+    bare = factories_empty(tree, slots)
+    for part, factories in ((np.flatnonzero(~bare), True), (np.flatnonzero(bare), False)):
+        for lo in range(0, part.size, BLOCK):
+            at = part[lo : lo + BLOCK]
+            group = slots.take(at)
+            value = lines.of(seat_to_move(tree, group), group)
+            partial = lines.partial.take(group)
+            out[at] = best_actions(policy, tree, group, value, partial, factories)
     return out
 
 
@@ -115,3 +143,66 @@ def play_out(policy: HeuristicBot, tree, columns=None, plies: int | None = None)
     waiting = np.flatnonzero(~tree.done)
     if waiting.size:
         engine.end_rounds(tree, waiting, columns if tree.gray else None, deal=False)
+
+
+class Remembered:
+    """The play-outs a search bot chose at its last decision, for its next one.
+
+    The bot plays a candidate, the game goes on, and its next decision in that game (its own, or
+    the next seat's when it plays every seat) often starts from exactly the position its chosen
+    candidate led to. Its first candidate there is the heuristic's pick, whose play-out is the
+    rest of the play-out it already did: the same picks, the same round end, the same values. A
+    position is known when every field of the state is equal to the one remembered, so a value
+    is reused only where a new play-out would compute it again, number for number.
+    """
+
+    def __init__(self):
+        self.slots = None  # (g,) the slots of the games remembered, in the batch of `batch`
+        self.batch = -1
+        self.states = None  # a BatchState of the g positions, after the chosen candidate
+        self.values = None  # (P, g) float32: each seat's round-end value of its play-out
+
+    def keep(self, st, slots: np.ndarray, states, values: np.ndarray) -> None:
+        self.slots, self.batch, self.states, self.values = slots, st.batch, states, values
+
+    def recall(self, st, slots: np.ndarray):
+        """(known, values): games of `slots` whose position is remembered, (P, n) their values."""
+        n = slots.shape[0]
+        known = np.zeros(n, bool)
+        values = np.zeros((st.players, n), np.float32)
+        memo = self.states
+        if memo is None or self.batch != st.batch:
+            return known, values
+        arrays = []
+        for f in fields(st):
+            now = getattr(st, f.name)
+            if isinstance(now, np.ndarray):
+                arrays.append(f.name)
+            elif now != getattr(memo, f.name):
+                return known, values
+        at = np.full(st.batch, -1, np.intp)
+        at[self.slots] = np.arange(self.slots.size)
+        mine = at.take(slots)
+        where = np.flatnonzero(mine >= 0)
+        if where.size == 0:
+            return known, values
+        mine = mine.take(where)
+        here = slots.take(where)
+        same = np.ones(where.size, bool)
+        for name in arrays:
+            then = np.take(getattr(memo, name), mine, axis=-1)
+            now = np.take(getattr(st, name), here, axis=-1)
+            same &= (now == then).reshape(-1, where.size).all(axis=0)
+        known[where[same]] = True
+        values[:, where[same]] = self.values[:, mine[same]]
+        return known, values
+
+
+
+def concat_states(a, b):
+    """The games of `a`, then those of `b` (states of the same kind), as one state."""
+    out = {}
+    for f in fields(a):
+        x = getattr(a, f.name)
+        out[f.name] = np.concatenate([x, getattr(b, f.name)], axis=-1) if isinstance(x, np.ndarray) else x
+    return type(a)(**out)

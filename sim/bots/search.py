@@ -38,7 +38,7 @@ from .features import (
 )
 from .heuristic import PARAMS as HEURISTIC_PARAMS
 from .heuristic import HeuristicBot, game_ending
-from .playout import play_out
+from .playout import Remembered, concat_states, play_out
 from .registry import Param
 
 PARAMS = (
@@ -53,6 +53,7 @@ class RolloutBot(Bot):
     def __init__(self, width: int = 4, **heuristic):
         self.width = int(width)
         self.policy = HeuristicBot(**heuristic)
+        self._remembered = Remembered()
 
     def _columns(self, st, slots, seat, row, colours, legal):
         return self.policy.choose_columns(st, slots, seat, row, colours, legal)
@@ -84,21 +85,45 @@ class RolloutBot(Bot):
         # candidate), and a game with one distinct candidate needs no play-out at all.
         distinct = np.ones(cand.shape, bool)
         distinct[1:] = cand[1:] != cand[0]
-        open_ = np.flatnonzero(distinct[1:].any(axis=0))
-        js, gs = np.nonzero(distinct[:, open_])
-        gs = open_[gs]
+        open_ = distinct[1:].any(axis=0)
+        # The heuristic's pick from a position the last decision's chosen play-out went through
+        # has that play-out's values (`Remembered`).
+        known, known_values = self._remembered.recall(st, slots)
+        play = distinct & open_
+        play[0] &= ~known
+        js, gs = np.nonzero(play)
         sub = substate(st, slots[gs])
         copies = np.arange(gs.size)
         engine.play(sub, copies, cand[js, gs], defer_round_end=True)
+        after = sub.copy()
         play_out(self.policy, sub, self._columns)
         value = self.position_values(sub)  # (P, copies)
-        me = st.current[slots[gs]].astype(np.intp)
-        own = value[me, copies]
-        value[me, copies] = -np.inf
         margin = np.full(cand.shape, -np.inf, np.float32)
-        margin[js, gs] = own - value.max(axis=0)
+        margin[js, gs] = _margins(value, st.current[slots[gs]])
+        reused = np.flatnonzero(known & open_)
+        margin[0, reused] = _margins(known_values[:, reused], st.current[slots[reused]])
         best = first_max(margin)
+        self._remember(st, slots, cand[0], best, play, js, gs, after, value, known, known_values)
         return cand[best, np.arange(n)]
+
+    def _remember(self, st, slots, first, best, play, js, gs, after, value, known, known_values):
+        """Keep the chosen candidates' positions and play-out values for the next decision."""
+        n = slots.shape[0]
+        copy_of = np.full(play.shape, -1, np.intp)
+        copy_of[js, gs] = np.arange(gs.size)
+        chosen = copy_of[best, np.arange(n)]
+        played = np.flatnonzero(chosen >= 0)
+        # Chosen without a play-out here: the heuristic's pick, valued from the last decision.
+        again = np.flatnonzero((chosen < 0) & known & (best == 0))
+        states = substate(after, chosen.take(played))
+        values = value[:, chosen.take(played)]
+        if again.size:
+            moved = substate(st, slots.take(again))
+            engine.play(moved, np.arange(again.size), first.take(again), defer_round_end=True)
+            states = concat_states(states, moved)
+            values = np.concatenate([values, known_values[:, again]], axis=1)
+        kept = np.concatenate([played, again])
+        self._remembered.keep(st, slots.take(kept), states, values)
 
     def position_values(self, st) -> np.ndarray:
         """(P, B) float32: each seat's value of a position between rounds (docstring, step 3)."""
@@ -135,6 +160,15 @@ class RolloutBot(Bot):
             holder = (st.marker_holder == p).astype(np.float32) * np.float32(h.marker)
             out[p] += going * (potential + credit + holder)
         return out
+
+
+def _margins(value: np.ndarray, me: np.ndarray) -> np.ndarray:
+    """(g,) float32: seat `me`'s value less the best other seat's, in each column of `value`."""
+    cols = np.arange(value.shape[1])
+    own = value[me.astype(np.intp), cols]
+    others = value.copy()
+    others[me.astype(np.intp), cols] = -np.inf
+    return own - others.max(axis=0)
 
 
 def _POP(masks: np.ndarray) -> np.ndarray:
