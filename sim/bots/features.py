@@ -153,7 +153,9 @@ def _coloured_tables(points: float, bonus: float) -> tuple[np.ndarray, np.ndarra
     rows = (2 * POP5[rm] + 1).astype(np.float32) * (2 * bonus / 25)
     cols = (2 * POP5[cm] + 1).astype(np.float32) * (7 * bonus / 25)
     cells = pts * np.float32(points) + rows + cols
-    colours = (2 * np.arange(6, dtype=np.int16) + 1).astype(np.float32) * np.float32(10 * bonus / 25)
+    colours = (2 * np.arange(6, dtype=np.int16) + 1).astype(np.float32) * np.float32(
+        10 * bonus / 25
+    )
     return cells.ravel(), colours
 
 

@@ -198,11 +198,12 @@ class Remembered:
         return known, values
 
 
-
 def concat_states(a, b):
     """The games of `a`, then those of `b` (states of the same kind), as one state."""
     out = {}
     for f in fields(a):
         x = getattr(a, f.name)
-        out[f.name] = np.concatenate([x, getattr(b, f.name)], axis=-1) if isinstance(x, np.ndarray) else x
+        out[f.name] = (
+            np.concatenate([x, getattr(b, f.name)], axis=-1) if isinstance(x, np.ndarray) else x
+        )
     return type(a)(**out)
