@@ -37,6 +37,8 @@ from .heuristic import (
 
 # Copies evaluated together in one step: (4, 5, 5, BLOCK) float32 is 800 kB.
 BLOCK = 4096
+# Copies without factory tiles are valued apart (centre only) when there are at least this many.
+MIN_GROUP = 128
 _CELLS = np.arange(25)[:, None]
 # The cell and the row-colour bit a pick adds to the pending wall once its line is full.
 _WALL_BIT = (np.int32(1) << (5 * ACTION_LINE + wall_column(ACTION_LINE, ACTION_COLOUR))).astype(
@@ -48,8 +50,9 @@ _ROW_COLOUR_BIT = (np.int32(1) << (5 * ACTION_LINE + ACTION_COLOUR)).astype(np.i
 class LineValues:
     """The heuristic's line values of every seat of every copy of `tree`, kept current as it plays.
 
-    ``values[p * 25 + 5 * c + r, i]`` is ``V[c, r]`` of seat ``p`` in copy ``i``. On the coloured
-    wall the `pending_wall` masks of every seat are kept too: a line that fills adds its cell.
+    Gray wall: the values themselves, ``values[p * 25 + 5 * c + r, i]`` = ``V[c, r]`` of seat
+    ``p`` in copy ``i``. Coloured wall: the `pending_wall` masks of every seat (a line that fills
+    adds its cell), from which a seat's values take one table look-up.
     """
 
     def __init__(self, policy: HeuristicBot, tree):
@@ -57,51 +60,45 @@ class LineValues:
         self.gray = tree.gray
         b = tree.batch
         everyone = np.arange(b)
-        self.values = np.empty((tree.players * 25, b), np.float32)
-        if not self.gray:
+        if self.gray:
+            self.values = np.empty((tree.players * 25, b), np.float32)
+            for p in range(tree.players):
+                seat = np.full(b, p, np.intp)
+                value = seat_line_values(policy, tree, seat, everyone)
+                self.values[25 * p : 25 * p + 25] = value.reshape(25, b)
+        else:
             self.wall = np.empty((tree.players, b), np.int32)
             self.row_colours = np.empty((tree.players, b), np.int32)
-        for p in range(tree.players):
-            rows = slice(25 * p, 25 * p + 25)
-            if self.gray:
-                seat = np.full(b, p, np.intp)
-                self.values[rows] = seat_line_values(policy, tree, seat, everyone).reshape(25, b)
-                continue
-            self.wall[p], self.row_colours[p] = pending_wall(
-                tree.wall[p], tree.row_colours[p], tree.line_count[p], tree.line_colour[p]
-            )
-            self.values[rows] = self._pending(self.wall[p], self.row_colours[p]).reshape(25, b)
+            for p in range(tree.players):
+                self.wall[p], self.row_colours[p] = pending_wall(
+                    tree.wall[p], tree.row_colours[p], tree.line_count[p], tree.line_colour[p]
+                )
         self.partial = partial_share(policy, tree, everyone)
-
-    def _pending(self, wall, row_colours) -> np.ndarray:
-        return pending_line_values(wall, row_colours, self.policy.points, self.policy.bonus)
 
     def of(self, seat: np.ndarray, slots: np.ndarray) -> np.ndarray:
         """(5 c, 5 r, n) line values of `seat` in copies `slots`."""
-        b = self.values.shape[1]
-        at = (seat * 25)[None] + _CELLS
-        return self.values.reshape(-1).take(at * b + slots).reshape(5, 5, -1)
+        b = self.partial.shape[0]
+        if self.gray:
+            at = (seat * 25)[None] + _CELLS
+            return self.values.reshape(-1).take(at * b + slots).reshape(5, 5, -1)
+        at = seat * b + slots
+        wall = self.wall.reshape(-1).take(at)
+        row_colours = self.row_colours.reshape(-1).take(at)
+        return pending_line_values(wall, row_colours, self.policy.points, self.policy.bonus)
 
     def played(self, tree, slots: np.ndarray, seat: np.ndarray, actions: np.ndarray) -> None:
-        """`seat` played `actions` in `slots`: the lines that filled change the values."""
+        """`seat` played `actions` in `slots`: a line that filled adds its cell (coloured wall)."""
         if self.gray:  # the gray wall's line values do not depend on the pattern lines
             return
         cap = ACTION_CAP.take(actions)
-        line = ACTION_LINE.take(actions)
         b = tree.batch
-        count = tree.line_count.reshape(-1).take((seat * 5 + line) * b + slots)
+        count = tree.line_count.reshape(-1).take((seat * 5 + ACTION_LINE.take(actions)) * b + slots)
         filled = np.flatnonzero((count == cap) & (cap > 0))
-        if filled.size == 0:
-            return
-        at = seat.take(filled) * b + slots.take(filled)
-        done = actions.take(filled)
-        wall = self.wall.reshape(-1)
-        row_colours = self.row_colours.reshape(-1)
-        wall[at] |= _WALL_BIT.take(done)
-        row_colours[at] |= _ROW_COLOUR_BIT.take(done)
-        cells = (seat.take(filled) * 25)[None] + _CELLS
-        values = self._pending(wall.take(at), row_colours.take(at))
-        self.values.reshape(-1)[cells * b + slots.take(filled)] = values.reshape(25, -1)
+        if filled.size:
+            at = seat.take(filled) * b + slots.take(filled)
+            done = actions.take(filled)
+            self.wall.reshape(-1)[at] |= _WALL_BIT.take(done)
+            self.row_colours.reshape(-1)[at] |= _ROW_COLOUR_BIT.take(done)
 
 
 def heuristic_step(policy: HeuristicBot, tree, slots: np.ndarray, lines: LineValues) -> np.ndarray:
@@ -109,6 +106,8 @@ def heuristic_step(policy: HeuristicBot, tree, slots: np.ndarray, lines: LineVal
     (copies whose factories are empty valued apart: only their centre is left)."""
     out = np.empty(slots.shape[0], np.int64)
     bare = factories_empty(tree, slots)
+    if np.count_nonzero(bare) < MIN_GROUP:  # too few to pay for a call of their own
+        bare[:] = False
     for part, factories in ((np.flatnonzero(~bare), True), (np.flatnonzero(bare), False)):
         for lo in range(0, part.size, BLOCK):
             at = part[lo : lo + BLOCK]

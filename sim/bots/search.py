@@ -33,11 +33,13 @@ from .features import (
     first_max,
     flat,
     line_values,
+    pending_line_values_at,
+    pending_wall,
     row_masks,
     substate,
 )
 from .heuristic import PARAMS as HEURISTIC_PARAMS
-from .heuristic import HeuristicBot, game_ending
+from .heuristic import HeuristicBot, game_ending, ranked_actions
 from .playout import Remembered, concat_states, play_out
 from .registry import Param
 
@@ -62,19 +64,7 @@ class RolloutBot(Bot):
 
     def candidates(self, st, slots: np.ndarray) -> np.ndarray:
         """(width, n) candidate actions, best first; missing ones repeat the best."""
-        ev = self.policy.evaluate(st, slots)
-        n = slots.shape[0]
-        cols = np.arange(n)
-        out = np.empty((self.width, n), np.int64)
-        out[0] = ev.action(first_max(ev.values))
-        values = ev.action_values()
-        flat(values)[out[0] * n + cols] = -1e9
-        for j in range(1, self.width):
-            q = first_max(values)
-            at = q * n + cols
-            out[j] = np.where(flat(values).take(at) > -1e3, q, out[0])
-            flat(values)[at] = -1e9
-        return out
+        return ranked_actions(self.policy, st, slots, self.width)
 
     def act(self, st, slots, keys=None) -> np.ndarray:
         n = slots.shape[0]
@@ -143,19 +133,24 @@ class RolloutBot(Bot):
             ) * np.float32(h.bonus / 25)
             counts = st.line_count[p]
             colours = st.line_colour[p]
-            value = line_values(
-                st.gray,
-                wall,
-                row_colours,
-                st.col_colours[p],
-                counts,
-                colours,
-                h.points,
-                h.bonus,
-                2.0 * h.floor_w,
-            )  # (5 c, 5 r, B)
-            at = np.maximum(colours, 0).astype(np.intp) * 5 + np.arange(5)[:, None]
-            line = flat(value).take(at * b + np.arange(b))  # (5 r, B): V[colour of line r, r]
+            colour = np.maximum(colours, 0)
+            if st.gray:
+                value = line_values(
+                    st.gray,
+                    wall,
+                    row_colours,
+                    st.col_colours[p],
+                    counts,
+                    colours,
+                    h.points,
+                    h.bonus,
+                    2.0 * h.floor_w,
+                )  # (5 c, 5 r, B)
+                at = colour.astype(np.intp) * 5 + np.arange(5)[:, None]
+                line = flat(value).take(at * b + np.arange(b))  # (5 r, B): V[colour of line r, r]
+            else:  # the same numbers, computed for the lines' own colours only
+                pending = pending_wall(wall, row_colours, counts, colours)
+                line = pending_line_values_at(*pending, colour, h.points, h.bonus)
             credit = (line * (counts.astype(np.float32) / _CAPF)).sum(axis=0) * partial
             holder = (st.marker_holder == p).astype(np.float32) * np.float32(h.marker)
             out[p] += going * (potential + credit + holder)
