@@ -125,7 +125,11 @@ def _max_over_lines(v: np.ndarray, out=None) -> np.ndarray:
 
 
 class _Evaluation:
-    """Values of every (source, colour) pick with its best destination, for one seat per game."""
+    """Values of every (source, colour) pick with its best destination, for one seat per game.
+
+    The definition as the module docstring reads. The bots use `best_actions` and
+    `ranked_actions`, which compute the same numbers with less work (tests/test_playout.py).
+    """
 
     def __init__(self, bot: HeuristicBot, st, slots: np.ndarray):
         n = slots.shape[0]

@@ -2,18 +2,21 @@
 
 The search bots (`rollout`, `search`) value a candidate by playing it out on a `features.substate`
 copy with every seat playing the heuristic. `play_out` does that for all the copies at once; it
-plays exactly the moves ``policy.act`` would, step by step, but cheaper:
+plays exactly the moves ``policy.act`` would, step by step (`heuristic.best_actions`), with less
+work:
 
-- **Line values cached.** Within a round the walls do not change, so a seat's line values
-  (`heuristic.seat_line_values`) change only on the coloured wall, and only when one of its
-  pattern lines fills (the wall "as it will be once the full lines are tiled" gains a tile). They
-  are computed once per seat and copy, and again only for the seat and copy whose line just filled
-  (the gray wall's do not depend on the lines at all). ``partial_share`` (a wall with a row of 4)
-  is fixed for the round too.
-- **Blocks.** A step's evaluation works on arrays of (colour, line, k, games); it runs on blocks
-  of at most `BLOCK` copies so that they stay in the CPU's cache.
+- **Line values kept.** Within a round the walls do not change. On the gray wall a seat's line
+  values do not depend on its pattern lines, so they are computed once per seat and copy. On the
+  coloured wall they are those of the wall "as it will be once the full lines are tiled": its masks
+  are kept per seat and copy, a line that fills adds its cell, and the values are a table look-up
+  from them (`features.pending_line_values`). ``partial_share`` (a wall with a row of 4) is fixed
+  for the round too.
+- **Centre only.** Late in a round most copies have no factory tiles left; those are valued on
+  the centre alone.
+- **Blocks** of at most `BLOCK` copies keep the (k, colour, line, copy) arrays in the CPU's cache.
 
-Nothing here is random, and each copy's moves depend only on that copy.
+`Remembered` keeps a bot's chosen play-outs for its next decision. Nothing here is random, and each
+copy's moves depend only on that copy.
 """
 
 from __future__ import annotations

@@ -17,7 +17,10 @@ Definition. At each decision:
    heuristic's order). Gray-wall columns are the heuristic's.
 
 Uses no random numbers. Cost: about ``width`` times the rest of the round in heuristic moves per
-decision. The copies are `features.substate` copies; the real state is never touched.
+decision. The copies are `features.substate` copies; the real state is never touched. The play-outs
+are `playout.play_out` (shared with `search`); a candidate that repeats the first, or a game with a
+single candidate, is not played out, and the first candidate's play-out is taken from the last
+decision's chosen one where the game stands exactly where that play-out went (`Remembered`).
 """
 
 from __future__ import annotations
