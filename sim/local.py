@@ -130,8 +130,14 @@ def _init_worker(
 
 
 def _init_pool_process(
-    spec: JobSpec, chunk_size: int, play: PlayGames | None, rows_dir: str | None = None
+    spec: JobSpec,
+    chunk_size: int,
+    play: PlayGames | None,
+    rows_dir: str | None = None,
+    started: Any = None,
 ) -> None:
+    if started is not None:  # the parent watches these pids (`_pool_results`)
+        started.put(os.getpid())
     # The parent stops the pool on SIGINT/SIGTERM; a pool process ignores Ctrl-C (sent to the
     # whole process group) and dies at once on the pool's SIGTERM (the parent's handler, which
     # fork copied, would raise in it and print a traceback).
@@ -350,9 +356,13 @@ def _pool_results(
     """
     pending = iter(tasks)
     finished: queue.SimpleQueue = queue.SimpleQueue()
+    started = multiprocessing.SimpleQueue()
     pool = multiprocessing.Pool(
-        workers, initializer=_init_pool_process, initargs=(spec, chunk_size, play, rows_dir)
+        workers,
+        initializer=_init_pool_process,
+        initargs=(spec, chunk_size, play, rows_dir, started),
     )
+    watch = _PoolWatch(started)
     try:
 
         def submit(n: int) -> int:
@@ -371,7 +381,11 @@ def _pool_results(
 
         in_flight = submit(IN_FLIGHT_PER_WORKER * workers)
         while in_flight:
-            ok, result = finished.get()
+            try:
+                ok, result = finished.get(timeout=POOL_POLL_S)
+            except queue.Empty:
+                watch.check()
+                continue
             in_flight -= 1
             if not ok:
                 raise result
@@ -381,6 +395,34 @@ def _pool_results(
     finally:
         pool.terminate()  # kills (SIGTERM) and joins the pool processes; at once if closed
         pool.join()
+
+
+# How often a wait for chunk results looks for a pool process that died.
+POOL_POLL_S = 1.0
+
+
+class _PoolWatch:
+    """Pool processes that died. `multiprocessing.Pool` replaces a pool process that dies (killed,
+    out of memory, a crash in C) but loses the chunk it was playing: its callback never comes, and
+    a wait for it would last for ever. Each pool process puts its pid on `started`; none exits
+    while the pool runs, so one that is gone means a lost chunk, and the run fails with an error.
+    """
+
+    def __init__(self, started) -> None:
+        self.started = started
+        self.pids: set[int] = set()
+
+    def check(self) -> None:
+        while not self.started.empty():
+            self.pids.add(self.started.get())
+        for pid in self.pids:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                raise RuntimeError(
+                    f"a simulate process (pid {pid}) died while playing a chunk "
+                    "(killed, out of memory or crashed); the run is incomplete"
+                ) from None
 
 
 @contextlib.contextmanager

@@ -337,10 +337,11 @@ def submit_case(draw):
         cfg.bots[i] = draw(BAD_BOTS)
         field = f"{where}.bots[{i}]"
     elif mutation == "seating":
-        cfg.seating = draw(int32.filter(lambda v: v not in (0, 1, 2, 3)))
+        # Not one of the enum's numbers, read from the proto so a new seating cannot make it valid.
+        cfg.seating = draw(int32.filter(lambda v: v not in pb.Seating.values()))
         field = f"{where}.seating"
     elif mutation == "wall":
-        cfg.wall = draw(int32.filter(lambda v: v not in (0, 1, 2)))
+        cfg.wall = draw(int32.filter(lambda v: v not in pb.Wall.values()))
         field = f"{where}.wall"
     elif mutation == "games_low":
         spec.games = draw(st.integers(-(2**63), 0))

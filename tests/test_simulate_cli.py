@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -255,3 +256,16 @@ def test_real_engine_small_run(capsys):
     b = run_local(spec, workers=1, chunk_size=3)
     assert a.counters == b.counters
     assert a.statistics()["games_done"] == 20
+
+
+def _play_and_die_in_chunk_3(config, seed: int, start: int, stop: int, max_rounds: int = 100):
+    if start >= 3 * 13:  # the chunk of games 39..51 (chunk size 13): the pool process dies
+        os.kill(os.getpid(), signal.SIGKILL)
+    return fake_play_games(config, seed, start, stop, max_rounds)
+
+
+def test_a_pool_process_that_dies_fails_the_run_instead_of_hanging():
+    """multiprocessing.Pool replaces a dead pool process and loses its chunk: run_local must
+    notice and fail, not wait for ever for that chunk's result."""
+    with pytest.raises(RuntimeError, match="died while playing a chunk"):
+        run_local(SPEC, workers=2, chunk_size=13, play=_play_and_die_in_chunk_3)

@@ -17,6 +17,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.waits import wait_until
+
 ROOT = Path(__file__).resolve().parents[1]
 RSS_BOUND_MB = 300  # per process; the issue's target
 
@@ -57,6 +59,17 @@ def test_huge_job_has_flat_memory_and_stops_cleanly(signum):
     kids: set[int] = set()
     peak: dict[int, int] = {}
     try:
+        # The window starts once the pool exists: on a loaded machine the imports alone can take
+        # seconds, and a pool made after the window would be missed (and, once the main process
+        # was killed, left behind).
+        kids.update(
+            wait_until(
+                lambda: len(_children(proc.pid)) == 2 and _children(proc.pid),
+                60,
+                "the two pool processes",
+                details=lambda: "" if proc.poll() is None else proc.stderr.read(),
+            )
+        )
         began = time.monotonic()
         while time.monotonic() - began < 5.0:  # several chunks' worth of play in each process
             kids.update(_children(proc.pid))
