@@ -4,8 +4,8 @@ and rollout's line values) and `best_columns` (greedy's and the heuristic's colu
 The references are the plain formulations these replaced for speed: the best over the columns of
 each cell's value less a penalty of 1e4 per reason it is illegal, and the first maximum of the
 values of a row's cells. Positions come from random play and from random bit masks (anything a
-bot could be shown), with parameters at the ends of the heuristic's ranges; -0.0 is what a spec
-``bonus=-0`` gives.
+bot could be shown), with parameters at the ends of the heuristic's ranges (a spec's ``-0`` is
+read as 0.0; the column choice is also checked at -0.0).
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ WEIGHTS = [
     (5.0, 5.0, 5.0),
     (0.0, 5.0, 5.0),
     (5.0, 0.0, 0.0),
-    (-0.0, -0.0, -0.0),
     (0.3, 4.7, 2.5),
     (1e-5, 1e-5, 1e-5),
 ]

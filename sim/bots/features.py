@@ -199,6 +199,21 @@ def pending_line_values_at(wall, row_colours, colour, points: float, bonus: floa
     return cells.take(at) + colour_bonus.take(have)
 
 
+@lru_cache(maxsize=64)
+def _gray_tables(points: float, bonus: float) -> tuple[np.ndarray, np.ndarray]:
+    """`_coloured_tables` with each occupied cell 1e4 lower (the cell ``(r, col)`` of the row mask
+    ``rm`` is occupied when ``rm`` has bit ``col``): ``cell_values - 1e4 * occupied`` by the same
+    float32 operations. The table row of cell (r, col) is ``(5 r + col) * 1024``."""
+    cells, colours = _coloured_tables(points, bonus)
+    rm = np.arange(32)[None, :, None]
+    col = (np.arange(25) % 5)[:, None, None]  # the column of cell 5 r + col
+    occupied = ((rm >> col) & 1).astype(np.float32)  # (25 cells, 32 row masks, 1)
+    return (cells.reshape(25, 32, 32) - np.float32(1e4) * occupied).ravel(), colours
+
+
+_GRAY_CELL_AT = ((5 * _R5[:, None] + _R5[None, :]) * 1024)[:, :, None]  # (5 r, 5 col, 1)
+
+
 def line_values(
     gray: bool,
     wall: np.ndarray,
@@ -218,15 +233,16 @@ def line_values(
     """
     if not gray:
         return coloured_line_values(wall, row_colours, counts, colours, points, bonus)
-    base = cell_values(wall, points, bonus)
-    colour = colour_progress(row_colours, bonus)[:, None, :]
     # The best over the columns with an illegal cell (occupied, or its column holds the colour)
     # 1e4 or 2e4 below its value: it never wins (values lie in [0, 100), the dead end in [-50, 0]),
     # so this is the best legal column or the dead end, however the illegal values round. The
-    # penalty splits into a row part and a colour part: one broadcast subtraction per column.
+    # penalty splits into a row part, in the table, and a colour part: one broadcast subtraction
+    # per column.
+    cells, colour_bonus = _gray_tables(float(points), float(bonus))
+    at = (row_masks(wall) * 32)[:, None] + column_masks(wall)[None] + _GRAY_CELL_AT
+    by_row = cells.take(at)  # (5 r, 5 col, n): cell (r, col)'s value, 1e4 less when occupied
+    colour = colour_bonus.take(POP5[column_masks(row_colours)])[:, None, :]  # colour_progress
     big = np.float32(1e4)
-    occupied = ((wall[None, None] >> _CELL32) & 1).astype(np.float32)  # (5 r, 5 col, n)
-    by_row = base - big * occupied  # (5 r, 5 col, n)
     has = ((col_colours[None] >> _COLOUR_IN_COLUMN) & 1).astype(np.float32)  # (5 col, 5 c, n)
     by_colour = (big * has)[:, :, None]  # (5 col, 5 c, 1, n)
     best = by_row[None, :, 0] - by_colour[0]
