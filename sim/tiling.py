@@ -30,7 +30,7 @@ def _legal_columns(wall: np.ndarray, col_colours: np.ndarray, row: int, colour) 
     the cell is free and the column holds no tile of that colour."""
     # Bit c of `has`: column c holds the colour (`_gather5` in uint32: the product wraps only
     # above bit 31, and bits 16..20 take no carries, so they are the same).
-    bits = ((col_colours >> colour) & T.COLUMN0).view(np.uint32)
+    bits = ((col_colours >> colour) & T.COLUMN0).astype(np.int32, copy=False).view(np.uint32)
     has = ((bits * _GATHER_COLUMN32) >> 16).view(np.int32)
     return ~((wall >> (5 * row)) | has) & 31
 

@@ -20,6 +20,7 @@ from ..tables import POP5
 
 CAP = np.arange(1, 6, dtype=np.int16)[:, None]  # (5, 1): capacity of pattern line r
 _R5 = np.arange(5)
+_R5_32 = _R5.astype(np.int32)  # int32 shifts of the int32 masks stay int32 (half the bytes)
 FIELD6 = np.array([6 * c for c in range(5)], dtype=np.int32)
 # Bits 0, 5, 10, 15, 20 (one per row) times this land on bits 20..24 with no carries between
 # the cross terms (their positions 20 + 5i - 4j are all distinct), so a column of a 25-bit
@@ -52,7 +53,7 @@ def _cell_points() -> np.ndarray:
 
 PTS = _cell_points().ravel()
 _CELL = (5 * _R5[:, None] + _R5[None, :])[:, :, None]  # (5 r, 5 col, 1): cell index 5r + col
-_CELL32 = _CELL.astype(np.int32)  # int32 shifts of the int32 masks stay int32 (half the bytes)
+_CELL32 = _CELL.astype(np.int32)
 _COLOUR_IN_COLUMN = _CELL32  # (5 col, 5 c, 1): bit 5 col + c of `col_colours`
 # Row-major cell (r, wall_column(r, c)) of colour c on the coloured wall, ordered (c, r).
 COLOURED_CELL = np.array([5 * r + wall_column(r, c) for c in range(5) for r in range(5)])
@@ -66,6 +67,14 @@ def column_masks(mask: np.ndarray) -> np.ndarray:
     """
     shifted = (mask.astype(np.int64)[None] >> _R5[:, None]) & _COLUMN_BITS
     return ((shifted * _COLUMN_MUL) >> 20) & 31
+
+
+def _column_masks32(mask: np.ndarray) -> np.ndarray:
+    """`column_masks` of int32 masks, in int32: the uint32 product wraps only above bit 31, and
+    bits 20..24 take no carries, so they are the same."""
+    mask = mask.astype(np.int32, copy=False)  # the views below need 4-byte elements
+    shifted = ((mask[None] >> _R5_32[:, None]) & np.int32(_COLUMN_BITS)).view(np.uint32)
+    return ((shifted * np.uint32(_COLUMN_MUL)) >> 20).view(np.int32) & 31
 
 
 def row_masks(mask: np.ndarray) -> np.ndarray:
@@ -211,7 +220,7 @@ def _gray_tables(points: float, bonus: float) -> tuple[np.ndarray, np.ndarray]:
     return (cells.reshape(25, 32, 32) - np.float32(1e4) * occupied).ravel(), colours
 
 
-_GRAY_CELL_AT = ((5 * _R5[:, None] + _R5[None, :]) * 1024)[:, :, None]  # (5 r, 5 col, 1)
+_GRAY_CELL_AT = ((5 * _R5[:, None] + _R5[None, :]) * 1024)[:, :, None].astype(np.int32)
 
 
 def line_values(
@@ -239,9 +248,11 @@ def line_values(
     # penalty splits into a row part, in the table, and a colour part: one broadcast subtraction
     # per column.
     cells, colour_bonus = _gray_tables(float(points), float(bonus))
-    at = (row_masks(wall) * 32)[:, None] + column_masks(wall)[None] + _GRAY_CELL_AT
+    rows = ((wall[None] >> (5 * _R5_32[:, None])) & 31) * 32
+    at = np.add((rows[:, None] + _GRAY_CELL_AT), _column_masks32(wall)[None], dtype=np.intp)
     by_row = cells.take(at)  # (5 r, 5 col, n): cell (r, col)'s value, 1e4 less when occupied
-    colour = colour_bonus.take(POP5[column_masks(row_colours)])[:, None, :]  # colour_progress
+    have = np.bitwise_count(_column_masks32(row_colours))  # (5 c, n): tiles of each colour
+    colour = colour_bonus.take(have)[:, None, :]  # colour_progress
     big = np.float32(1e4)
     has = ((col_colours[None] >> _COLOUR_IN_COLUMN) & 1).astype(np.float32)  # (5 col, 5 c, n)
     by_colour = (big * has)[:, :, None]  # (5 col, 5 c, 1, n)
@@ -251,7 +262,9 @@ def line_values(
         np.subtract(by_row[None, :, col], by_colour[col], out=cand)
         np.maximum(best, cand, out=best)
     dead = -np.float32(dead_end) * CAP.astype(np.float32)[None]  # (1, 5, 1)
-    return np.maximum(best, dead) + colour
+    np.maximum(best, dead, out=best)
+    best += colour
+    return best
 
 
 def best_columns(wall: np.ndarray, row: int, legal: np.ndarray, bonus: float) -> np.ndarray:
@@ -268,16 +281,6 @@ def best_columns(wall: np.ndarray, row: int, legal: np.ndarray, bonus: float) ->
     key = _column_keys(float(bonus)).take(at)
     key *= (legal[None] >> _R5_32[:, None]) & 1  # an illegal column's key is 0
     return (4 - (key.max(axis=0) & 7)).astype(np.intp)
-
-
-_R5_32 = _R5.astype(np.int32)
-
-
-def _column_masks32(mask: np.ndarray) -> np.ndarray:
-    """`column_masks` of int32 masks, in int32: the uint32 product wraps only above bit 31, and
-    bits 20..24 take no carries, so they are the same."""
-    shifted = ((mask[None] >> _R5_32[:, None]) & np.int32(_COLUMN_BITS)).view(np.uint32)
-    return ((shifted * np.uint32(_COLUMN_MUL)) >> 20).view(np.int32) & 31
 
 
 @functools.lru_cache(maxsize=32)
