@@ -43,8 +43,17 @@ PARAMS = (
     # The bounds keep a chunk of the fewest games the service plans (200) under a minute or so.
     Param("width", "int", 6, 1, 12, doc="candidate picks of the seat to move"),
     Param("replies", "int", 4, 1, 8, doc="replies of the next seat searched per candidate"),
-    # 10 picks per player always reaches the round's end (20 / 28 / 36 tiles for 2 / 3 / 4 seats).
-    Param("depth", "int", 2, 0, 10, doc="heuristic picks per player played out after a reply"),
+    # Play-outs end right after the searching seat's depth-th pick after its candidate: depth * P - 1
+    # picks after the reply. 10 always reaches the round's end (20 / 28 / 36 tiles for 2 / 3 / 4
+    # seats: at most 19 / 27 / 35 picks after the candidate).
+    Param(
+        "depth",
+        "int",
+        2,
+        0,
+        10,
+        doc="own picks of the seat to move in each play-out (it ends right after the last one)",
+    ),
     Param(
         "caution",
         "float",
@@ -76,7 +85,7 @@ class SearchBot:
 
     def act(self, st, slots, keys=None) -> np.ndarray:
         out = np.empty(slots.shape[0], np.int64)
-        plies = self.depth * st.players
+        plies = max(self.depth * st.players - 1, 0)  # after the reply: `depth` picks of ours
         search = self._search_two if st.players == 2 else self._search
         for lo in range(0, slots.shape[0], GROUP):
             out[lo : lo + GROUP] = search(st, slots[lo : lo + GROUP], plies)
@@ -100,43 +109,51 @@ class SearchBot:
 
         With two seats the reply seat's margin is minus ours, so Max-N is minimax and a
         candidate's value after the heuristic's reply alone (reply 0) bounds its value from above.
-        Candidates are expanded to all replies best bound first, and one whose bound cannot beat
-        the best value found so far (ties: the earlier candidate wins, as in `_search`) is skipped.
+        The candidate with the best bound is expanded to all its replies first; then every other
+        candidate whose bound could still beat that value (ties: the earlier candidate wins, as in
+        `_search`) is expanded, all in one batch; the rest cannot win and are skipped. (Expanding
+        candidate by candidate would skip a few more copies but costs a batch per step, and the
+        fixed cost of a batch is as large as its copies' here.)
         """
         n = slots.shape[0]
         k1, k2 = self.width, self.replies
         cand = self.mine.candidates(st, slots)  # (k1, n)
         if n == 0 or k1 == 1:
             return cand[0]
-        cols = np.arange(n)
-        me = st.current[slots].astype(np.intp)
-        # Reply 0 to every distinct candidate (the list repeats its first pick when short): the
-        # heuristic's pick, i.e. depth + 1 heuristic plies.
+        # The list repeats its first pick when short: a repeat can never win, and a game with one
+        # distinct candidate needs no search at all.
         distinct = np.ones((k1, n), bool)
         distinct[1:] = cand[1:] != cand[0]
+        open_ = np.flatnonzero(distinct[1:].any(axis=0))
+        out = cand[0].copy()
+        if open_.size == 0:
+            return out
+        cand, distinct, slots = cand[:, open_], distinct[:, open_], slots[open_]
+        n = open_.size
+        cols = np.arange(n)
+        me = st.current[slots].astype(np.intp)
+        # Reply 0 to every distinct candidate: the heuristic's pick, so plies + 1 heuristic plies.
         js, gs = np.nonzero(distinct)
         first = substate(st, slots[gs])
         engine.play(first, np.arange(gs.size), cand[js, gs], defer_round_end=True)
         value = self._play_out(first, plies + 1)
         bound = np.full((k1, n), -np.inf, np.float32)
         bound[js, gs] = _margins(value[:, None], me[gs], np.arange(gs.size))[0]
-        rank = np.argsort(-bound, axis=0, kind="stable")  # best bound first, ties by index
-        best = np.full(n, -np.inf, np.float32)
-        best_j = np.full(n, k1, np.intp)
-        for t in range(k1):
-            j = rank[t]
-            u = bound[j, cols]
-            need = np.flatnonzero((u > best) | ((u == best) & (j < best_j)))
-            if need.size == 0:
-                break
-            full = u[need].copy()
-            if k2 > 1:
-                others = self._other_replies(st, slots[need], cand[j[need], need], plies)
-                full = np.minimum(full, others)
-            better = (full > best[need]) | ((full == best[need]) & (j[need] < best_j[need]))
-            best[need[better]] = full[better]
-            best_j[need[better]] = j[need][better]
-        return cand[best_j, cols]
+        top = first_max(bound)  # the best bound, ties to the earlier candidate
+        if k2 == 1:
+            out[open_] = cand[top, cols]
+            return out
+        exact = np.full((k1, n), -np.inf, np.float32)  # -inf: skipped, it cannot win
+        best = np.minimum(bound[top, cols], self._other_replies(st, slots, cand[top, cols], plies))
+        exact[top, cols] = best
+        j = np.arange(k1)[:, None]
+        rival = distinct & (j != top) & ((bound > best) | ((bound == best) & (j < top)))
+        jr, gr = np.nonzero(rival)
+        if jr.size:
+            others = self._other_replies(st, slots[gr], cand[jr, gr], plies)
+            exact[jr, gr] = np.minimum(bound[jr, gr], others)
+        out[open_] = cand[first_max(exact), cols]
+        return out
 
     def _other_replies(self, st, slots: np.ndarray, moves: np.ndarray, plies: int) -> np.ndarray:
         """(g,) our worst margin over replies 1..k2-1 to `moves` (inf where there are none)."""
