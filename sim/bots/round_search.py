@@ -64,8 +64,11 @@ PARAMS = (
     ),
 ) + HEURISTIC_PARAMS
 
-# Games searched together: width * replies copies of each (24 by default) are live at once.
-GROUP = 1024
+# Games searched together: at most GROUP, and at most COPIES / (width * replies) (the copies live
+# at once with 3-4 players; fewer with 2), so a large budget stays within a few hundred MB. Fewer
+# games per group would cost more: a batch's fixed cost is as large as its copies' here.
+GROUP = 2048
+COPIES = 2048 * 24
 
 
 class SearchBot:
@@ -87,8 +90,9 @@ class SearchBot:
         out = np.empty(slots.shape[0], np.int64)
         plies = max(self.depth * st.players - 1, 0)  # after the reply: `depth` picks of ours
         search = self._search_two if st.players == 2 else self._search
-        for lo in range(0, slots.shape[0], GROUP):
-            out[lo : lo + GROUP] = search(st, slots[lo : lo + GROUP], plies)
+        group = max(1, min(GROUP, COPIES // (self.width * self.replies)))
+        for lo in range(0, slots.shape[0], group):
+            out[lo : lo + group] = search(st, slots[lo : lo + group], plies)
         return out
 
     def _play_out(self, tree, depth: int) -> np.ndarray:
