@@ -43,8 +43,8 @@ PARAMS = (
     # The bounds keep a chunk of the fewest games the service plans (200) under a minute or so.
     Param("width", "int", 6, 1, 12, doc="candidate picks of the seat to move"),
     Param("replies", "int", 4, 1, 8, doc="replies of the next seat searched per candidate"),
-    # Play-outs end right after the searching seat's depth-th pick after its candidate: depth * P - 1
-    # picks after the reply. 10 always reaches the round's end (20 / 28 / 36 tiles for 2 / 3 / 4
+    # A play-out ends right after the searching seat's depth-th pick after its candidate: depth * P
+    # - 1 picks after the reply. 10 always reaches the round's end (20 / 28 / 36 tiles for 2 / 3 / 4
     # seats: at most 19 / 27 / 35 picks after the candidate).
     Param(
         "depth",
