@@ -18,6 +18,7 @@ import pytest
 
 from service.stack import free_port
 from tests.cli_util import AZULSIM, azulsim, user_env
+from tests.waits import wait_until
 
 
 class Up:
@@ -119,9 +120,14 @@ def test_a_queued_job_says_what_is_ahead_of_it_every_2_s(tmp_path):
             target=lambda: lines.extend((time.monotonic(), ln) for ln in watch.stderr), daemon=True
         )
         reader.start()
-        time.sleep(7)
-        queued = [(t, ln) for t, ln in lines if ln.startswith("queued")]
-        assert len(queued) >= 3, lines
+        # Three lines take 4 s once `watch` runs; on a loaded machine its start alone can take
+        # seconds more, so wait for them rather than for a fixed time.
+        queued = wait_until(
+            lambda: (q := [(t, ln) for t, ln in list(lines) if ln.startswith("queued")])[2:] and q,
+            60,
+            "three 'queued' lines from watch",
+            details=lambda: "".join(ln for _, ln in lines),
+        )
         assert re.match(
             r"queued behind [\d,]+ games of 1 earlier job: 0/100,000 games", queued[0][1]
         )

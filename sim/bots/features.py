@@ -9,6 +9,7 @@ Shapes use ``n`` for the number of slots, ``F`` for factories and ``S = F + 1`` 
 from __future__ import annotations
 
 from dataclasses import fields
+from functools import lru_cache
 
 import numpy as np
 
@@ -142,6 +143,59 @@ def colour_progress(row_colours: np.ndarray, bonus: float) -> np.ndarray:
     return (2 * have + 1).astype(np.float32) * np.float32(10 * bonus / 25)
 
 
+@lru_cache(maxsize=64)
+def _coloured_tables(points: float, bonus: float) -> tuple[np.ndarray, np.ndarray]:
+    """`cell_values` and `colour_progress` as tables, by the same float32 operations on every
+    input: ``cells[(5 r + col) * 1024 + row_mask * 32 + col_mask]``, ``colours[tiles of it]``."""
+    rm = np.arange(32)[:, None, None]
+    cm = np.arange(32)[None, :, None]
+    pts = PTS.reshape(32, 32, 25)
+    rows = (2 * POP5[rm] + 1).astype(np.float32) * (2 * bonus / 25)
+    cols = (2 * POP5[cm] + 1).astype(np.float32) * (7 * bonus / 25)
+    cells = pts * np.float32(points) + rows + cols  # (row mask, col mask, cell)
+    have = np.arange(6, dtype=np.int16)  # tiles of a colour on the wall
+    colours = (2 * have + 1).astype(np.float32) * np.float32(10 * bonus / 25)
+    return np.ascontiguousarray(cells.transpose(2, 0, 1)).ravel(), colours
+
+
+# The table row of colour c's cell in row r, (5 c, 5 r, 1): cell 5 r + (c + r) % 5.
+_CELL_AT = (COLOURED_CELL * 1024).reshape(5, 5, 1)
+
+
+def coloured_line_values(wall, row_colours, counts, colours, points: float, bonus: float):
+    """`line_values` of the coloured wall, (5 c, 5 r, n)."""
+    return pending_line_values(*pending_wall(wall, row_colours, counts, colours), points, bonus)
+
+
+def pending_line_values(wall, row_colours, points: float, bonus: float) -> np.ndarray:
+    """Coloured wall: `line_values` from the `pending_wall` masks, (5 c, 5 r, n): the cell value
+    of ``(r, (c + r) % 5)`` plus the colour share, the same float32 numbers from two tables."""
+    cells, colour_bonus = _coloured_tables(float(points), float(bonus))
+    n = wall.shape[0]
+    rm = row_masks(wall).astype(np.intp) * 32  # (5 r, n)
+    cm = column_masks(wall)  # (5 col, n)
+    twice = np.concatenate([cm, cm])  # column (c + r) % 5 is row c + r of this
+    step = twice.strides[0]
+    cm_at = np.lib.stride_tricks.as_strided(twice, (5, 5, n), (step, step, twice.strides[1]))
+    at = cm_at + (rm + _CELL_AT)  # (5 c, 5 r, n)
+    have = POP5[column_masks(row_colours)]  # (5 c, n) tiles of each colour
+    return cells.take(at) + colour_bonus.take(have)[:, None, :]
+
+
+def pending_line_values_at(wall, row_colours, colour, points: float, bonus: float) -> np.ndarray:
+    """``pending_line_values(wall, row_colours, ...)[colour[r], r]``, (5 r, n): each row's value
+    for one colour (``colour`` (5 r, n), 0..4), computing only those."""
+    cells, colour_bonus = _coloured_tables(float(points), float(bonus))
+    n = wall.shape[0]
+    games = np.arange(n)
+    colour = colour.astype(np.intp)
+    col = (colour + _R5[:, None]) % 5  # (5 r, n): the colour's column in row r
+    cm = column_masks(wall).reshape(-1).take(col * n + games)
+    at = (col + 5 * _R5[:, None]) * 1024 + row_masks(wall) * 32 + cm
+    have = POP5[column_masks(row_colours)].reshape(-1).take(colour * n + games)
+    return cells.take(at) + colour_bonus.take(have)
+
+
 def line_values(
     gray: bool,
     wall: np.ndarray,
@@ -160,12 +214,10 @@ def line_values(
     (RULES §9.3) on the wall as it stands, or ``-dead_end * (r + 1)`` when none is legal (§9.4).
     """
     if not gray:
-        wall, row_colours = pending_wall(wall, row_colours, counts, colours)
+        return coloured_line_values(wall, row_colours, counts, colours, points, bonus)
     base = cell_values(wall, points, bonus)
     colour = colour_progress(row_colours, bonus)[:, None, :]
     n = wall.shape[0]
-    if not gray:
-        return base.reshape(25, n)[COLOURED_CELL].reshape(5, 5, n) + colour
     big = np.float32(1e4)
     occupied = ((wall[None, None] >> _CELL) & 1).astype(np.float32)  # (5 r, 5 col, n)
     best = np.full((5, 5, n), -2 * big, np.float32)
@@ -191,8 +243,8 @@ def best_columns(wall: np.ndarray, row: int, legal: np.ndarray, bonus: float) ->
 def first_max(values: np.ndarray) -> np.ndarray:
     """Index along axis 0 of the first maximum of a (Q, n) array (argmax along axis 0 is slow)."""
     q = values.shape[0]
-    hit = (values == values.max(axis=0)).astype(np.int16)
-    weight = np.arange(q - 1, -1, -1, dtype=np.int16)[:, None]
+    hit = values == values.max(axis=0)
+    weight = np.arange(q - 1, -1, -1, dtype=np.uint8 if q <= 256 else np.int16)[:, None]
     return (q - 1) - (hit * weight).max(axis=0).astype(np.intp)
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..constants import TILES_PER_COLOUR
 from .base import Bot, elementwise_columns
 from .features import (
     _FLOOR_COST,
@@ -93,16 +94,42 @@ def game_ending(st, slots: np.ndarray) -> np.ndarray:
     return np.bitwise_count(rows).max(axis=(0, 1)) >= 4
 
 
+def seat_line_values(bot, st, seat: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """(5 c, 5 r, n) float32: the heuristic's line values ``V`` of `seat` (one per slot)."""
+    return line_values(
+        st.gray,
+        per_seat(st.wall, seat, slots),
+        per_seat(st.row_colours, seat, slots),
+        per_seat(st.col_colours, seat, slots),
+        per_line(st.line_count, seat, slots),
+        per_line(st.line_colour, seat, slots),
+        bot.points,
+        bot.bonus,
+        2.0 * bot.floor_w,
+    )
+
+
+def partial_share(bot, st, slots: np.ndarray) -> np.ndarray:
+    """(n,) float32: ``p``, the share of a line's value an incomplete line is credited per
+    fraction filled (``partial``, less ``endgame`` of it once some wall has a row of 4)."""
+    return np.float32(bot.partial) * (1 - np.float32(bot.endgame) * game_ending(st, slots))
+
+
 def _max_over_lines(v: np.ndarray, out=None) -> np.ndarray:
-    """Max over axis 1 of a (5, 5 r, n) array, as four maximums (a middle-axis reduce is slow)."""
-    out = np.maximum(v[:, 0], v[:, 1], out=out)
+    """Max over the line axis of a (..., 5 r, n) array, as four maximums (a middle-axis reduce is
+    slow)."""
+    out = np.maximum(v[..., 0, :], v[..., 1, :], out=out)
     for r in range(2, 5):
-        np.maximum(out, v[:, r], out=out)
+        np.maximum(out, v[..., r, :], out=out)
     return out
 
 
 class _Evaluation:
-    """Values of every (source, colour) pick with its best destination, for one seat per game."""
+    """Values of every (source, colour) pick with its best destination, for one seat per game.
+
+    The definition as the module docstring reads. The bots use `best_actions` and
+    `ranked_actions`, which compute the same numbers with less work (tests/test_playout.py).
+    """
 
     def __init__(self, bot: HeuristicBot, st, slots: np.ndarray):
         n = slots.shape[0]
@@ -218,6 +245,181 @@ class _Evaluation:
         return (source * 5 + colour) * 6 + dest
 
 
+# The tile counts k = 1..4 of a factory pick, broadcast over (k, colour, line, game).
+_K4 = np.arange(1, 5, dtype=np.int16)[:, None, None]  # (4, 1, 1)
+_K4F = _K4.astype(np.float32)[:, None]  # (4, 1, 1, 1)
+_ROOMS = 6  # a pattern line has room 0..5
+# Objects falling from a centre pick: max(k - room, 0) + marker with k <= 20 tiles of a colour,
+# looked up by 2 * k + marker.
+_KM = 2 * (TILES_PER_COLOUR + 1)
+
+
+def floor_costs(floor_table: np.ndarray) -> np.ndarray:
+    """A bot's weighted floor costs re-indexed by what a pick puts on a line: entry
+    ``((floor * 6 + room) * 42 + 2 * k + m)`` is ``floor_table[floor * 32 + max(k - room, 0) + m]``
+    (k tiles onto a line with that room, m = 1 when the marker comes too). The same float32 numbers
+    as `_Evaluation._floor_cost`, found with one index per (line, game) instead of three."""
+    f = np.arange(8)[:, None, None, None]
+    room = np.arange(_ROOMS)[None, :, None, None]
+    k = np.arange(TILES_PER_COLOUR + 1)[None, None, :, None]
+    m = np.arange(2)[None, None, None, :]
+    over = np.minimum(np.maximum(k - room, 0) + m, FLOOR_MAX_X - 1)
+    return floor_table.take(f * FLOOR_MAX_X + over).ravel()
+
+
+def best_actions(
+    bot, st, slots: np.ndarray, value: np.ndarray, partial: np.ndarray, factories: bool = True
+) -> np.ndarray:
+    """(n,) the heuristic's action in each game of `slots`, given the line values `value`
+    (`seat_line_values`) and `partial` (`partial_share`) of the seat to move.
+
+    `_Evaluation` then its ``action(first_max(values))``, with only what the choice needs: the
+    same float32 numbers for every legal pick, in fewer passes. A line the pick may not use still
+    gets the -1e4 penalty, so it never beats the floor; an absent pick is below -1e4. With
+    ``factories=False`` (every factory of these games is empty) only the centre is valued.
+    """
+    return _Picks(bot, st, slots, value, partial, factories).best()
+
+
+def ranked_actions(bot, st, slots: np.ndarray, count: int) -> np.ndarray:
+    """(count, n): the heuristic's action, then the next ``count - 1`` actions by
+    `_Evaluation.action_values` (ties in action order; a factory holding the same tiles as an
+    earlier one skipped), the first repeated where fewer are legal: `rollout`'s candidates."""
+    n = slots.shape[0]
+    cols = np.arange(n)
+    value = seat_line_values(bot, st, seat_to_move(st, slots), slots)
+    picks = _Picks(bot, st, slots, value, partial_share(bot, st, slots), True)
+    out = np.empty((count, n), np.int64)
+    out[0] = picks.best()
+    values = picks.action_values()
+    flat(values)[out[0] * n + cols] = -1e9
+    for j in range(1, count):
+        q = first_max(values)
+        at = q * n + cols
+        out[j] = np.where(flat(values).take(at) > -1e3, q, out[0])
+        flat(values)[at] = -1e9
+    return out
+
+
+class _Picks:
+    """`_Evaluation`'s numbers for one seat per game, computed the lean way (`best_actions`).
+
+    ``v[k, c, r]`` (k = 1..4) is the line part of a factory pick of k tiles of colour c to line
+    r, ``v[0]`` the centre's (its tiles and the marker); ``picks[s, c]`` the value of taking
+    colour c from source s with its best destination.
+    """
+
+    def __init__(self, bot, st, slots, value, partial, factories):
+        n = slots.shape[0]
+        self.n = n
+        self.cols = cols = np.arange(n)
+        self.bot = bot
+        self.costs = costs = bot.floor_costs
+        seat = seat_to_move(st, slots)
+        acc = per_seat(st.accept, seat, slots)
+        counts = per_line(st.line_count, seat, slots)
+        floor6 = per_seat(st.floor, seat, slots).astype(np.intp) * _ROOMS
+        penalty = ((acc[None, None] & _ACCEPT_BIT) == 0) * -_BIG  # (5 c, 5 r, n): 0 or -1e4
+        frac = counts.astype(np.float32) / _CAPF
+        a = value * (partial / _CAPF)
+        a += penalty
+        b = value * (1 - partial * frac)
+        b += penalty
+        room = CAP - counts  # (5 r, n) int16
+        at = (floor6 + room) * _KM  # (5 r, n): this line's row of `costs`
+        at0 = floor6 * _KM  # room 0: the plain floor cost of 2k + m
+        s = st.sources.shape[0] if factories else 1
+        self.sources = np.take(st.sources[:s], slots, axis=1)  # (s, n) packed
+        tiles = unpack(self.sources)  # (s, 5, n) int16
+        picks = np.empty((s, 5, n), np.float32)  # the value of each (source, colour)
+
+        # v[k, c, r]: k = 1..4 tiles of colour c from a factory to line r; v[0]: the centre's tiles.
+        v = np.empty((5 if factories else 1, 5, 5, n), np.float32)
+        if factories:
+            # `_best_line` is (b - fc) + low * ((k a - b) + fc) with low = (k < room); where low
+            # is 1 the floor cost fc is 0, and where it is 0 the product is, so this is
+            # b + (low (k a - b) - fc) exactly (up to the sign of a zero).
+            v4 = v[1:]
+            np.multiply(_K4F, a, out=v4)
+            v4 -= b
+            v4 *= (room > _K4).astype(np.float32)[:, None]
+            v4 -= costs.take(at + 2 * _K4)[:, None]
+            v4 += b
+            best = np.empty((5, 5, n), np.float32)  # [k, c]: the best of a factory pick of k tiles
+            best[0] = -_BIG * 4
+            _max_over_lines(v4, out=best[1:])
+            np.maximum(best[1:], -costs.take(at0 + 2 * _K4[:, :, 0])[:, None], out=best[1:])
+            fk = tiles[1:]
+            colour_at = np.arange(5)[:, None] * n + cols
+            flat(best).take(fk.astype(np.intp) * (5 * n) + colour_at, out=picks[1:])
+            leftover = fk.sum(axis=1, dtype=np.int16)[:, None, :] - fk
+            picks[1:] -= np.float32(bot.centre) * leftover
+
+        kc = tiles[0]
+        m = st.marker_in_centre[slots].astype(np.int16)
+        km = 2 * kc + m  # (5 c, n)
+        fcm = costs.take(at0 + m)
+        # `_best_line` with the marker: (b - fc) + low * (((k a - fcm) - b) + fc); fc = fcm where
+        # low is 1, fcm = floor_cost(m).
+        vc = v[0]
+        np.multiply(kc[:, None, :].astype(np.float32), a, out=vc)
+        vc -= fcm
+        vc -= b
+        vc += fcm
+        vc *= (room > kc[:, None, :]).astype(np.float32)
+        vc += b - costs.take(at[None] + km[:, None])
+        centre = _max_over_lines(vc, out=picks[0])
+        np.maximum(centre, -costs.take(at0 + km), out=centre)
+        centre += np.float32(bot.marker) * m - _BIG * 4 * (kc == 0)
+        self.tiles, self.v, self.picks, self.m, self.at0 = tiles, v, picks, m, at0
+
+    def best(self) -> np.ndarray:
+        """(n,) the first best pick, with the first best destination for it."""
+        n, cols, tiles, v, m = self.n, self.cols, self.tiles, self.v, self.m
+        q = first_max(self.picks.reshape(-1, n))
+        source = q // 5
+        colour = q % 5
+        k = flat(tiles).take(q * n + cols)
+        from_centre = source == 0
+        row = np.where(from_centre, 0, k) * 5 + colour  # the pick's v[k, c] (k = 0: the centre)
+        lines = flat(v).take((row * 5 + np.arange(5)[:, None]) * n + cols)  # (5 r, n)
+        to_floor = -self.costs.take(self.at0 + 2 * k + from_centre * m)
+        dest = first_max(np.concatenate([lines, to_floor[None]]))
+        return (source * 5 + colour) * 6 + dest
+
+    def action_values(self) -> np.ndarray:
+        """(n_actions, n) `_Evaluation.action_values()`: the same number for every legal action
+        (illegal ones below -1e3, possibly other numbers than there)."""
+        n, cols, tiles, bot = self.n, self.cols, self.tiles, self.bot
+        s = tiles.shape[0]
+        # A factory's k tiles of colour c go by v[k, c]; the centre's by v[0, c]; a factory
+        # without the colour (k = 0) reads v[0] too, and is marked absent below.
+        row = tiles.astype(np.intp) * 5 + np.arange(5)[:, None]
+        row[0] = np.arange(5)[:, None]
+        base = row * (5 * n) + cols  # (S, 5 c, n): where v[k, c, 0] of the game is
+        at = base[:, :, None, :] + (np.arange(5) * n)[:, None]  # (S, 5 c, 5 r, n)
+        out = np.empty((s, 5, 6, n), np.float32)
+        out[:, :, :5] = flat(self.v).take(at)
+        m = np.zeros((s, 1, n), np.int16)
+        m[0] = self.m
+        out[:, :, 5] = -self.costs.take(self.at0 + (2 * tiles + m))
+        fk = tiles[1:]
+        leftover = fk.sum(axis=1, dtype=np.int16)[:, None, :] - fk
+        out[1:] -= (np.float32(bot.centre) * leftover)[:, :, None, :]
+        out[0] += (np.float32(bot.marker) * self.m)[None, None]
+        invalid = tiles == 0  # (S, 5, n)
+        fac = self.sources[1:]
+        for i in range(1, fac.shape[0]):  # a factory holding exactly an earlier one's tiles
+            invalid[1 + i] |= (fac[:i] == fac[i][None]).any(axis=0)[None]
+        out -= (_BIG * 4 * invalid)[:, :, None, :]
+        return out.reshape(-1, n)
+
+
+def factories_empty(st, slots: np.ndarray) -> np.ndarray:
+    """(n,) bool: every factory of the game is empty (only the centre is left to pick from)."""
+    return ~np.take(st.sources[1:], slots, axis=1).any(axis=0)
+
+
 @elementwise_columns
 class HeuristicBot(Bot):
     def __init__(
@@ -235,6 +437,7 @@ class HeuristicBot(Bot):
         self.floor_w = floor
         # floor x the floor-cost table, float32: the products the evaluation would form.
         self.floor_table = np.float32(floor) * _FLOOR_COST
+        self.floor_costs = floor_costs(self.floor_table)
         self.bonus = bonus
         self.centre = centre
         self.marker = marker
@@ -244,8 +447,16 @@ class HeuristicBot(Bot):
         return _Evaluation(self, st, slots)
 
     def act(self, st, slots, keys=None) -> np.ndarray:
-        ev = self.evaluate(st, slots)
-        return ev.action(first_max(ev.values))
+        """`_Evaluation`'s choice, computed by `best_actions`."""
+        out = np.empty(slots.shape[0], np.int64)
+        bare = factories_empty(st, slots)
+        for part, factories in ((~bare, True), (bare, False)):
+            group = slots[part]
+            if group.size:
+                value = seat_line_values(self, st, seat_to_move(st, group), group)
+                partial = partial_share(self, st, group)
+                out[part] = best_actions(self, st, group, value, partial, factories)
+        return out
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
         return best_columns(st.wall[seat, slots], row, legal, self.bonus)

@@ -36,6 +36,7 @@ import numpy as np
 from .. import engine
 from .features import first_max, substate
 from .heuristic import PARAMS as HEURISTIC_PARAMS
+from .playout import play_out
 from .registry import Param
 from .search import RolloutBot
 
@@ -97,15 +98,7 @@ class SearchBot:
 
     def _play_out(self, tree, depth: int) -> np.ndarray:
         """Heuristic picks for at most `depth` plies, then the round's end: (P, copies) values."""
-        for _ in range(depth):
-            running = np.flatnonzero(~tree.done & (tree.tiles_left > 0))
-            if running.size == 0:
-                break
-            engine.play(tree, running, self.policy.act(tree, running), defer_round_end=True)
-        waiting = np.flatnonzero(~tree.done)
-        if waiting.size:  # the round's end, or the depth reached: tile now
-            columns = self.mine._columns if tree.gray else None
-            engine.end_rounds(tree, waiting, columns, deal=False)
+        play_out(self.policy, tree, self.mine._columns, plies=depth)  # tiles where depth stops
         return self.mine.position_values(tree)
 
     def _search_two(self, st, slots: np.ndarray, plies: int) -> np.ndarray:

@@ -17,7 +17,10 @@ Definition. At each decision:
    heuristic's order). Gray-wall columns are the heuristic's.
 
 Uses no random numbers. Cost: about ``width`` times the rest of the round in heuristic moves per
-decision. The copies are `features.substate` copies; the real state is never touched.
+decision. The copies are `features.substate` copies; the real state is never touched. The play-outs
+are `playout.play_out` (shared with `search`); a candidate that repeats the first, or a game with a
+single candidate, is not played out, and the first candidate's play-out is taken from the last
+decision's chosen one where the game stands exactly where that play-out went (`Remembered`).
 """
 
 from __future__ import annotations
@@ -33,11 +36,14 @@ from .features import (
     first_max,
     flat,
     line_values,
+    pending_line_values_at,
+    pending_wall,
     row_masks,
     substate,
 )
 from .heuristic import PARAMS as HEURISTIC_PARAMS
-from .heuristic import HeuristicBot, game_ending
+from .heuristic import HeuristicBot, game_ending, ranked_actions
+from .playout import Remembered, concat_states, play_out
 from .registry import Param
 
 PARAMS = (
@@ -52,6 +58,7 @@ class RolloutBot(Bot):
     def __init__(self, width: int = 4, **heuristic):
         self.width = int(width)
         self.policy = HeuristicBot(**heuristic)
+        self._remembered = Remembered()
 
     def _columns(self, st, slots, seat, row, colours, legal):
         return self.policy.choose_columns(st, slots, seat, row, colours, legal)
@@ -60,45 +67,56 @@ class RolloutBot(Bot):
 
     def candidates(self, st, slots: np.ndarray) -> np.ndarray:
         """(width, n) candidate actions, best first; missing ones repeat the best."""
-        ev = self.policy.evaluate(st, slots)
-        n = slots.shape[0]
-        cols = np.arange(n)
-        out = np.empty((self.width, n), np.int64)
-        out[0] = ev.action(first_max(ev.values))
-        values = ev.action_values()
-        flat(values)[out[0] * n + cols] = -1e9
-        for j in range(1, self.width):
-            q = first_max(values)
-            at = q * n + cols
-            out[j] = np.where(flat(values).take(at) > -1e3, q, out[0])
-            flat(values)[at] = -1e9
-        return out
+        return ranked_actions(self.policy, st, slots, self.width)
 
     def act(self, st, slots, keys=None) -> np.ndarray:
         n = slots.shape[0]
         cand = self.candidates(st, slots)
         if self.width == 1 or n == 0:
             return cand[0]
-        width = self.width
-        sub = substate(st, np.tile(slots, width))
-        me = np.tile(st.current[slots].astype(np.intp), width)
-        everyone = np.arange(width * n)
-        engine.play(sub, everyone, cand.reshape(-1), defer_round_end=True)
-        while True:
-            running = np.flatnonzero(~sub.done & (sub.tiles_left > 0))
-            if running.size == 0:
-                break
-            engine.play(sub, running, self.policy.act(sub, running), defer_round_end=True)
-        waiting = np.flatnonzero(~sub.done)
-        columns = self._columns if sub.gray else None
-        if waiting.size:
-            engine.end_rounds(sub, waiting, columns, deal=False)
-        value = self.position_values(sub)  # (P, width * n)
-        own = value[me, everyone]
-        value[me, everyone] = -np.inf
-        margin = (own - value.max(axis=0)).reshape(width, n)
+        # A short list repeats its first pick: a repeat can never win (ties go to the earlier
+        # candidate), and a game with one distinct candidate needs no play-out at all.
+        distinct = np.ones(cand.shape, bool)
+        distinct[1:] = cand[1:] != cand[0]
+        open_ = distinct[1:].any(axis=0)
+        # The heuristic's pick from a position the last decision's chosen play-out went through
+        # has that play-out's values (`Remembered`).
+        known, known_values = self._remembered.recall(st, slots)
+        play = distinct & open_
+        play[0] &= ~known
+        js, gs = np.nonzero(play)
+        sub = substate(st, slots[gs])
+        copies = np.arange(gs.size)
+        engine.play(sub, copies, cand[js, gs], defer_round_end=True)
+        after = sub.copy()
+        play_out(self.policy, sub, self._columns)
+        value = self.position_values(sub)  # (P, copies)
+        margin = np.full(cand.shape, -np.inf, np.float32)
+        margin[js, gs] = _margins(value, st.current[slots[gs]])
+        reused = np.flatnonzero(known & open_)
+        margin[0, reused] = _margins(known_values[:, reused], st.current[slots[reused]])
         best = first_max(margin)
+        self._remember(st, slots, cand[0], best, play, js, gs, after, value, known, known_values)
         return cand[best, np.arange(n)]
+
+    def _remember(self, st, slots, first, best, play, js, gs, after, value, known, known_values):
+        """Keep the chosen candidates' positions and play-out values for the next decision."""
+        n = slots.shape[0]
+        copy_of = np.full(play.shape, -1, np.intp)
+        copy_of[js, gs] = np.arange(gs.size)
+        chosen = copy_of[best, np.arange(n)]
+        played = np.flatnonzero(chosen >= 0)
+        # Chosen without a play-out here: the heuristic's pick, valued from the last decision.
+        again = np.flatnonzero((chosen < 0) & known & (best == 0))
+        states = substate(after, chosen.take(played))
+        values = value[:, chosen.take(played)]
+        if again.size:
+            moved = substate(st, slots.take(again))
+            engine.play(moved, np.arange(again.size), first.take(again), defer_round_end=True)
+            states = concat_states(states, moved)
+            values = np.concatenate([values, known_values[:, again]], axis=1)
+        kept = np.concatenate([played, again])
+        self._remembered.keep(st, slots.take(kept), states, values)
 
     def position_values(self, st) -> np.ndarray:
         """(P, B) float32: each seat's value of a position between rounds (docstring, step 3)."""
@@ -118,23 +136,37 @@ class RolloutBot(Bot):
             ) * np.float32(h.bonus / 25)
             counts = st.line_count[p]
             colours = st.line_colour[p]
-            value = line_values(
-                st.gray,
-                wall,
-                row_colours,
-                st.col_colours[p],
-                counts,
-                colours,
-                h.points,
-                h.bonus,
-                2.0 * h.floor_w,
-            )  # (5 c, 5 r, B)
-            at = np.maximum(colours, 0).astype(np.intp) * 5 + np.arange(5)[:, None]
-            line = flat(value).take(at * b + np.arange(b))  # (5 r, B): V[colour of line r, r]
+            colour = np.maximum(colours, 0)
+            if st.gray:
+                value = line_values(
+                    st.gray,
+                    wall,
+                    row_colours,
+                    st.col_colours[p],
+                    counts,
+                    colours,
+                    h.points,
+                    h.bonus,
+                    2.0 * h.floor_w,
+                )  # (5 c, 5 r, B)
+                at = colour.astype(np.intp) * 5 + np.arange(5)[:, None]
+                line = flat(value).take(at * b + np.arange(b))  # (5 r, B): V[colour of line r, r]
+            else:  # the same numbers, computed for the lines' own colours only
+                pending = pending_wall(wall, row_colours, counts, colours)
+                line = pending_line_values_at(*pending, colour, h.points, h.bonus)
             credit = (line * (counts.astype(np.float32) / _CAPF)).sum(axis=0) * partial
             holder = (st.marker_holder == p).astype(np.float32) * np.float32(h.marker)
             out[p] += going * (potential + credit + holder)
         return out
+
+
+def _margins(value: np.ndarray, me: np.ndarray) -> np.ndarray:
+    """(g,) float32: seat `me`'s value less the best other seat's, in each column of `value`."""
+    cols = np.arange(value.shape[1])
+    own = value[me.astype(np.intp), cols]
+    others = value.copy()
+    others[me.astype(np.intp), cols] = -np.inf
+    return own - others.max(axis=0)
 
 
 def _POP(masks: np.ndarray) -> np.ndarray:

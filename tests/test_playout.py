@@ -1,0 +1,226 @@
+"""The heuristic's fast paths (bots/heuristic.py, playout.py, features.py) against its definition.
+
+`_Evaluation` is the heuristic written as its docstring reads; `best_actions`, `ranked_actions`,
+the table-driven coloured line values, the play-out's line values and `Remembered` compute the same
+decisions with less work. Each is checked number for number (or move for move) on random positions
+from every stage of a round, for several weightings, 2-4 players and both walls.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sim import engine
+from sim.bots import make_bot
+from sim.bots.features import (
+    COLOURED_CELL,
+    cell_values,
+    colour_progress,
+    first_max,
+    flat,
+    line_values,
+    pending_line_values_at,
+    pending_wall,
+    per_line,
+    per_seat,
+    substate,
+)
+from sim.bots.heuristic import (
+    _Evaluation,
+    best_actions,
+    factories_empty,
+    partial_share,
+    ranked_actions,
+    seat_line_values,
+    seat_to_move,
+)
+from sim.bots.playout import LineValues, Remembered, heuristic_step, play_out
+from sim.play import play_games
+from sim.spec import Configuration
+from tests.positions import random_positions
+
+COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
+WEIGHTS = [
+    "heuristic",
+    "heuristic:floor=2.5,centre=0,partial=0",
+    "heuristic:points=0.3,partial=1.7,marker=4,endgame=0.5,floor=5,bonus=0",
+]
+
+
+def _running(players, wall, games=300, seed=4):
+    st, _ = random_positions(players, wall, games, seed)
+    return st, np.flatnonzero(~st.done & (st.tiles_left > 0))
+
+
+def _reference_action(bot, st, slots):
+    ev = _Evaluation(bot, st, slots)
+    return ev.action(first_max(ev.values))
+
+
+def _reference_candidates(bot, st, slots, width):
+    """`rollout`'s candidate list as it was defined: `_Evaluation.action_values` first maxima."""
+    ev = _Evaluation(bot, st, slots)
+    n = slots.shape[0]
+    cols = np.arange(n)
+    out = np.empty((width, n), np.int64)
+    out[0] = ev.action(first_max(ev.values))
+    values = ev.action_values()
+    flat(values)[out[0] * n + cols] = -1e9
+    for j in range(1, width):
+        q = first_max(values)
+        at = q * n + cols
+        out[j] = np.where(flat(values).take(at) > -1e3, q, out[0])
+        flat(values)[at] = -1e9
+    return out
+
+
+@pytest.mark.parametrize("players,wall", COMBOS)
+@pytest.mark.parametrize("spec", WEIGHTS)
+def test_act_is_the_evaluations_choice(players, wall, spec):
+    bot = make_bot(spec)
+    for seed in (4, 5):
+        st, slots = _running(players, wall, seed=seed)
+        assert np.array_equal(bot.act(st, slots), _reference_action(bot, st, slots))
+        # The centre-only path, on the games whose factories are empty.
+        bare = slots[factories_empty(st, slots)]
+        assert bare.size > 10
+        value = seat_line_values(bot, st, seat_to_move(st, bare), bare)
+        fast = best_actions(bot, st, bare, value, partial_share(bot, st, bare), factories=False)
+        assert np.array_equal(fast, _reference_action(bot, st, bare))
+
+
+def test_act_in_a_large_batch():
+    # Index arithmetic past int16 (5 * n > 32767) and blocks: copies of 9000 positions.
+    bot = make_bot("heuristic")
+    for players, wall in ((2, "coloured"), (4, "gray")):
+        st, slots = _running(players, wall, games=400, seed=9)
+        big = substate(st, np.resize(slots, 9000))
+        every = np.arange(9000)
+        assert np.array_equal(bot.act(big, every), _reference_action(bot, big, every))
+
+
+@pytest.mark.parametrize("players,wall", COMBOS)
+@pytest.mark.parametrize("spec", WEIGHTS)
+def test_ranked_actions_are_the_candidates(players, wall, spec):
+    bot = make_bot(spec)
+    st, slots = _running(players, wall, seed=6)
+    for width in (1, 4, 12):
+        expected = _reference_candidates(bot, st, slots, width)
+        assert np.array_equal(ranked_actions(bot, st, slots, width), expected)
+
+
+@pytest.mark.parametrize("points,bonus", [(1.0, 1.0), (0.3, 2.5), (5.0, 0.0)])
+def test_coloured_line_values_from_tables(points, bonus):
+    for players in (2, 4):
+        st, _ = random_positions(players, "coloured", 300, 3)
+        games = np.arange(st.batch)
+        for p in range(players):
+            seat = np.full(st.batch, p)
+            wall, row_colours = (
+                per_seat(st.wall, seat, games),
+                per_seat(st.row_colours, seat, games),
+            )
+            counts, colours = (
+                per_line(st.line_count, seat, games),
+                per_line(st.line_colour, seat, games),
+            )
+            pending, pending_colours = pending_wall(wall, row_colours, counts, colours)
+            base = cell_values(pending, points, bonus).reshape(25, -1)[COLOURED_CELL]
+            expected = base.reshape(5, 5, -1) + colour_progress(pending_colours, bonus)[:, None, :]
+            got = line_values(False, wall, row_colours, None, counts, colours, points, bonus, 2.0)
+            assert np.array_equal(got, expected)
+            own = np.maximum(colours, 0)
+            at = own.astype(np.intp) * 5 + np.arange(5)[:, None]
+            at_colour = pending_line_values_at(pending, pending_colours, own, points, bonus)
+            assert np.array_equal(at_colour, flat(expected).take(at * st.batch + games))
+
+
+@pytest.mark.parametrize("players,wall", COMBOS)
+def test_play_out_line_values_stay_those_of_the_position(players, wall):
+    # Step a play-out by hand: after every pick the cached values (coloured: from the kept
+    # pending-wall masks) equal the line values computed afresh from the position.
+    bot = make_bot("heuristic:points=0.7,bonus=1.3")
+    st, slots = _running(players, wall, seed=8)
+    tree = substate(st, slots)
+    lines = LineValues(bot, tree)
+    for _ in range(40):
+        running = np.flatnonzero(~tree.done & (tree.tiles_left > 0))
+        if running.size == 0:
+            break
+        for p in range(players):
+            seat = np.full(running.size, p)
+            cached = lines.of(seat, running)
+            assert np.array_equal(cached, seat_line_values(bot, tree, seat, running))
+        seat = seat_to_move(tree, running)
+        actions = heuristic_step(bot, tree, running, lines)
+        assert np.array_equal(actions, _reference_action(bot, tree, running))
+        engine.play(tree, running, actions, defer_round_end=True)
+        lines.played(tree, running, seat, actions)
+    assert running.size == 0
+
+
+@pytest.mark.parametrize("players,wall", COMBOS)
+def test_play_out_is_the_heuristic_to_the_end_of_the_round(players, wall):
+    bot = make_bot("heuristic")
+    columns = make_bot("rollout")._columns
+    st, slots = _running(players, wall, seed=10)
+    for plies in (None, 3):
+        fast = substate(st, slots)
+        play_out(bot, fast, columns, plies=plies)
+        slow = substate(st, slots)
+        step = 0
+        while plies is None or step < plies:
+            running = np.flatnonzero(~slow.done & (slow.tiles_left > 0))
+            if running.size == 0:
+                break
+            actions = _reference_action(bot, slow, running)
+            engine.play(slow, running, actions, defer_round_end=True)
+            step += 1
+        waiting = np.flatnonzero(~slow.done)
+        engine.end_rounds(slow, waiting, columns if slow.gray else None, deal=False)
+        for name, value in vars(slow).items():
+            if isinstance(value, np.ndarray):
+                assert np.array_equal(getattr(fast, name), value), (plies, name)
+
+
+def test_remembered_only_the_same_position():
+    st, slots = _running(2, "coloured", seed=11)
+    memo = Remembered()
+    known, _ = memo.recall(st, slots)
+    assert not known.any()
+    values = np.arange(2 * slots.size, dtype=np.float32).reshape(2, -1)
+    memo.keep(st, slots, substate(st, slots), values)
+    known, got = memo.recall(st, slots[::-1])
+    assert known.all() and np.array_equal(got, values[:, ::-1])
+    changed = st.copy()
+    changed.floor_penalty[1, slots[3]] += 1  # any field at all
+    known, _ = memo.recall(changed, slots)
+    assert not known[3] and known[np.arange(slots.size) != 3].all()
+    other = st.copy()
+    other.max_rounds += 1
+    assert not memo.recall(other, slots)[0].any()
+
+
+@pytest.mark.parametrize("wall", ["coloured", "gray"])
+def test_rollout_plays_the_same_without_its_memory(wall, monkeypatch):
+    config = Configuration(2, ["rollout:width=3"] * 2, wall=wall)  # one object plays both seats
+    recall = Remembered.recall
+    hits = []
+
+    def counted(self, st, slots):
+        known, values = recall(self, st, slots)
+        hits.append(int(known.sum()))
+        return known, values
+
+    monkeypatch.setattr(Remembered, "recall", counted)
+    remembered = play_games(config, 5, 0, 40)
+    assert sum(hits) > 100  # the memory was used
+    monkeypatch.setattr(Remembered, "recall", _forget)
+    fresh = play_games(config, 5, 0, 40)
+    for name, value in vars(remembered).items():
+        assert np.array_equal(value, getattr(fresh, name)), name
+
+
+def _forget(self, st, slots):
+    return np.zeros(slots.shape[0], bool), np.zeros((st.players, slots.shape[0]), np.float32)
