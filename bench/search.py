@@ -73,6 +73,17 @@ CURVE = [
     "search:depth=3",
     "search:width=8,replies=6,depth=3",
 ]
+# --cost-grid: time per game over greedy's at 2, 3 and 4 players, for the declared cost
+# (`sim.bots.round_search.search_cost`, an upper bound of these: tests/test_search_bot.py checks).
+GRID = [
+    "search:width=2,replies=1,depth=0",
+    "search:width=4,replies=3,depth=1",
+    "search",
+    "search:width=12,replies=2",
+    "search:depth=4",
+    "search:width=8,replies=6,depth=3",
+]
+GRID_GAMES = {2: 1000, 3: 300, 4: 200}
 RESULTS = ROOT / "bench" / "results" / "search.json"
 REPEATS = 3
 COST_GAMES = 2000
@@ -92,8 +103,8 @@ def azulsim(argv: list[str]) -> dict:
     return json.loads(buf.getvalue())
 
 
-def self_play_cost(bot: str, games: int) -> dict:
-    config = Configuration(2, [bot, bot])
+def self_play_cost(bot: str, games: int, players: int = 2) -> dict:
+    config = Configuration(players, [bot] * players)
     play_games(config, SEED, 0, 50)  # warm up
     cpu = float("inf")
     for _ in range(REPEATS):  # the least of a few runs: other load only ever adds time
@@ -212,6 +223,8 @@ def run(args) -> dict:
         row = compare(a, b, games, *extra)
         result["compare"].append(row)
         print(json.dumps(row), flush=True)
+    if args.cost_grid:
+        result["cost_grid"] = cost_grid()
     if args.curve:
         heuristic = next(r for r in result["cost"] if r["bot"] == "heuristic")["ms_per_game"]
         result["curve"] = []
@@ -222,6 +235,26 @@ def run(args) -> dict:
             result["curve"].append(row)
             print(json.dumps(row), flush=True)
     return result
+
+
+def cost_grid() -> list[dict]:
+    """Self-play time per game over greedy's (4x the games, for its batch) at 2, 3 and 4 players,
+    with the declared cost."""
+    from sim.bots import parse_bot_spec
+    from sim.bots.registry import get_bot_info
+
+    info = get_bot_info("search")
+    rows = []
+    for players, games in GRID_GAMES.items():
+        greedy = self_play_cost("greedy", 4 * games, players)["ms_per_game"]
+        for spec in GRID:
+            ms = self_play_cost(spec, games, players)["ms_per_game"]
+            row = {"players": players, "bot": spec, "games": games}
+            row["x_greedy"] = round(ms / greedy, 1)
+            row["declared"] = round(info.cost_of(parse_bot_spec(spec).params), 1)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    return rows
 
 
 def _ci(pair, scale=100.0, fmt=".1f") -> str:
@@ -260,6 +293,22 @@ def tables(result: dict) -> str:
             f"| `{m['command']}` | {m['games']:,} | {100 * m['score']:.1f} % "
             f"{_ci(m['score_ci95'])} | {m['elo']:+.0f} {_ci(m['elo_ci95'], 1, '+.0f')} | {sprt} |"
         )
+    if result.get("cost_grid"):
+        lines += [
+            "",
+            "Time per self-play game over `greedy`'s (`--cost-grid`) against the declared cost "
+            "(`search_cost`, an upper bound over 2–4 players that sizes the service's chunks):",
+            "",
+            "| budget | 2 players | 3 players | 4 players | declared |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        grid: dict = {}
+        for r in result["cost_grid"]:
+            grid.setdefault(r["bot"], {})[r["players"]] = r
+        for bot, by in grid.items():
+            cells = " | ".join(str(by[p]["x_greedy"]) if p in by else "—" for p in (2, 3, 4))
+            declared = next(iter(by.values()))["declared"]
+            lines.append(f"| `{bot}` | {cells} | {declared} |")
     if result.get("curve"):
         lines += [
             "",
@@ -283,6 +332,9 @@ def main() -> None:
     ap.add_argument("--cost-games", type=int, default=COST_GAMES, help="games per cost row")
     ap.add_argument("--single", type=int, default=200, help="positions for the batch of one")
     ap.add_argument("--curve", action="store_true", help="strength against cost over CURVE")
+    ap.add_argument(
+        "--cost-grid", action="store_true", help="cost at 2-4 players over GRID (declared cost)"
+    )
     ap.add_argument("--quick", action="store_true", help="small counts (a smoke run)")
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite docs/bots.md")
     args = ap.parse_args()

@@ -7,26 +7,34 @@ Definition. At each decision of seat ``me``:
 2. **Replies**: each candidate is played on a copy of the game. If the round goes on, the seat to
    move next (``q``) answers with each of its ``replies`` best picks by the heuristic, each on its
    own copy.
-3. **Play-out**: on every copy, every seat plays the heuristic (same weights) for at most ``depth``
-   more picks, stopping earlier when the factories and the centre are empty. Then the round is
-   ended as the engine does (wall tiling, floor penalties, end bonuses if the game ends; no tiles
-   are dealt), so a copy that stopped at ``depth`` with tiles still out is scored as if the round
-   ended there.
+3. **Play-out**: on every copy, every seat plays the heuristic (same weights, `playout.play_out`)
+   until ``me`` has made ``depth`` more picks after its candidate -- ``depth * P - 1`` picks after
+   the reply, 3 with two players at the default -- stopping earlier when the factories and the
+   centre are empty. Then the round is ended as the engine does (wall tiling, floor penalties, end
+   bonuses if the game ends; no tiles are dealt), so a copy stopped with tiles still out is scored
+   as if the round ended there.
 4. **Values**: each seat's value of a copy is `rollout`'s round-end value (score, bonus potential of
    the wall, credit for incomplete lines, the marker), and its *margin* is its value less the best
    other seat's.
 5. **Max-N back-up**: ``q`` is taken to play the reply with the highest margin for ``q``; each
    candidate is worth ``me``'s margin after that reply (after the candidate itself when it ends the
-   round). ``me`` plays the candidate worth the most; ties go to the heuristic's order.
+   round); with 3-4 players, ``caution`` times that plus ``1 - caution`` times its margin after
+   the heuristic's reply. ``me`` plays the candidate worth the most; ties go to the heuristic's
+   order.
 
 Chance: the search never deals. Within a round nothing is random, and it stops at the round's end,
 where the next deal would be drawn; the round-end value stands in for the future. It reads only
 public information (no bag order, no deal stream). It uses no random numbers, so its decisions
 depend only on the position and its parameters.
 
-Cost per decision: about ``width * replies`` copies, each played ``min(depth, rest of the round)``
-heuristic picks, plus one round end and one valuation per copy. Games are searched in groups of at
-most `GROUP` so the copies of a large batch stay within a few hundred MB.
+With two players the search is minimax, and most of the tree is skipped by exact bounds
+(`SearchBot._search_two`): the same choice as the whole tree from about width + replies copies per
+decision instead of width * replies.
+
+Cost per decision: at most ``width * replies`` copies, each played ``min(depth * P, rest of the
+round)`` heuristic picks, plus one round end and one valuation per copy and a candidate list per
+expanded candidate. Games are searched in groups (`GROUP`, `COPIES`) so the copies of a large batch
+stay within a few hundred MB.
 """
 
 from __future__ import annotations
@@ -219,11 +227,13 @@ def make_search(params: dict) -> SearchBot:
 
 
 def search_cost(params: dict) -> float:
-    """Time per game relative to greedy, an upper bound over 2-4 players (bench/search.py).
+    """Time per game relative to greedy, an upper bound over 2-4 players.
 
-    Measured (self-play, one process): the default 87x greedy with 2 players, 188x with 3 and
-    247x with 4; width 8, 6 replies, depth 4: 206x (2 players) and 559x (4). The formula below
-    is above all of them (default 261, that one 876).
+    Four players cost the most: ``width * replies`` copies, each of a candidate, a reply and
+    ``4 * depth - 1`` play-out picks (at most 35: a round has 36 tiles). Fitted above the
+    measurements of ``python bench/search.py --cost-grid`` (bench/results/search.json, its
+    ``cost_grid``; tests/test_search_bot.py checks the declaration against them).
     """
     copies = params["width"] * params["replies"]
-    return 10.0 + 0.95 * copies * (4 * params["depth"] + 3)
+    plies = min(max(4 * params["depth"] - 1, 0), 35)
+    return 20.0 + 2.0 * params["width"] + copies * (5.0 + 0.55 * plies)
