@@ -201,7 +201,8 @@ def run(args) -> dict:
         "seed": SEED,
         "command": "python bench/search.py"
         + (" --quick" if args.quick else "")
-        + (" --curve" if args.curve else ""),
+        + (" --curve" if args.curve else "")
+        + (" --cost-grid" if args.cost_grid else ""),
         "machine": cpu_model(),
         "python": platform.python_version(),
         "numpy": np.__version__,
