@@ -93,8 +93,8 @@ def reset_slots(
     st.line_count[:, :, slots] = 0
     for name in ("wall", "row_colours", "col_colours", "floor", "scores"):
         getattr(st, name)[:, slots] = 0
-    if st.gray:  # the coloured wall's cell colours follow from its layout
-        st.wall_cells[:, :, slots] = -1
+    # wall_cells is not cleared: only the cells `wall` holds are read (`wall_colours`), and
+    # clearing 25 cells per seat, one cache line each, was most of a gray reset's cost.
     st.floor_penalty[:, slots] = 0
     st.marker_takes[:, slots] = 0
     st.bonus[:, slots] = 0
@@ -384,9 +384,9 @@ def records(st: BatchState, slots=None, seat_bot=None) -> GameRecords:
 def wall_colours(st: BatchState, slots=None) -> np.ndarray:
     """(P, 25, n) int8 colour at cell 5*row + col of each wall, -1 when empty."""
     slots = np.arange(st.batch) if slots is None else np.asarray(slots)
-    if st.gray:
-        return st.wall_cells[:, :, slots]
     occupied = (st.wall[:, None, slots] >> np.arange(25, dtype=np.int32)[None, :, None]) & 1
+    if st.gray:  # a cell `wall` does not hold may keep the colour of an earlier game in the slot
+        return np.where(occupied == 1, st.wall_cells[:, :, slots], -1).astype(np.int8)
     layout = np.array([wall_colour(r, c) for r in range(5) for c in range(5)], np.int8)
     return np.where(occupied == 1, layout[None, :, None], -1).astype(np.int8)
 

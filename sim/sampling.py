@@ -13,7 +13,7 @@ import numpy as np
 
 from . import rng
 from .state import BatchState
-from .tables import NTH_DEST_FLAT, NTH_SOURCE_FLAT, POP5
+from .tables import NTH_DEST_FLAT, NTH_SOURCE_FLAT
 
 _SHIFT11 = (np.arange(5, dtype=np.int64) * 11)[:, None]  # colour c's presence field
 _SHIFT5 = (np.arange(5, dtype=np.int32) * 5)[:, None]  # colour c's accept field
@@ -62,6 +62,7 @@ def uniform_legal(st: BatchState, slots: np.ndarray, u: np.ndarray) -> np.ndarra
 
 def random_columns(bot_keys: np.ndarray, rounds, seat: int, row: int, legal: np.ndarray):
     """A uniformly random legal gray-wall column from the bot stream (counter in `sim.rng`)."""
-    counter = rng.COLUMN_COUNTER + (np.asarray(rounds, np.int64) * 4 + seat) * 5 + row
-    k = rng.pick(rng.uniform32(bot_keys, counter.astype(np.uint64)), POP5[legal])
-    return NTH_DEST_FLAT[legal * 6 + k]
+    # (round * 4 + seat) * 5 + row, all non-negative: int64 arithmetic viewed as uint64.
+    counter = np.asarray(rounds).astype(np.int64) * 20 + (seat * 5 + (rng.COLUMN_COUNTER + row))
+    k = rng.pick(rng.uniform32(bot_keys, counter.view(np.uint64)), np.bitwise_count(legal))
+    return NTH_DEST_FLAT.take(legal * 6 + k)

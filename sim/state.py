@@ -45,9 +45,9 @@ class BatchState:
     wall: np.ndarray  # (P, B) int32: 25-bit occupancy, bit 5*row + col
     row_colours: np.ndarray  # (P, B) int32: bit 5*row + colour set when that row holds the colour
     col_colours: np.ndarray  # (P, B) int32: bit 5*col + colour set when that column holds it
-    wall_cells: (
-        np.ndarray
-    )  # (P, 25, B) int8: gray wall only: colour at cell 5*row + col, -1 when empty
+    # (P, 25, B) int8, gray wall only: colour at cell 5*row + col where `wall` holds a tile; the
+    # other cells are not cleared for a slot's next game (read through `engine.wall_colours`).
+    wall_cells: np.ndarray
     accept: np.ndarray  # (P, B) int32: bit 5*colour + line set when that pattern line may take it
     floor: np.ndarray  # (P, B) int8: objects on the floor line, 0..7, the marker included
     scores: np.ndarray  # (P, B) int32

@@ -26,48 +26,74 @@ def _gather5(bits: np.ndarray) -> np.ndarray:
 
 
 def _legal_columns(wall: np.ndarray, col_colours: np.ndarray, row: int, colour) -> np.ndarray:
-    """5-bit mask of the columns where `colour` may go on gray-wall row `row` (RULES §9.3):
+    """5-bit mask (int32) of the columns where `colour` may go on gray-wall row `row` (RULES §9.3):
     the cell is free and the column holds no tile of that colour."""
-    free = ~(wall >> (5 * row)) & 31
-    has_colour = _gather5((col_colours >> colour) & T.COLUMN0)  # bit c: column c has the colour
-    return (free & ~has_colour).astype(wall.dtype)
+    # Bit c of `has`: column c holds the colour (`_gather5` in uint32: the product wraps only
+    # above bit 31, and bits 16..20 take no carries, so they are the same).
+    bits = ((col_colours >> colour) & T.COLUMN0).view(np.uint32)
+    has = ((bits * _GATHER_COLUMN32) >> 16).view(np.int32)
+    return ~((wall >> (5 * row)) | has) & 31
 
 
-def _gray_columns(st, slots, row, full, colour, wall, col_colours, choose_columns):
-    """Columns (P, n) for the full lines of gray-wall row `row`; -1 is a dead end (RULES §9.3-4).
+_GATHER_COLUMN32 = np.uint32(T.GATHER_COLUMN)
 
-    A `choose_columns` whose ``all_seats`` attribute is true takes every seat of the row in one
-    call (``seat`` an array, element by element with the slots); otherwise it is called seat by
-    seat with an int ``seat``, as `sim.bots.base` describes.
+
+def _gray_columns(st, slots, row, full, hue, wall, col_colours, choose_columns):
+    """The full lines of gray-wall row `row` that have a legal column, and those columns.
+
+    Returns ``(at, seat, game, chosen)``: flat positions ``seat * n + game`` into the (P, n)
+    arrays, their seats and games (indices into `slots`), and the chosen columns (int32); a full
+    line not listed is a dead end (RULES §9.3-4). A `choose_columns` whose ``all_seats``
+    attribute is true takes every seat of the row in one call (``seat`` an array, element by
+    element with the slots); otherwise it is called seat by seat with an int ``seat``, as
+    `sim.bots.base` describes. Everything is gathered through flat positions: 2-D ``nonzero``
+    and fancy indexing cost several times more at these sizes.
     """
-    legal = np.where(full, _legal_columns(wall, col_colours, row, np.maximum(colour, 0)), 0)
+    n = full.shape[1]
+    legal = _legal_columns(wall, col_colours, row, hue)
+    legal *= full
+    legal_flat = legal.reshape(-1)
+    if choose_columns is not None and not getattr(choose_columns, "all_seats", False):
+        parts = []
+        for p in range(st.players):
+            pick = (legal[p] != 0).nonzero()[0]
+            if pick.size == 0:
+                continue
+            ok = legal[p].take(pick)
+            colour = hue[p].take(pick)
+            chosen = np.asarray(choose_columns(st, slots.take(pick), p, row, colour, ok), np.int32)
+            _check_columns(chosen, ok, p, row)
+            parts.append((p * n + pick, pick, chosen))
+        if not parts:
+            return (_EMPTY,) * 3 + (_EMPTY.astype(np.int32),)
+        at = np.concatenate([a for a, _, _ in parts])
+        game = np.concatenate([g for _, g, _ in parts])
+        return at, at // n, game, np.concatenate([c for _, _, c in parts])
+    at = (legal_flat != 0).nonzero()[0]
+    seat = at // n
+    game = at - seat * n
+    ok = legal_flat.take(at)
     if choose_columns is None:  # leftmost legal column (decision 9.3.1)
-        return np.where(legal > 0, T.NTH_DEST_FLAT.take(legal * 6), -1).astype(np.int32)
-    col = np.full(full.shape, -1, np.int32)
-    if getattr(choose_columns, "all_seats", False):
-        seats, games = np.nonzero(legal)
-        if seats.size:
-            ok = legal[seats, games]
-            chosen = np.asarray(
-                choose_columns(st, slots[games], seats, row, colour[seats, games], ok), np.int32
-            )
-            _check_columns(chosen, ok, seats, row)
-            col[seats, games] = chosen
-        return col
-    for p in range(st.players):
-        pick = np.flatnonzero(legal[p])
-        if pick.size == 0:
-            continue
-        ok = legal[p, pick]
-        chosen = np.asarray(choose_columns(st, slots[pick], p, row, colour[p, pick], ok), np.int32)
-        _check_columns(chosen, ok, p, row)
-        col[p, pick] = chosen
-    return col
+        return at, seat, game, T.NTH_DEST_FLAT.take(ok * 6).astype(np.int32)
+    if at.size == 0:
+        return at, seat, game, np.zeros(0, np.int32)
+    colour = hue.reshape(-1).take(at)
+    chosen = np.asarray(choose_columns(st, slots.take(game), seat, row, colour, ok), np.int32)
+    _check_columns(chosen, ok, seat, row)
+    return at, seat, game, chosen
+
+
+_EMPTY = np.zeros(0, np.intp)
+
+
+# _COLUMN_BIT[c + 1]: bit c of a 5-bit column mask for c in 0..4, and 0 for anything else (the
+# look-up clips c + 1 into 0..6).
+_COLUMN_BIT = np.array([0, 1, 2, 4, 8, 16, 0], np.int32)
 
 
 def _check_columns(chosen: np.ndarray, legal: np.ndarray, seat, row: int) -> None:
     """Raise ValueError unless every chosen column is one of its 5-bit `legal` mask's."""
-    bad = (chosen.astype(np.uint32) > 4) | ((legal >> np.clip(chosen, 0, 4)) & 1 == 0)
+    bad = (_COLUMN_BIT.take(chosen + 1, mode="clip") & legal) == 0
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         who = seat if np.isscalar(seat) else int(seat[first])
@@ -100,20 +126,28 @@ def tile_walls(st: BatchState, slots: np.ndarray, choose_columns=None) -> None:
     for r in range(5):
         full = counts[:, r] == r + 1
         colour = colours[:, r]
+        hue = np.maximum(colour, 0)
         if st.gray:
-            col = _gray_columns(st, slots, r, full, colour, wall, col_colours, choose_columns)
-            dead = full & (col < 0)
-            # Dead end: all r+1 tiles to the floor at once (RULES §9.4); they reach the lid.
-            floor = np.minimum(floor + np.where(dead, r + 1, 0), FLOOR_SLOTS)
-            placed = full & ~dead
-            to_lid = np.where(placed, r, np.where(dead, r + 1, 0))
+            at, seat, game, chosen = _gray_columns(
+                st, slots, r, full, hue, wall, col_colours, choose_columns
+            )
+            col = np.zeros(full.shape, np.int32)
+            col.reshape(-1)[at] = chosen
+            on = np.zeros(full.shape, np.int32)
+            on.reshape(-1)[at] = 1
+            to_lid = full * np.int32(r)
+            dead = full > on  # full, with no legal column
+            if dead.any():
+                # Dead end: all r+1 tiles to the floor at once (RULES §9.4); they reach the lid.
+                floor = np.minimum(floor + dead * np.int32(r + 1), FLOOR_SLOTS)
+                to_lid += dead
+            # Gray walls keep each cell's colour; the coloured wall's follow from the layout.
+            cell_at = (seat * 25 + 5 * r + chosen) * b_all + slots.take(game)
+            cells[cell_at] = hue.reshape(-1).take(at).astype(np.int8)  # int8: a faster scatter
         else:
             col = T.COLOURED_COLUMN[r].take(colour + 1)
-            placed = full
+            on = full.astype(np.int32)
             to_lid = full * np.int32(r)
-        col = np.maximum(col, 0)
-        hue = np.maximum(colour, 0)
-        on = placed.astype(np.int32)
         wall |= on << (5 * r + col)
         row_colours |= on << (5 * r + hue)
         col_colours |= on << (5 * col + hue)
@@ -121,12 +155,6 @@ def tile_walls(st: BatchState, slots: np.ndarray, choose_columns=None) -> None:
         # The other r tiles of a tiled line go to the lid (§6.1); added up once below.
         lid_at[r] = hue * n + cols
         lid_add[r] = to_lid
-        if st.gray and placed.any():
-            # Gray walls keep each cell's colour; the coloured wall's follow from the layout.
-            p_idx, g_idx = np.nonzero(placed)
-            cells[(p_idx * 25 + 5 * r + col[p_idx, g_idx]) * b_all + slots[g_idx]] = colour[
-                p_idx, g_idx
-            ]
         counts[:, r] = np.where(full, 0, counts[:, r])
         colours[:, r] = np.where(full, -1, colour)
         # A cleared line accepts every colour its wall row lacks (it accepted none while full).

@@ -58,10 +58,7 @@ def test_one_reply_to_the_end_of_the_round_is_rollout(players, wall):
     seats = np.zeros((12, players), np.int8)
     seats[:, 1:] = 1
     search = make_bot("search:width=3,replies=1,depth=10")
-    rollout = make_bot("rollout:width=3")
-    # rollout's own gray-wall columns (sim.bots.base: uniform) are not its play-outs' (the
-    # heuristic's, like search's): compare the searches, so give it the heuristic's columns.
-    rollout.choose_columns = search.choose_columns
+    rollout = make_bot("rollout:width=3")  # gray wall: both take the heuristic's columns
     greedy = make_bot("greedy")
     a = play_batch(players, wall, 4, games, first, seats, [search, greedy])
     b = play_batch(players, wall, 4, games, first, seats, [rollout, greedy])

@@ -8,6 +8,7 @@ Shapes use ``n`` for the number of slots, ``F`` for factories and ``S = F + 1`` 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import fields
 from functools import lru_cache
 
@@ -51,6 +52,8 @@ def _cell_points() -> np.ndarray:
 
 PTS = _cell_points().ravel()
 _CELL = (5 * _R5[:, None] + _R5[None, :])[:, :, None]  # (5 r, 5 col, 1): cell index 5r + col
+_CELL32 = _CELL.astype(np.int32)  # int32 shifts of the int32 masks stay int32 (half the bytes)
+_COLOUR_IN_COLUMN = _CELL32  # (5 col, 5 c, 1): bit 5 col + c of `col_colours`
 # Row-major cell (r, wall_column(r, c)) of colour c on the coloured wall, ordered (c, r).
 COLOURED_CELL = np.array([5 * r + wall_column(r, c) for c in range(5) for r in range(5)])
 
@@ -217,27 +220,66 @@ def line_values(
         return coloured_line_values(wall, row_colours, counts, colours, points, bonus)
     base = cell_values(wall, points, bonus)
     colour = colour_progress(row_colours, bonus)[:, None, :]
-    n = wall.shape[0]
+    # The best over the columns with an illegal cell (occupied, or its column holds the colour)
+    # 1e4 or 2e4 below its value: it never wins (values lie in [0, 100), the dead end in [-50, 0]),
+    # so this is the best legal column or the dead end, however the illegal values round. The
+    # penalty splits into a row part and a colour part: one broadcast subtraction per column.
     big = np.float32(1e4)
-    occupied = ((wall[None, None] >> _CELL) & 1).astype(np.float32)  # (5 r, 5 col, n)
-    best = np.full((5, 5, n), -2 * big, np.float32)
-    for col in range(5):
-        # has[c]: column col already holds colour c.
-        has = ((col_colours[None] >> (5 * col + _R5[:, None])) & 1).astype(np.float32)
-        cand = base[None, :, col] - big * (occupied[None, :, col] + has[:, None, :])
+    occupied = ((wall[None, None] >> _CELL32) & 1).astype(np.float32)  # (5 r, 5 col, n)
+    by_row = base - big * occupied  # (5 r, 5 col, n)
+    has = ((col_colours[None] >> _COLOUR_IN_COLUMN) & 1).astype(np.float32)  # (5 col, 5 c, n)
+    by_colour = (big * has)[:, :, None]  # (5 col, 5 c, 1, n)
+    best = by_row[None, :, 0] - by_colour[0]
+    cand = np.empty_like(best)
+    for col in range(1, 5):
+        np.subtract(by_row[None, :, col], by_colour[col], out=cand)
         np.maximum(best, cand, out=best)
     dead = -np.float32(dead_end) * CAP.astype(np.float32)[None]  # (1, 5, 1)
     return np.maximum(best, dead) + colour
 
 
 def best_columns(wall: np.ndarray, row: int, legal: np.ndarray, bonus: float) -> np.ndarray:
-    """Gray wall: the legal column (5-bit mask `legal`) of `row` with the highest cell value
-    (adjacency points plus `bonus` times the row/column shares of `cell_values`), ties leftmost.
+    """Gray wall: the legal column (5-bit mask `legal`, never empty) of `row` with the highest
+    cell value (adjacency points plus `bonus` times the row/column shares: `row_cell_values`
+    with ``points = 1``), ties leftmost.
+
+    A cell's value depends only on its row's and column's masks, so `_column_keys` ranks every
+    (row mask, column mask, row, column) once per `bonus`; the best column is the highest rank,
+    integer work on (5, n) instead of the float values and their first maximum.
     """
-    base = row_cell_values(wall, row, 1.0, bonus)  # (5 cols, n)
-    ok = (legal[None] >> _R5[:, None]) & 1
-    score = base - np.float32(1e4) * (1 - ok)
-    return first_max(score)
+    rm = (wall >> (5 * row)) & 31
+    at = (rm[None] * 32 + _column_masks32(wall)) * 25 + (5 * row + _R5_32[:, None])  # (5, n)
+    key = _column_keys(float(bonus)).take(at)
+    key *= (legal[None] >> _R5_32[:, None]) & 1  # an illegal column's key is 0
+    return (4 - (key.max(axis=0) & 7)).astype(np.intp)
+
+
+_R5_32 = _R5.astype(np.int32)
+
+
+def _column_masks32(mask: np.ndarray) -> np.ndarray:
+    """`column_masks` of int32 masks, in int32: the uint32 product wraps only above bit 31, and
+    bits 20..24 take no carries, so they are the same."""
+    shifted = ((mask[None] >> _R5_32[:, None]) & np.int32(_COLUMN_BITS)).view(np.uint32)
+    return ((shifted * np.uint32(_COLUMN_MUL)) >> 20).view(np.int32) & 31
+
+
+@functools.lru_cache(maxsize=32)
+def _column_keys(bonus: float) -> np.ndarray:
+    """KEY[(rm * 32 + cm) * 25 + 5 r + col] (int16): ``rank * 8 + 4 - col``, ``rank`` (from 1) the
+    rank of `row_cell_values`'s float32 value of (r, col) among all such values, for the row
+    mask ``rm`` and column mask ``cm`` (bit = row) without the new tile. Equal values share a
+    rank, so the highest key is the first maximum of the values."""
+    rm = np.arange(32)[:, None, None, None]
+    cm = np.arange(32)[None, :, None, None]
+    pts = PTS.reshape(32, 32, 5, 5)
+    # The operations of `row_cell_values`, element by element, so the same float32 roundings.
+    rows = (2 * POP5[rm] + 1).astype(np.float32) * (2 * bonus / 25)
+    cols = (2 * POP5[cm] + 1).astype(np.float32) * (7 * bonus / 25)
+    value = pts * np.float32(1.0) + rows + cols
+    rank = np.searchsorted(np.unique(value), value) + 1  # at most 10 * 5 * 5 distinct values
+    key = rank * 8 + (4 - _R5)[None, None, None, :]
+    return key.astype(np.int16).ravel()
 
 
 def first_max(values: np.ndarray) -> np.ndarray:

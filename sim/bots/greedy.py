@@ -163,4 +163,4 @@ class GreedyBot(Bot):
         return greedy_actions(st, slots, turn_uniforms(st, slots, keys))
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys) -> np.ndarray:
-        return best_columns(st.wall[seat, slots], row, legal, 0.0)
+        return best_columns(per_seat(st.wall, seat, slots), row, legal, 0.0)

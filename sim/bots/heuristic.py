@@ -459,7 +459,7 @@ class HeuristicBot(Bot):
         return out
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
-        return best_columns(st.wall[seat, slots], row, legal, self.bonus)
+        return best_columns(per_seat(st.wall, seat, slots), row, legal, self.bonus)
 
 
 def make_heuristic(params: dict) -> HeuristicBot:

@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import engine
 from ..tables import POP5
-from .base import Bot
+from .base import Bot, elementwise_columns
 from .features import (
     CAP,
     column_masks,
@@ -54,11 +54,16 @@ _SQUARES = (np.arange(6) ** 2).astype(np.float32)
 _CAPF = CAP.astype(np.float32)
 
 
+@elementwise_columns
 class RolloutBot(Bot):
     def __init__(self, width: int = 4, **heuristic):
         self.width = int(width)
         self.policy = HeuristicBot(**heuristic)
         self._remembered = Remembered()
+
+    def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
+        """The heuristic's gray-wall columns (step 4), as in the play-outs."""
+        return self.policy.choose_columns(st, slots, seat, row, colours, legal)
 
     def _columns(self, st, slots, seat, row, colours, legal):
         return self.policy.choose_columns(st, slots, seat, row, colours, legal)
