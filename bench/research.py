@@ -7,17 +7,21 @@ in-process (`service.cli.main` with ``--json``), and its figure.
    deals on both walls, scores, game length, bonuses.
 3. Tuning a heuristic weight (``azulsim sweep``), then confirming the best value against the
    default with ``azulsim compare`` (mirrored pairs, Elo with its interval).
-4. The ladder as ratings (``azulsim tournament random greedy heuristic rollout``).
+4. The ladder as ratings (``azulsim tournament random greedy heuristic rollout search``), with 2,
+   3 and 4 players.
 
 Sweeps and tournaments are played here through the job specs their commands build
 (`sim.sweep.sweep_spec`, `sim.tournament.tournament_spec`), once, so that the figure (the report's
 study row) and the table come from the same statistics.
 
 Writes the spec files and figures under docs/research/, bench/results/research.json, and the
-figures' numbers into docs/research.md between its ``<!-- study:NAME -->`` markers (the ladder
+figures' numbers into docs/research.md between its ``<!-- study:NAME -->`` markers (the ladders
 into docs/bots.md too)::
 
-    python bench/research.py [--quick]
+    python bench/research.py [--quick] [--only ladder,ladder3,ladder4]
+
+``--only`` plays the named studies again and keeps the others of bench/results/research.json;
+``--quick`` writes neither the results nor the docs.
 """
 
 from __future__ import annotations
@@ -194,18 +198,23 @@ def tuning(games: int, confirm_games: int) -> dict:
     }
 
 
-def ladder(games: int) -> dict:
-    """``azulsim tournament random greedy heuristic rollout`` (its job played here once)."""
+LADDER = ["random", "greedy", "heuristic", "rollout", "search"]
+
+
+def ladder(games: int, players: int = 2) -> dict:
+    """``azulsim tournament random greedy heuristic rollout search`` (its job played here once);
+    with 3 or 4 players every table of that many of them, in every order of its seats."""
     from service.report import figure
     from sim.local import run_local
     from sim.tournament import tournament_spec
 
-    bots = ["random", "greedy", "heuristic", "rollout"]
-    spec = tournament_spec(bots, games_per_pair=games, seed=SEED, anchor="random")
+    spec = tournament_spec(LADDER, players, games_per_pair=games, seed=SEED, anchor="random")
     doc = run_local(spec, workers=1).statistics()
-    figure(doc, configurations=[]).savefig(OUT / "ladder.png")
-    command = (f"azulsim tournament {' '.join(bots)} --games-per-pair {games} --seed {SEED} "
-               "--anchor random")  # fmt: skip
+    if players == 2:
+        figure(doc, configurations=[]).savefig(OUT / "ladder.png")
+    command = (f"azulsim tournament {' '.join(LADDER)}"
+               + (f" --players {players}" if players > 2 else "")
+               + f" --games-per-pair {games} --seed {SEED} --anchor random")  # fmt: skip
     ratings = doc["ratings"]
     return {"command": command, "bots": ratings["bots"], "head_to_head": ratings["head_to_head"]}
 
@@ -254,7 +263,13 @@ def tables(result: dict) -> dict[str, str]:
               f"{c['elo']:+.1f} [{c['elo_ci95'][0]:+.1f}, {c['elo_ci95'][1]:+.1f}], "
               f"LOS {c['los']:.3f}."]  # fmt: skip
     out["tuning"] = "\n".join(lines)
-    lad = result["ladder"]
+    for name in ("ladder", "ladder3", "ladder4"):
+        if name in result:
+            out[name] = ladder_table(result[name])
+    return out
+
+
+def ladder_table(lad: dict) -> str:
     lines = [f"`{lad['command']}`", "", "| rank | bot | Elo (random = 0) | 95 % interval |",
              "| --- | --- | --- | --- |"]  # fmt: skip
     for i, b in enumerate(lad["bots"]):
@@ -266,13 +281,18 @@ def tables(result: dict) -> dict[str, str]:
         lines.append(f"| {h['bot']} vs {h['opponent']} | {h['comparisons']:,} | "
                      f"{_pct(h['observed'], h['observed_ci95'])} | {100 * h['predicted']:.1f} % | "
                      f"{'yes' if h['agrees'] else '**no**'} |")  # fmt: skip
-    out["ladder"] = "\n".join(lines)
-    return out
+    return "\n".join(lines)
+
+
+BOTS_ONLY = ("ladder3", "ladder4")  # in docs/bots.md only; the 2-player ladder in both
 
 
 def write_docs(parts: dict[str, str]) -> None:
-    _write_markers(ROOT / "docs" / "research.md", parts)
-    _write_markers(ROOT / "docs" / "bots.md", {"ladder": parts["ladder"]})
+    _write_markers(
+        ROOT / "docs" / "research.md", {k: v for k, v in parts.items() if k not in BOTS_ONLY}
+    )
+    ladders = {k: v for k, v in parts.items() if k == "ladder" or k in BOTS_ONLY}
+    _write_markers(ROOT / "docs" / "bots.md", ladders)
 
 
 def _write_markers(path: Path, parts: dict[str, str]) -> None:
@@ -288,22 +308,46 @@ def _write_markers(path: Path, parts: dict[str, str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small game counts (a smoke run)")
+    parser.add_argument(
+        "--only", help="comma-separated studies to play again (the others kept from the results)"
+    )
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    began = time.process_time()
-    result = {
-        "seed": SEED,
-        "command": "python bench/research.py" + (" --quick" if args.quick else ""),
-        "first_player": first_player(240 if args.quick else 12_000),
-        "walls": walls(240 if args.quick else 6_000),
-        "tuning": tuning(120 if args.quick else 2_000, 480 if args.quick else 8_000),
-        "ladder": ladder(40 if args.quick else 400),
+    q = args.quick
+    studies = {
+        "first_player": lambda: first_player(240 if q else 12_000),
+        "walls": lambda: walls(240 if q else 6_000),
+        "tuning": lambda: tuning(120 if q else 2_000, 480 if q else 8_000),
+        "ladder": lambda: ladder(40 if q else 400),
+        "ladder3": lambda: ladder(60 if q else 600, 3),
+        "ladder4": lambda: ladder(48 if q else 480, 4),
     }
-    result["cpu_s"] = round(time.process_time() - began, 1)
-    (ROOT / "bench" / "results" / "research.json").write_text(json.dumps(result, indent=1) + "\n")
+    path = ROOT / "bench" / "results" / "research.json"
+    only = None if args.only is None else args.only.split(",")
+    if only is not None and (unknown := set(only) - set(studies)):
+        raise SystemExit(f"unknown studies {sorted(unknown)}; known: {', '.join(studies)}")
+    began = time.process_time()
+    result = json.loads(path.read_text()) if only else {}
+    result["seed"] = SEED
+    for name, play in studies.items():
+        if only is None or name in only:
+            result[name] = play()
+            result.setdefault("commands", {})[name] = (
+                "python bench/research.py"
+                + (" --quick" if q else "")
+                + ("" if only is None else f" --only {args.only}")
+            )
+    result["command"] = "python bench/research.py" + (" --quick" if q else "")
+    cpu = round(time.process_time() - began, 1)
+    if only is None:
+        result["cpu_s"] = cpu
+    else:  # the CPU of the whole run stays as it was measured
+        result.setdefault("cpu_s_only", {})[args.only] = cpu
+    if not q:
+        path.write_text(json.dumps(result, indent=1) + "\n")
     if not args.quick:
         write_docs(tables(result))
-    print(json.dumps({k: v for k, v in result.items() if k in ("cpu_s", "command")}))
+    print(json.dumps({"cpu_s": cpu, "command": result["command"], "only": args.only}))
 
 
 if __name__ == "__main__":

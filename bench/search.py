@@ -3,17 +3,26 @@
 Run from the repository root::
 
     python bench/search.py            # the published figures (several minutes on one core)
-    python bench/search.py --quick    # small counts
+    python bench/search.py --quick    # small counts (a smoke run)
+    python bench/search.py --curve    # also strength against cost over a range of budgets
 
-Cost: self-play (2 players, coloured wall) through `sim.play.play_games`, CPU time of this process
-(`time.process_time`, the least of 3 runs); per decision "batched" is that time over the decisions
-made (all games of a chunk searched together), "batch of one" is `act` called on one position at a
-time (mid-game positions, 2 players). `greedy`, `heuristic` and `rollout` are timed the same way,
-for the ratios.
+Cost, CPU time of this process (`time.process_time`, the least of 3 runs), 2 players, coloured
+wall, 2,000 games in one batch (as `play_games` plays a chunk):
 
-Strength: head to head with seats rotated (each bot in each seat equally often) and 3- and
-4-player tables with one bot per seat (seats shuffled per game); win rates over games that ended
-naturally, shared wins counted as wins, 95 % Wilson intervals (`sim.stats.derive.wilson`).
+- **self-play**: every seat the bot, through `sim.play.play_games`; per game and, "batched", per
+  decision (all games of the batch searched together);
+- **against rollout**: the bot in one seat, `rollout` in the other (mirrored pairs); only the time
+  inside the bot's own ``act`` is counted, per game, and `heuristic` against `rollout` is timed the
+  same way for the ratio;
+- **batch of one**: ``act`` called on one mid-game position at a time.
+
+`greedy`, `heuristic` and `rollout` are timed the same way, for the ratios.
+
+Strength: ``azulsim compare`` run in this process (mirrored pairs: every deal played twice with the
+seats swapped; the score is the bot's share of the points of a pair, Elo with its 95 % interval),
+against `rollout` and `heuristic`, the large budget against the default with the SPRT of elo0 = 0
+against elo1 = 20, the default on the gray wall. The 3- and 4-player ratings are the ladder's
+(`bench/research.py`, docs/bots.md).
 
 Writes ``bench/results/search.json`` and the tables into ``docs/bots.md`` between the search
 markers.
@@ -22,6 +31,8 @@ markers.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import platform
 import sys
@@ -38,25 +49,62 @@ from machine import cpu_model  # noqa: E402  (bench/, the script's own directory
 from sim import engine  # noqa: E402
 from sim.alloc import tune_allocator  # noqa: E402
 from sim.bots import make_bot  # noqa: E402
-from sim.play import play_games  # noqa: E402
+from sim.play import play_games, play_table, set_table  # noqa: E402
 from sim.rng import BOT, game_keys  # noqa: E402
 from sim.spec import Configuration, first_player  # noqa: E402
-from sim.stats.derive import wilson  # noqa: E402
 
 SEED = 20261201
 BUDGETS = {
-    "small": "search:width=4,replies=3,depth=1",
+    "small": "search:width=4,replies=2",
     "default": "search",
-    "large": "search:width=8,replies=6,depth=4",
+    "large": "search:width=8,replies=6,depth=3",
 }
+# --curve: strength against cost over these budgets (the three above included).
+CURVE = [
+    "search:width=4,replies=2,depth=1",
+    "search:width=6,replies=1",
+    "search:width=4,replies=2",
+    "search:width=4,replies=3",
+    "search:width=6,replies=2",
+    "search:width=6,replies=3",
+    "search:width=8,replies=3",
+    "search",
+    "search:width=8",
+    "search:depth=3",
+    "search:width=8,replies=6,depth=3",
+]
+# --cost-grid: time per game over greedy's at 2, 3 and 4 players, for the declared cost
+# (`sim.bots.round_search.search_cost`, an upper bound of these: tests/test_search_bot.py checks).
+GRID = [
+    "search:width=2,replies=1,depth=0",
+    "search:width=4,replies=3,depth=1",
+    "search",
+    "search:width=12,replies=2",
+    "search:depth=4",
+    "search:width=8,replies=6,depth=3",
+]
+GRID_GAMES = {2: 1000, 3: 300, 4: 200}
 RESULTS = ROOT / "bench" / "results" / "search.json"
 REPEATS = 3
+COST_GAMES = 2000
 DOCS = ROOT / "docs" / "bots.md"
 START, END = "<!-- search:start -->", "<!-- search:end -->"
 
 
-def self_play_cost(bot: str, games: int) -> dict:
-    config = Configuration(2, [bot, bot])
+def azulsim(argv: list[str]) -> dict:
+    """Run one ``azulsim`` command in this process; its ``--json`` output."""
+    from service.cli import main
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        status = main([*argv, "--json"])
+    if status:
+        raise SystemExit(f"azulsim {' '.join(argv)} exited {status}")
+    return json.loads(buf.getvalue())
+
+
+def self_play_cost(bot: str, games: int, players: int = 2) -> dict:
+    config = Configuration(players, [bot] * players)
     play_games(config, SEED, 0, 50)  # warm up
     cpu = float("inf")
     for _ in range(REPEATS):  # the least of a few runs: other load only ever adds time
@@ -71,6 +119,33 @@ def self_play_cost(bot: str, games: int) -> dict:
         "ms_per_game": round(1e3 * cpu / games, 4),
         "us_per_decision_batched": round(1e6 * cpu / decisions, 2),
     }
+
+
+class _Timed:
+    """A bot whose ``act`` calls add their CPU time to ``cpu``."""
+
+    def __init__(self, bot):
+        self.bot = bot
+        self.cpu = 0.0
+        self.choose_columns = bot.choose_columns
+
+    def act(self, st, slots, keys):
+        t0 = time.process_time()
+        out = self.bot.act(st, slots, keys)
+        self.cpu += time.process_time() - t0
+        return out
+
+
+def against_rollout_cost(bot: str, games: int) -> float:
+    """CPU ms per game spent in `bot`'s own decisions, in mirrored games against `rollout`."""
+    config = Configuration(2, [bot, "rollout"], seating="mirrored")
+    best = float("inf")
+    for _ in range(REPEATS):
+        table = set_table(config, SEED + 1, np.arange(games))
+        timed = table.bots[0] = _Timed(table.bots[0])
+        play_table(table)
+        best = min(best, timed.cpu)
+    return 1e3 * best / games
 
 
 def single_decision_cost(bot_spec: str, positions: int) -> float:
@@ -96,176 +171,181 @@ def single_decision_cost(bot_spec: str, positions: int) -> float:
     return 1e6 * (time.process_time() - t0) / live.size
 
 
-def match(bots: list[str], games: int, wall: str = "coloured", seating: str = "rotate") -> dict:
-    config = Configuration(len(bots), bots, seating=seating, wall=wall)
-    t0 = time.process_time()
-    rec = play_games(config, SEED, 0, games)
-    cpu = time.process_time() - t0
-    natural = ~rec.truncated
-    n = int(natural.sum())
-    out = {"players": len(bots), "wall": wall, "seating": seating, "bots": bots, "games": games}
-    out["truncated"] = games - n
-    out["cpu_s"] = round(cpu, 2)
-    out["per_bot"] = {}
-    if len(bots) == 2 and bots[0] != bots[1]:
-        out["first_vs_second"] = versus(rec, natural)
-    for label in dict.fromkeys(bots):
-        idx = [i for i, b in enumerate(bots) if b == label]
-        mine = np.isin(rec.seat_bot, idx)
-        wins = int(((rec.winners & mine).any(axis=1) & natural).sum())
-        out["per_bot"][label] = {
-            "wins": wins,
-            "win_rate": wins / n if n else None,
-            "ci95": wilson(wins, n),
-            "mean_score": round(float(rec.scores[mine].mean()), 2),
-        }
-    return out
+def compare(a: str, b: str, games: int, *extra: str) -> dict:
+    argv = ["compare", a, b, "--max-games", str(games), "--seed", "1", *extra]
+    doc = azulsim(argv)
+    keys = ("verdict", "games", "pentanomial", "score", "score_ci95", "elo", "elo_ci95", "llr")
+    return {"command": "azulsim " + " ".join(argv), **{k: doc[k] for k in keys}}
 
 
-def versus(rec, natural) -> dict:
-    """Head to head of configuration bot 0 against bot 1: mean score (a shared win is a half),
-    logistic Elo with a 95 % interval, and the SPRT log-likelihood ratio of elo0 = 0 against
-    elo1 = 20 at this sample (normal approximation, notes/experiments.md), with its bounds at
-    alpha = beta = 0.05. Seats are rotated, not mirrored, so it is a fixed-sample check."""
-    a = (rec.winners & (rec.seat_bot == 0)).any(axis=1)[natural]
-    b = (rec.winners & (rec.seat_bot == 1)).any(axis=1)[natural]
-    x = np.where(a & b, 0.5, a.astype(float))
-    n, mu, var = x.size, float(x.mean()), float(x.var())
-    half = 1.96 * (var / n) ** 0.5
-
-    def elo(s: float) -> float:
-        s = min(max(s, 1e-6), 1 - 1e-6)
-        return -400 * np.log10(1 / s - 1)
-
-    s0, s1 = 0.5, 1 / (1 + 10 ** (-20 / 400))
-    llr = n * (s1 - s0) * (2 * mu - s0 - s1) / (2 * var) if var > 0 else float("inf")
-    bound = float(np.log(0.95 / 0.05))
-    return {
-        "games": n,
-        "score": round(mu, 4),
-        "elo": round(elo(mu), 1),
-        "elo_ci95": [round(elo(mu - half), 1), round(elo(mu + half), 1)],
-        "llr_0_20": round(llr, 2),
-        "llr_bounds": [round(-bound, 3), round(bound, 3)],
-        "verdict": "H1" if llr >= bound else ("H0" if llr <= -bound else "undecided"),
-    }
+def costs(specs: list[str], games: int, single: int) -> list[dict]:
+    rows = [self_play_cost(b, games) for b in specs]
+    by = {r["bot"]: r for r in rows}
+    greedy, heuristic = by["greedy"]["ms_per_game"], by["heuristic"]["ms_per_game"]
+    vs_heuristic = against_rollout_cost("heuristic", games)
+    for row in rows:
+        row["x_greedy"] = round(row["ms_per_game"] / greedy, 1)
+        row["x_heuristic"] = round(row["ms_per_game"] / heuristic, 1)
+        if row["bot"].startswith("search"):
+            ms = against_rollout_cost(row["bot"], games)
+            row["vs_rollout_ms_per_game"] = round(ms, 4)
+            row["vs_rollout_x_heuristic"] = round(ms / vs_heuristic, 1)
+        row["us_per_decision_one"] = round(single_decision_cost(row["bot"], single), 1)
+        print(json.dumps(row), flush=True)
+    return rows
 
 
 def run(args) -> dict:
-    g, g34 = args.games, args.games34
+    g = args.games
     result: dict = {
         "seed": SEED,
         "command": "python bench/search.py"
         + (" --quick" if args.quick else "")
-        + (" --cost-only" if args.cost_only else ""),
+        + (" --curve" if args.curve else "")
+        + (" --cost-grid" if args.cost_grid else ""),
         "machine": cpu_model(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "budgets": BUDGETS,
     }
-    cost = [self_play_cost(b, args.cost_games) for b in ("greedy", "heuristic", "rollout")]
-    cost += [self_play_cost(spec, args.cost_games) for spec in BUDGETS.values()]
-    greedy, heuristic = cost[0]["ms_per_game"], cost[1]["ms_per_game"]
-    for row in cost:
-        row["x_greedy"] = round(row["ms_per_game"] / greedy, 1)
-        row["x_heuristic"] = round(row["ms_per_game"] / heuristic, 1)
-        row["us_per_decision_one"] = round(single_decision_cost(row["bot"], args.single), 1)
-        print(json.dumps(row), flush=True)
-    result["cost"] = cost
-    if args.cost_only:  # keep the matches of the last full run (decisions are unchanged)
-        previous = json.loads(RESULTS.read_text())
-        result["matches"] = previous["matches"]
-        result["matches_command"] = previous.get("matches_command", previous["command"])
-        return result
-    result["matches_command"] = result["command"]
+    specs = ["greedy", "heuristic", "rollout", *BUDGETS.values()]
+    result["cost"] = costs(specs, args.cost_games, args.single)
     d, small, large = BUDGETS["default"], BUDGETS["small"], BUDGETS["large"]
     plan = [
-        ([small, "rollout"], g, "coloured", "rotate"),
-        ([d, "rollout"], g, "coloured", "rotate"),
-        ([large, "rollout"], g, "coloured", "rotate"),
-        ([d, "heuristic"], g, "coloured", "rotate"),
-        ([large, d], g, "coloured", "rotate"),
-        ([d, small], g, "coloured", "rotate"),
-        ([d, "rollout"], g, "gray", "rotate"),
-        ([d, "rollout", "heuristic"], g34, "coloured", "shuffle"),
-        ([d, "rollout", "heuristic", "greedy"], g34, "coloured", "shuffle"),
-        ([d, "rollout", "heuristic"], g34, "gray", "shuffle"),
+        (d, "rollout", g),
+        (small, "rollout", g),
+        (large, "rollout", g),
+        (d, "heuristic", g),
+        (large, d, 2 * g, "--sprt", "0,20"),
+        (d, "rollout", g, "--wall", "gray"),
     ]
-    result["matches"] = []
-    for bots, games, wall, seating in plan:
-        row = match(bots, games, wall, seating)
-        result["matches"].append(row)
+    result["compare"] = []
+    for a, b, games, *extra in plan:
+        row = compare(a, b, games, *extra)
+        result["compare"].append(row)
         print(json.dumps(row), flush=True)
+    if args.cost_grid:
+        result["cost_grid"] = cost_grid()
+    if args.curve:
+        heuristic = next(r for r in result["cost"] if r["bot"] == "heuristic")["ms_per_game"]
+        result["curve"] = []
+        for spec in CURVE:
+            cost = self_play_cost(spec, args.cost_games)
+            row = {"bot": spec, "x_heuristic": round(cost["ms_per_game"] / heuristic, 1)}
+            row.update(compare(spec, "rollout", g))
+            result["curve"].append(row)
+            print(json.dumps(row), flush=True)
     return result
 
 
-def _pct(x) -> str:
-    return "—" if x is None else f"{100 * x:.1f} %"
+def cost_grid() -> list[dict]:
+    """Self-play time per game over greedy's (4x the games, for its batch) at 2, 3 and 4 players,
+    with the declared cost."""
+    from sim.bots import parse_bot_spec
+    from sim.bots.registry import get_bot_info
+
+    info = get_bot_info("search")
+    rows = []
+    for players, games in GRID_GAMES.items():
+        greedy = self_play_cost("greedy", 4 * games, players)["ms_per_game"]
+        for spec in GRID:
+            ms = self_play_cost(spec, games, players)["ms_per_game"]
+            row = {"players": players, "bot": spec, "games": games}
+            row["x_greedy"] = round(ms / greedy, 1)
+            row["declared"] = round(info.cost_of(parse_bot_spec(spec).params), 1)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    return rows
+
+
+def _ci(pair, scale=100.0, fmt=".1f") -> str:
+    return f"[{scale * pair[0]:{fmt}}, {scale * pair[1]:{fmt}}]"
 
 
 def tables(result: dict) -> str:
     lines = [
         f"Measured with `{result['command']}` (seed {result['seed']}, {result['machine']}, "
         f"Python {result['python']}, numpy {result['numpy']}); CPU time of one process "
-        "(`time.process_time`, the least of 3 runs), 2 players, coloured wall. Budgets: "
+        "(`time.process_time`, the least of 3 runs), 2 players, coloured wall, 2,000 games in one "
+        "batch. Budgets: "
         + ", ".join(f"{k} `{v}`" for k, v in result["budgets"].items())
-        + ".",
+        + ". *Against rollout*: the CPU time inside the bot's own decisions per game against "
+        "`rollout`, over `heuristic`'s measured the same way.",
         "",
-        "| bot | ms per game | × greedy | × heuristic | µs per decision, batched | "
-        "µs per decision, batch of one |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| bot | ms per game | × greedy | × heuristic | against rollout: × heuristic | "
+        "µs per decision, batched | µs per decision, batch of one |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for row in result["cost"]:
+        vs = row.get("vs_rollout_x_heuristic", "—")
         lines.append(
             f"| `{row['bot']}` | {row['ms_per_game']:.3f} | {row['x_greedy']} | "
-            f"{row['x_heuristic']} | {row['us_per_decision_batched']:,.0f} | "
+            f"{row['x_heuristic']} | {vs} | {row['us_per_decision_batched']:,.0f} | "
             f"{row['us_per_decision_one']:,.0f} |"
         )
     lines += [
         "",
-        f"Matches measured with `{result.get('matches_command', result['command'])}`.",
-        "",
-        (
-            "| players | wall | seating | games | bots: win rate [95 % interval], mean score; "
-            "first against second: Elo [95 %], SPRT log-likelihood ratio elo0 = 0, elo1 = 20 "
-            "(bounds ±2.94) |"
-        ),
+        "| command | games | score [95 %] | Elo [95 %] | SPRT |",
         "| --- | --- | --- | --- | --- |",
     ]
-    for m in result["matches"]:
-        cells = "; ".join(
-            f"`{label}` {_pct(v['win_rate'])} [{100 * v['ci95'][0]:.1f}, {100 * v['ci95'][1]:.1f}]"
-            f", {v['mean_score']:.1f}"
-            for label, v in m["per_bot"].items()
+    for m in result["compare"]:
+        sprt = "—" if m["verdict"] is None else f"{m['verdict']} (LLR {m['llr']:.2f})"
+        lines.append(
+            f"| `{m['command']}` | {m['games']:,} | {100 * m['score']:.1f} % "
+            f"{_ci(m['score_ci95'])} | {m['elo']:+.0f} {_ci(m['elo_ci95'], 1, '+.0f')} | {sprt} |"
         )
-        if "first_vs_second" in m:
-            v = m["first_vs_second"]
-            lo, hi = v["elo_ci95"]
-            cells += f"; Elo {v['elo']:+.0f} [{lo:+.0f}, {hi:+.0f}], LLR(0, 20) {v['llr_0_20']:.1f}"
-        lines.append(f"| {m['players']} | {m['wall']} | {m['seating']} | {m['games']} | {cells} |")
+    if result.get("cost_grid"):
+        lines += [
+            "",
+            "Time per self-play game over `greedy`'s (`--cost-grid`) against the declared cost "
+            "(`search_cost`, an upper bound over 2–4 players that sizes the service's chunks):",
+            "",
+            "| budget | 2 players | 3 players | 4 players | declared |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        grid: dict = {}
+        for r in result["cost_grid"]:
+            grid.setdefault(r["bot"], {})[r["players"]] = r
+        for bot, by in grid.items():
+            cells = " | ".join(str(by[p]["x_greedy"]) if p in by else "—" for p in (2, 3, 4))
+            declared = next(iter(by.values()))["declared"]
+            lines.append(f"| `{bot}` | {cells} | {declared} |")
+    if result.get("curve"):
+        lines += [
+            "",
+            "Strength against cost (`--curve`): each budget's self-play cost per game over "
+            "`heuristic`'s, and its score against `rollout` (`azulsim compare`, mirrored pairs).",
+            "",
+            "| budget | × heuristic | score against rollout [95 %] | Elo [95 %] |",
+            "| --- | --- | --- | --- |",
+        ]
+        for m in sorted(result["curve"], key=lambda r: r["x_heuristic"]):
+            lines.append(
+                f"| `{m['bot']}` | {m['x_heuristic']} | {100 * m['score']:.1f} % "
+                f"{_ci(m['score_ci95'])} | {m['elo']:+.0f} {_ci(m['elo_ci95'], 1, '+.0f')} |"
+            )
     return "\n".join(lines)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=2000, help="games per 2-player match")
-    ap.add_argument("--games34", type=int, default=1000, help="games per 3-/4-player table")
-    ap.add_argument("--cost-games", type=int, default=2000, help="self-play games per cost row")
+    ap.add_argument("--games", type=int, default=2000, help="games per comparison (the SPRT: 2x)")
+    ap.add_argument("--cost-games", type=int, default=COST_GAMES, help="games per cost row")
     ap.add_argument("--single", type=int, default=200, help="positions for the batch of one")
+    ap.add_argument("--curve", action="store_true", help="strength against cost over CURVE")
+    ap.add_argument(
+        "--cost-grid", action="store_true", help="cost at 2-4 players over GRID (declared cost)"
+    )
     ap.add_argument("--quick", action="store_true", help="small counts (a smoke run)")
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite docs/bots.md")
-    ap.add_argument(
-        "--cost-only",
-        action="store_true",
-        help="time the bots again, keep the matches of bench/results/search.json",
-    )
     args = ap.parse_args()
     tune_allocator()  # as every process that plays a job does (sim.local, workers)
     if args.quick:
-        args.games, args.games34, args.cost_games, args.single = 100, 60, 100, 20
+        args.games, args.cost_games, args.single = 240, 200, 20
     result = run(args)
     result["tables"] = tables(result)
-    RESULTS.write_text(json.dumps(result, indent=1) + "\n")
+    if not args.quick:
+        RESULTS.write_text(json.dumps(result, indent=1) + "\n")
     if not args.no_docs and not args.quick:
         text = DOCS.read_text()
         if START in text and END in text:

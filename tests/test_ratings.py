@@ -173,7 +173,11 @@ def test_three_player_tables_decompose_into_pairs():
     spec = tournament_spec(
         ["random", "greedy", "heuristic", "heuristic:floor=3"], players=3, games_per_pair=60, seed=2
     )
-    assert len(spec.configurations) == 4 and all(c.players == 3 for c in spec.configurations)
+    # 4 tables, each in both orders of its seats around the table.
+    assert len(spec.configurations) == 8 and all(c.players == 3 for c in spec.configurations)
+    assert spec.configurations[0].bots == ("random", "greedy", "heuristic")
+    assert spec.configurations[1].bots == ("random", "heuristic", "greedy")
+    assert spec.games == 30  # 60 games of each table: 30 (10 mirrored groups) in each order
     doc = derive(run_local(spec, workers=1).counters, spec)
     ratings = doc["ratings"]
     assert "pairwise decomposition" in ratings["model"]
@@ -181,6 +185,22 @@ def test_three_player_tables_decompose_into_pairs():
     assert ratings["comparisons"] == 3 * doc["games_finished"]
     assert ratings["anchor"] == "random"
     assert [r["bot"] for r in ratings["bots"]][-1] == "random"
+
+
+def test_four_player_tables_are_played_in_every_order_around_the_table():
+    """A rotation keeps who plays right after whom; the six orders of a table of 4 up to rotation
+    give every bot every neighbour on either side equally often."""
+    bots = ["random", "greedy", "heuristic", "rollout"]
+    spec = tournament_spec(bots, players=4, games_per_pair=50)
+    assert spec.games == 12  # 50 games of the table, rounded up to 6 orders x 3 groups of 4
+    orders = [c.bots for c in spec.configurations]
+    assert len(orders) == 6 and len(set(orders)) == 6
+    after = {}  # (bot, the bot right after it) -> configurations
+    for bots in orders:
+        assert bots[0] == "random"
+        for i, b in enumerate(bots):
+            after[b, bots[(i + 1) % 4]] = after.get((b, bots[(i + 1) % 4]), 0) + 1
+    assert len(after) == 12 and set(after.values()) == {2}
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,9 @@ width, so every game must come out the same.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -19,6 +22,7 @@ from sim.records import GameRecords
 from sim.spec import Configuration, first_player
 from tests.positions import random_positions
 
+ROOT = Path(__file__).resolve().parents[1]
 COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
 
 
@@ -106,6 +110,51 @@ def test_parameters_and_cost():
     default = info.cost_of(parse_bot_spec("search").params)
     large = info.cost_of(parse_bot_spec("search:width=12,replies=8,depth=10").params)
     assert 1 < small < default < large
+
+
+def test_declared_cost_is_above_the_measured_cost():
+    """The declared cost (time per game over greedy's, which sizes the service's chunks) bounds
+    what `python bench/search.py --cost-grid` measured at 2, 3 and 4 players."""
+    results = json.loads((ROOT / "bench" / "results" / "search.json").read_text())
+    info = get_bot_info("search")
+    grid = results["cost_grid"]
+    assert {r["players"] for r in grid} == {2, 3, 4}
+    for row in grid:
+        declared = info.cost_of(parse_bot_spec(row["bot"]).params)
+        assert declared >= row["x_greedy"], row
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_play_outs_end_after_depth_own_picks(players, monkeypatch):
+    """``depth`` counts the searching seat's own picks after its candidate: the reply, then
+    ``depth * P - 1`` picks, so the last pick of a play-out is its own."""
+    asked = []
+    real = SearchBot._play_out
+
+    def spy(self, tree, depth):
+        asked.append(depth)
+        return real(self, tree, depth)
+
+    monkeypatch.setattr(SearchBot, "_play_out", spy)
+    st, keys = _positions(players, "coloured", games=40)
+    slots = np.flatnonzero(~st.done & (st.tiles_left > 0))
+    make_bot("search:width=3,replies=2,depth=2").act(st, slots, keys[slots])
+    after_reply = 2 * players - 1
+    # 2 players: the bound pass plays the heuristic's reply too; 3-4: replies are played first.
+    assert set(asked) == ({after_reply + 1, after_reply} if players == 2 else {after_reply})
+
+
+@pytest.mark.parametrize("spec", ["search", "search:width=4,replies=2,depth=1"])
+def test_same_budget_and_seed_same_games(spec):
+    """Deterministic for a budget and a seed: the same games on every run, whoever else plays."""
+    config = Configuration(2, [spec, "rollout"], seating="mirrored")
+    a = play_games(config, 11, 0, 8)
+    b = play_games(config, 11, 0, 8)
+    for name, value in vars(a).items():
+        assert np.array_equal(value, getattr(b, name)), name
+    other = Configuration(2, ["search:width=5", "rollout"], seating="mirrored")
+    other = play_games(other, 11, 0, 8)
+    assert not np.array_equal(a.scores, other.scores)  # the budget is part of the bot
 
 
 def test_search_beats_rollout():

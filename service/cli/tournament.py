@@ -1,7 +1,8 @@
 """``azulsim tournament BOT BOT ...``: every pair of bots in mirrored groups, then ratings.
 
 One job (`sim.tournament.tournament_spec`): for two players one mirrored configuration per pair of
-bots; for ``--players 3`` or ``4`` one per table of that many different bots. The ratings are
+bots; for ``--players 3`` or ``4`` one per table of that many different bots and order of its
+seats around the table (`sim.tournament.orders`). The ratings are
 Bradley–Terry on the Elo scale with 95 % intervals, anchored on ``--anchor`` (default: the first
 bot), fitted on every comparison of two seats (a table of 3 or 4 is decomposed into its pairs);
 docs/statistics.md states the model. Prints the rating table strongest first, the head-to-head
@@ -34,7 +35,8 @@ def add_tournament(subparsers: argparse._SubParsersAction) -> None:
         "--games-per-pair",
         type=int,
         default=1000,
-        help="games of each pair or table (default 1000; rounded up to whole mirrored groups)",
+        help="games of each pair or table (default 1000; rounded up to whole mirrored groups "
+        "in each order of the seats)",
     )
     p.add_argument("--anchor", help="the bot rated 0 (default: the first bot)")
     p.add_argument("--wall", default="coloured", help="coloured (default) or gray")

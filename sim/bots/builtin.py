@@ -56,7 +56,7 @@ register_external()
 register_bot(
     "search",
     "Two-ply Max-N search within the round: the heuristic's best picks, the next seat's best "
-    "replies to each, heuristic play-outs of at most `depth` picks, round-end values "
+    "replies to each, heuristic play-outs until its own `depth`-th pick, round-end values "
     "(docs/bots.md).",
     make_search,
     SEARCH_PARAMS,

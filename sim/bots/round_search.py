@@ -7,26 +7,34 @@ Definition. At each decision of seat ``me``:
 2. **Replies**: each candidate is played on a copy of the game. If the round goes on, the seat to
    move next (``q``) answers with each of its ``replies`` best picks by the heuristic, each on its
    own copy.
-3. **Play-out**: on every copy, every seat plays the heuristic (same weights) for at most ``depth``
-   more picks, stopping earlier when the factories and the centre are empty. Then the round is
-   ended as the engine does (wall tiling, floor penalties, end bonuses if the game ends; no tiles
-   are dealt), so a copy that stopped at ``depth`` with tiles still out is scored as if the round
-   ended there.
+3. **Play-out**: on every copy, every seat plays the heuristic (same weights, `playout.play_out`)
+   until ``me`` has made ``depth`` more picks after its candidate -- ``depth * P - 1`` picks after
+   the reply, 3 with two players at the default -- stopping earlier when the factories and the
+   centre are empty. Then the round is ended as the engine does (wall tiling, floor penalties, end
+   bonuses if the game ends; no tiles are dealt), so a copy stopped with tiles still out is scored
+   as if the round ended there.
 4. **Values**: each seat's value of a copy is `rollout`'s round-end value (score, bonus potential of
    the wall, credit for incomplete lines, the marker), and its *margin* is its value less the best
    other seat's.
 5. **Max-N back-up**: ``q`` is taken to play the reply with the highest margin for ``q``; each
    candidate is worth ``me``'s margin after that reply (after the candidate itself when it ends the
-   round). ``me`` plays the candidate worth the most; ties go to the heuristic's order.
+   round); with 3-4 players, ``caution`` times that plus ``1 - caution`` times its margin after
+   the heuristic's reply. ``me`` plays the candidate worth the most; ties go to the heuristic's
+   order.
 
 Chance: the search never deals. Within a round nothing is random, and it stops at the round's end,
 where the next deal would be drawn; the round-end value stands in for the future. It reads only
 public information (no bag order, no deal stream). It uses no random numbers, so its decisions
 depend only on the position and its parameters.
 
-Cost per decision: about ``width * replies`` copies, each played ``min(depth, rest of the round)``
-heuristic picks, plus one round end and one valuation per copy. Games are searched in groups of at
-most `GROUP` so the copies of a large batch stay within a few hundred MB.
+With two players the search is minimax, and most of the tree is skipped by exact bounds
+(`SearchBot._search_two`): the same choice as the whole tree from about width + replies copies per
+decision instead of width * replies.
+
+Cost per decision: at most ``width * replies`` copies, each played ``min(depth * P, rest of the
+round)`` heuristic picks, plus one round end and one valuation per copy and a candidate list per
+expanded candidate. Games are searched in groups (`GROUP`, `COPIES`) so the copies of a large batch
+stay within a few hundred MB.
 """
 
 from __future__ import annotations
@@ -44,8 +52,17 @@ PARAMS = (
     # The bounds keep a chunk of the fewest games the service plans (200) under a minute or so.
     Param("width", "int", 6, 1, 12, doc="candidate picks of the seat to move"),
     Param("replies", "int", 4, 1, 8, doc="replies of the next seat searched per candidate"),
-    # 10 picks per player always reaches the round's end (20 / 28 / 36 tiles for 2 / 3 / 4 seats).
-    Param("depth", "int", 2, 0, 10, doc="heuristic picks per player played out after a reply"),
+    # A play-out ends right after the searching seat's depth-th pick after its candidate: depth * P
+    # - 1 picks after the reply. 10 always reaches the round's end (20 / 28 / 36 tiles for 2 / 3 / 4
+    # seats: at most 19 / 27 / 35 picks after the candidate).
+    Param(
+        "depth",
+        "int",
+        2,
+        0,
+        10,
+        doc="own picks of the seat to move in each play-out (it ends right after the last one)",
+    ),
     Param(
         "caution",
         "float",
@@ -56,8 +73,11 @@ PARAMS = (
     ),
 ) + HEURISTIC_PARAMS
 
-# Games searched together: width * replies copies of each (24 by default) are live at once.
-GROUP = 1024
+# Games searched together: at most GROUP, and at most COPIES / (width * replies) (the copies live
+# at once with 3-4 players; fewer with 2), so a large budget stays within a few hundred MB. Fewer
+# games per group would cost more: a batch's fixed cost is as large as its copies' here.
+GROUP = 2048
+COPIES = 2048 * 24
 
 
 class SearchBot:
@@ -77,10 +97,11 @@ class SearchBot:
 
     def act(self, st, slots, keys=None) -> np.ndarray:
         out = np.empty(slots.shape[0], np.int64)
-        plies = self.depth * st.players
+        plies = max(self.depth * st.players - 1, 0)  # after the reply: `depth` picks of ours
         search = self._search_two if st.players == 2 else self._search
-        for lo in range(0, slots.shape[0], GROUP):
-            out[lo : lo + GROUP] = search(st, slots[lo : lo + GROUP], plies)
+        group = max(1, min(GROUP, COPIES // (self.width * self.replies)))
+        for lo in range(0, slots.shape[0], group):
+            out[lo : lo + group] = search(st, slots[lo : lo + group], plies)
         return out
 
     def _play_out(self, tree, depth: int) -> np.ndarray:
@@ -93,43 +114,51 @@ class SearchBot:
 
         With two seats the reply seat's margin is minus ours, so Max-N is minimax and a
         candidate's value after the heuristic's reply alone (reply 0) bounds its value from above.
-        Candidates are expanded to all replies best bound first, and one whose bound cannot beat
-        the best value found so far (ties: the earlier candidate wins, as in `_search`) is skipped.
+        The candidate with the best bound is expanded to all its replies first; then every other
+        candidate whose bound could still beat that value (ties: the earlier candidate wins, as in
+        `_search`) is expanded, all in one batch; the rest cannot win and are skipped. (Expanding
+        candidate by candidate would skip a few more copies but costs a batch per step, and the
+        fixed cost of a batch is as large as its copies' here.)
         """
         n = slots.shape[0]
         k1, k2 = self.width, self.replies
         cand = self.mine.candidates(st, slots)  # (k1, n)
         if n == 0 or k1 == 1:
             return cand[0]
-        cols = np.arange(n)
-        me = st.current[slots].astype(np.intp)
-        # Reply 0 to every distinct candidate (the list repeats its first pick when short): the
-        # heuristic's pick, i.e. depth + 1 heuristic plies.
+        # The list repeats its first pick when short: a repeat can never win, and a game with one
+        # distinct candidate needs no search at all.
         distinct = np.ones((k1, n), bool)
         distinct[1:] = cand[1:] != cand[0]
+        open_ = np.flatnonzero(distinct[1:].any(axis=0))
+        out = cand[0].copy()
+        if open_.size == 0:
+            return out
+        cand, distinct, slots = cand[:, open_], distinct[:, open_], slots[open_]
+        n = open_.size
+        cols = np.arange(n)
+        me = st.current[slots].astype(np.intp)
+        # Reply 0 to every distinct candidate: the heuristic's pick, so plies + 1 heuristic plies.
         js, gs = np.nonzero(distinct)
         first = substate(st, slots[gs])
         engine.play(first, np.arange(gs.size), cand[js, gs], defer_round_end=True)
         value = self._play_out(first, plies + 1)
         bound = np.full((k1, n), -np.inf, np.float32)
         bound[js, gs] = _margins(value[:, None], me[gs], np.arange(gs.size))[0]
-        rank = np.argsort(-bound, axis=0, kind="stable")  # best bound first, ties by index
-        best = np.full(n, -np.inf, np.float32)
-        best_j = np.full(n, k1, np.intp)
-        for t in range(k1):
-            j = rank[t]
-            u = bound[j, cols]
-            need = np.flatnonzero((u > best) | ((u == best) & (j < best_j)))
-            if need.size == 0:
-                break
-            full = u[need].copy()
-            if k2 > 1:
-                others = self._other_replies(st, slots[need], cand[j[need], need], plies)
-                full = np.minimum(full, others)
-            better = (full > best[need]) | ((full == best[need]) & (j[need] < best_j[need]))
-            best[need[better]] = full[better]
-            best_j[need[better]] = j[need][better]
-        return cand[best_j, cols]
+        top = first_max(bound)  # the best bound, ties to the earlier candidate
+        if k2 == 1:
+            out[open_] = cand[top, cols]
+            return out
+        exact = np.full((k1, n), -np.inf, np.float32)  # -inf: skipped, it cannot win
+        best = np.minimum(bound[top, cols], self._other_replies(st, slots, cand[top, cols], plies))
+        exact[top, cols] = best
+        j = np.arange(k1)[:, None]
+        rival = distinct & (j != top) & ((bound > best) | ((bound == best) & (j < top)))
+        jr, gr = np.nonzero(rival)
+        if jr.size:
+            others = self._other_replies(st, slots[gr], cand[jr, gr], plies)
+            exact[jr, gr] = np.minimum(bound[jr, gr], others)
+        out[open_] = cand[first_max(exact), cols]
+        return out
 
     def _other_replies(self, st, slots: np.ndarray, moves: np.ndarray, plies: int) -> np.ndarray:
         """(g,) our worst margin over replies 1..k2-1 to `moves` (inf where there are none)."""
@@ -198,11 +227,15 @@ def make_search(params: dict) -> SearchBot:
 
 
 def search_cost(params: dict) -> float:
-    """Time per game relative to greedy, an upper bound over 2-4 players (bench/search.py).
+    """Time per game relative to greedy, an upper bound over 2-4 players.
 
-    Measured (self-play, one process): the default 87x greedy with 2 players, 188x with 3 and
-    247x with 4; width 8, 6 replies, depth 4: 206x (2 players) and 559x (4). The formula below
-    is above all of them (default 261, that one 876).
+    Four players cost the most: ``width * replies`` copies, each of a candidate, a reply and
+    ``4 * depth - 1`` play-out picks (at most 35: a round has 36 tiles; fewer are left on
+    average, hence the small weight per pick). Fitted about 25 % above the 4-player measurements
+    of ``python bench/search.py --cost-grid`` (bench/results/search.json, its ``cost_grid``: the
+    default 156 x greedy with 4 players, 130 with 3, 84 with 2; declared 193), for the noise of a
+    shared machine; tests/test_search_bot.py checks the declaration against them.
     """
     copies = params["width"] * params["replies"]
-    return 10.0 + 0.95 * copies * (4 * params["depth"] + 3)
+    plies = min(max(4 * params["depth"] - 1, 0), 35)
+    return 15.0 + 2.0 * params["width"] + copies * (4.6 + 0.33 * plies)
