@@ -27,8 +27,6 @@ into docs/bots.md too)::
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import re
 import sys
@@ -37,20 +35,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from inprocess import azulsim  # noqa: E402  (bench/, the script's own directory)
+
 OUT = ROOT / "docs" / "research"
 SEED = 2026
-
-
-def azulsim(argv: list[str]) -> dict:
-    """Run one ``azulsim`` command in this process; its ``--json`` output."""
-    from service.cli import main
-
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        status = main([*argv, "--json"])
-    if status:
-        raise SystemExit(f"azulsim {' '.join(argv)} exited {status}")
-    return json.loads(buf.getvalue())
 
 
 def _figure(width: float, height: float):

@@ -31,8 +31,6 @@ markers.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import platform
 import sys
@@ -44,6 +42,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from inprocess import azulsim  # noqa: E402  (bench/, the script's own directory)
 from machine import cpu_model  # noqa: E402  (bench/, the script's own directory)
 
 from sim import engine  # noqa: E402
@@ -89,18 +88,6 @@ REPEATS = 3
 COST_GAMES = 2000
 DOCS = ROOT / "docs" / "bots.md"
 START, END = "<!-- search:start -->", "<!-- search:end -->"
-
-
-def azulsim(argv: list[str]) -> dict:
-    """Run one ``azulsim`` command in this process; its ``--json`` output."""
-    from service.cli import main
-
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        status = main([*argv, "--json"])
-    if status:
-        raise SystemExit(f"azulsim {' '.join(argv)} exited {status}")
-    return json.loads(buf.getvalue())
 
 
 def self_play_cost(bot: str, games: int, players: int = 2) -> dict:
