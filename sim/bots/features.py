@@ -156,7 +156,7 @@ def colour_progress(row_colours: np.ndarray, bonus: float) -> np.ndarray:
 
 
 @lru_cache(maxsize=64)
-def _coloured_tables(points: float, bonus: float) -> tuple[np.ndarray, np.ndarray]:
+def coloured_tables(points: float, bonus: float) -> tuple[np.ndarray, np.ndarray]:
     """`cell_values` and `colour_progress` as tables, by the same float32 operations on every
     input: ``cells[(5 r + col) * 1024 + row_mask * 32 + col_mask]``, ``colours[tiles of it]``."""
     rm = np.arange(32)[:, None, None]
@@ -182,7 +182,7 @@ def coloured_line_values(wall, row_colours, counts, colours, points: float, bonu
 def pending_line_values(wall, row_colours, points: float, bonus: float) -> np.ndarray:
     """Coloured wall: `line_values` from the `pending_wall` masks, (5 c, 5 r, n): the cell value
     of ``(r, (c + r) % 5)`` plus the colour share, the same float32 numbers from two tables."""
-    cells, colour_bonus = _coloured_tables(float(points), float(bonus))
+    cells, colour_bonus = coloured_tables(float(points), float(bonus))
     n = wall.shape[0]
     rm = row_masks(wall).astype(np.intp) * 32  # (5 r, n)
     cm = column_masks(wall)  # (5 col, n)
@@ -197,7 +197,7 @@ def pending_line_values(wall, row_colours, points: float, bonus: float) -> np.nd
 def pending_line_values_at(wall, row_colours, colour, points: float, bonus: float) -> np.ndarray:
     """``pending_line_values(wall, row_colours, ...)[colour[r], r]``, (5 r, n): each row's value
     for one colour (``colour`` (5 r, n), 0..4), computing only those."""
-    cells, colour_bonus = _coloured_tables(float(points), float(bonus))
+    cells, colour_bonus = coloured_tables(float(points), float(bonus))
     n = wall.shape[0]
     games = np.arange(n)
     colour = colour.astype(np.intp)
@@ -210,10 +210,10 @@ def pending_line_values_at(wall, row_colours, colour, points: float, bonus: floa
 
 @lru_cache(maxsize=64)
 def _gray_tables(points: float, bonus: float) -> tuple[np.ndarray, np.ndarray]:
-    """`_coloured_tables` with each occupied cell 1e4 lower (the cell ``(r, col)`` of the row mask
+    """`coloured_tables` with each occupied cell 1e4 lower (the cell ``(r, col)`` of the row mask
     ``rm`` is occupied when ``rm`` has bit ``col``): ``cell_values - 1e4 * occupied`` by the same
     float32 operations. The table row of cell (r, col) is ``(5 r + col) * 1024``."""
-    cells, colours = _coloured_tables(points, bonus)
+    cells, colours = coloured_tables(points, bonus)
     rm = np.arange(32)[None, :, None]
     col = (np.arange(25) % 5)[:, None, None]  # the column of cell 5 r + col
     occupied = ((rm >> col) & 1).astype(np.float32)  # (25 cells, 32 row masks, 1)
