@@ -1,6 +1,6 @@
 """The heuristic's fast paths (bots/heuristic.py, playout.py, features.py) against its definition.
 
-`_Evaluation` is the heuristic written as its docstring reads; `best_actions`, `ranked_actions`,
+`_Evaluation` is the heuristic written as its docstring reads; `best_actions`, the candidates,
 the table-driven coloured line values, the play-out's line values and `Remembered` compute the same
 decisions with less work. Each is checked number for number (or move for move) on random positions
 from every stage of a round, for several weightings, 2-4 players and both walls.
@@ -32,11 +32,10 @@ from sim.bots.heuristic import (
     best_actions,
     factories_empty,
     partial_share,
-    ranked_actions,
     seat_line_values,
     seat_to_move,
 )
-from sim.bots.playout import LineValues, Remembered, play_out, play_picks
+from sim.bots.playout import LineValues, Remembered, candidates, play_out, play_picks
 from sim.play import play_games
 from sim.spec import Configuration
 from tests.positions import random_positions
@@ -103,12 +102,12 @@ def test_act_in_a_large_batch():
 
 @pytest.mark.parametrize("players,wall", COMBOS)
 @pytest.mark.parametrize("spec", WEIGHTS)
-def test_ranked_actions_are_the_candidates(players, wall, spec):
+def test_the_compiled_candidates_are_the_evaluations(players, wall, spec):
     bot = make_bot(spec)
-    st, slots = _running(players, wall, seed=6)
+    st, slots = _running(players, wall, games=1200, seed=6)
     for width in (1, 4, 12):
         expected = _reference_candidates(bot, st, slots, width)
-        assert np.array_equal(ranked_actions(bot, st, slots, width), expected)
+        assert np.array_equal(candidates(bot, st, slots, width), expected)
 
 
 @pytest.mark.parametrize("points,bonus", [(1.0, 1.0), (0.3, 2.5), (5.0, 0.0)])

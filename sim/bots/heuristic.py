@@ -128,7 +128,7 @@ class _Evaluation:
     """Values of every (source, colour) pick with its best destination, for one seat per game.
 
     The definition as the module docstring reads. The bots use `best_actions` and
-    `ranked_actions`, which compute the same numbers with less work (tests/test_playout.py).
+    the compiled `kernels`, which compute the same numbers with less work (tests/test_playout.py).
     """
 
     def __init__(self, bot: HeuristicBot, st, slots: np.ndarray):
@@ -281,26 +281,6 @@ def best_actions(
     return _Picks(bot, st, slots, value, partial, factories).best()
 
 
-def ranked_actions(bot, st, slots: np.ndarray, count: int) -> np.ndarray:
-    """(count, n): the heuristic's action, then the next ``count - 1`` actions by
-    `_Evaluation.action_values` (ties in action order; a factory holding the same tiles as an
-    earlier one skipped), the first repeated where fewer are legal: `rollout`'s candidates."""
-    n = slots.shape[0]
-    cols = np.arange(n)
-    value = seat_line_values(bot, st, seat_to_move(st, slots), slots)
-    picks = _Picks(bot, st, slots, value, partial_share(bot, st, slots), True)
-    out = np.empty((count, n), np.int64)
-    out[0] = picks.best()
-    values = picks.action_values()
-    flat(values)[out[0] * n + cols] = -1e9
-    for j in range(1, count):
-        q = first_max(values)
-        at = q * n + cols
-        out[j] = np.where(flat(values).take(at) > -1e3, q, out[0])
-        flat(values)[at] = -1e9
-    return out
-
-
 class _Picks:
     """`_Evaluation`'s numbers for one seat per game, computed the lean way (`best_actions`).
 
@@ -386,33 +366,6 @@ class _Picks:
         to_floor = -self.costs.take(self.at0 + 2 * k + from_centre * m)
         dest = first_max(np.concatenate([lines, to_floor[None]]))
         return (source * 5 + colour) * 6 + dest
-
-    def action_values(self) -> np.ndarray:
-        """(n_actions, n) `_Evaluation.action_values()`: the same number for every legal action
-        (illegal ones below -1e3, possibly other numbers than there)."""
-        n, cols, tiles, bot = self.n, self.cols, self.tiles, self.bot
-        s = tiles.shape[0]
-        # A factory's k tiles of colour c go by v[k, c]; the centre's by v[0, c]; a factory
-        # without the colour (k = 0) reads v[0] too, and is marked absent below.
-        row = tiles.astype(np.intp) * 5 + np.arange(5)[:, None]
-        row[0] = np.arange(5)[:, None]
-        base = row * (5 * n) + cols  # (S, 5 c, n): where v[k, c, 0] of the game is
-        at = base[:, :, None, :] + (np.arange(5) * n)[:, None]  # (S, 5 c, 5 r, n)
-        out = np.empty((s, 5, 6, n), np.float32)
-        out[:, :, :5] = flat(self.v).take(at)
-        m = np.zeros((s, 1, n), np.int16)
-        m[0] = self.m
-        out[:, :, 5] = -self.costs.take(self.at0 + (2 * tiles + m))
-        fk = tiles[1:]
-        leftover = fk.sum(axis=1, dtype=np.int16)[:, None, :] - fk
-        out[1:] -= (np.float32(bot.centre) * leftover)[:, :, None, :]
-        out[0] += (np.float32(bot.marker) * self.m)[None, None]
-        invalid = tiles == 0  # (S, 5, n)
-        fac = self.sources[1:]
-        for i in range(1, fac.shape[0]):  # a factory holding exactly an earlier one's tiles
-            invalid[1 + i] |= (fac[:i] == fac[i][None]).any(axis=0)[None]
-        out -= (_BIG * 4 * invalid)[:, :, None, :]
-        return out.reshape(-1, n)
 
 
 def factories_empty(st, slots: np.ndarray) -> np.ndarray:

@@ -4,7 +4,7 @@ The search bots (`rollout`, `search`) value a candidate by playing it out on a `
 copy with every seat playing the heuristic. `play_out` does that for all the copies at once; it
 plays exactly the moves ``policy.act`` would, step by step, with less work:
 
-- **Compiled picks.** `playout_kernel.play_picks` plays each copy's picks to the end of its round
+- **Compiled picks.** `kernels.play_picks` plays each copy's picks to the end of its round
   in one compiled loop (numba): the same float32 numbers as `heuristic.best_actions` and the same
   state as `engine.play`, without a few dozen numpy passes per pick. The round ends stay numpy
   (`engine.end_rounds`, once per play-out).
@@ -26,8 +26,8 @@ from dataclasses import fields
 import numpy as np
 
 from .. import engine
-from . import playout_kernel
-from .features import coloured_tables, pending_wall
+from . import kernels
+from .features import coloured_tables, pending_wall, seat_to_move
 from .heuristic import HeuristicBot, partial_share, seat_line_values
 
 
@@ -72,7 +72,7 @@ def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = 
     values as they stand after the picks."""
     lines = LineValues(policy, st)
     cells, colour_bonus = coloured_tables(float(policy.points), float(policy.bonus))
-    playout_kernel.play_picks(
+    kernels.play_picks(
         st.sources,
         st.presence,
         st.marker_in_centre,
@@ -101,6 +101,34 @@ def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = 
         st.players,
     )
     return lines
+
+
+def candidates(policy: HeuristicBot, st, slots: np.ndarray, count: int) -> np.ndarray:
+    """(count, n): the heuristic's action in each game of `slots`, then the next ``count - 1``
+    actions by `heuristic._Evaluation.action_values` (ties in action order; a factory holding the
+    same tiles as an earlier one skipped), the first repeated where fewer are legal: the search
+    bots' candidate lists (`kernels.ranked_picks`)."""
+    n = slots.shape[0]
+    out = np.empty((count, n), np.int64)
+    if n == 0:
+        return out
+    value = seat_line_values(policy, st, seat_to_move(st, slots), slots)
+    kernels.ranked_picks(
+        np.ascontiguousarray(value.reshape(25, n)),
+        partial_share(policy, st, slots),
+        st.sources,
+        st.marker_in_centre,
+        st.line_count,
+        st.accept,
+        st.floor,
+        st.current,
+        slots.astype(np.int64, copy=False),
+        policy.floor_costs,
+        np.float32(policy.centre),
+        np.float32(policy.marker),
+        out,
+    )
+    return out
 
 
 def play_out(policy: HeuristicBot, tree, columns=None, plies: int | None = None) -> None:

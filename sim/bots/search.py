@@ -42,8 +42,8 @@ from .features import (
     substate,
 )
 from .heuristic import PARAMS as HEURISTIC_PARAMS
-from .heuristic import HeuristicBot, game_ending, ranked_actions
-from .playout import Remembered, concat_states, play_out
+from .heuristic import HeuristicBot, game_ending
+from .playout import Remembered, candidates, concat_states, play_out
 from .registry import Param
 
 PARAMS = (
@@ -72,7 +72,7 @@ class RolloutBot(Bot):
 
     def candidates(self, st, slots: np.ndarray) -> np.ndarray:
         """(width, n) candidate actions, best first; missing ones repeat the best."""
-        return ranked_actions(self.policy, st, slots, self.width)
+        return candidates(self.policy, st, slots, self.width)
 
     def act(self, st, slots, keys=None) -> np.ndarray:
         n = slots.shape[0]

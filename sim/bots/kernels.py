@@ -1,0 +1,389 @@
+"""The heuristic's play-out picks, compiled: `play_picks` plays the rest of a round copy by copy.
+
+A play-out is many short dependent steps (a pick, then the next seat's pick on the new position)
+on a few thousand copies, and each step in numpy is a few dozen passes over small arrays: most of
+its time went to the passes, not the arithmetic. Here one compiled loop plays each copy's picks to
+the end of its round, touching only that copy's numbers.
+
+It computes exactly `heuristic._Picks.best` (the same float32 operations in the same order, so the
+same values and the same first maximum) and plays the pick exactly as `engine.play` does; the
+round end stays with the engine (`engine.end_rounds`). tests/test_playout.py checks both, move for
+move and field for field, against the heuristic played step by step through the engine.
+
+numba compiles it on first use (a few seconds) and caches the machine code beside this file
+(``__pycache__``), so later processes load it in milliseconds.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..constants import FLOOR_SLOTS
+from ..tables import ACTION_GONE, SPREAD11
+from .features import COLOURED_CELL, FLOOR_MAX_X
+
+# Kept literal in the compiled code: numba freezes module globals as constants.
+_KM = 42  # the stride of a (floor, room) row of `HeuristicBot.floor_costs`: 2 * 20 + 2
+_BIG = np.float32(1e4)
+_ONE = np.float32(1.0)
+_ZERO = np.float32(0.0)
+_LEGAL = np.float32(-1e3)  # an action valued at or below this is not legal (`playout.candidates`)
+_COL = np.array([COLOURED_CELL[5 * c + r] - 5 * r for c in range(5) for r in range(5)], np.int64)
+assert FLOOR_MAX_X == 32 and FLOOR_SLOTS == 7
+
+
+@numba.njit(cache=True, nogil=True)
+def _line_values(v, cm, p, i, gray, values, wall, rows, cells, colour_bonus):
+    """Fill v[c, r] (25,) with the line values of seat p in copy i (`playout.LineValues`); `cm` is
+    scratch for the wall's column masks."""
+    if gray:
+        for j in range(25):
+            v[j] = values[p * 25 + j, i]
+        return
+    w = wall[p, i]
+    rc = rows[p, i]
+    for col in range(5):
+        m = 0
+        for r in range(5):
+            m |= ((w >> (5 * r + col)) & 1) << r
+        cm[col] = m
+    for c in range(5):
+        have = 0
+        for r in range(5):
+            have += (rc >> (5 * r + c)) & 1
+        bonus = colour_bonus[have]
+        for r in range(5):
+            col = _COL[5 * c + r]
+            rm = (w >> (5 * r)) & 31
+            v[5 * c + r] = cells[(5 * r + col) * 1024 + rm * 32 + cm[col]] + bonus
+
+
+@numba.njit(cache=True, nogil=True)
+def _credits(a, b, v, share, acc, counts, rows_from, rows_to):
+    """a[c, r]: the credit per tile of an incomplete line r; b[c, r]: the rest of its value once it
+    completes (`heuristic._Picks`), for the lines rows_from..rows_to - 1; -1e4 where the line may
+    not take the colour."""
+    for r in range(rows_from, rows_to):
+        frac = np.float32(counts[r]) / np.float32(r + 1)
+        per_tile = share / np.float32(r + 1)
+        rest = _ONE - share * frac
+        for c in range(5):
+            j = 5 * c + r
+            x = v[j] * per_tile
+            y = v[j] * rest
+            if (acc >> j) & 1 == 0:
+                x = x - _BIG
+                y = y - _BIG
+            a[j] = x
+            b[j] = y
+
+
+@numba.njit(cache=True, nogil=True)
+def _factory_line(a, b, costs, room, at, j, r, k, kf):
+    """The value of k tiles from a factory on line r (`_Picks`' v[k, c, r], j = 5 c + r)."""
+    low = _ONE if room[r] > k else _ZERO
+    return (((kf * a[j] - b[j]) * low) - costs[at[r] + 2 * k]) + b[j]
+
+
+@numba.njit(cache=True, nogil=True)
+def _centre_line(a, b, costs, room, at, j, r, k, kf, m, fcm):
+    """The value of the centre's k tiles (and the marker when m = 1) on line r (`_Picks`' v[0])."""
+    low = _ONE if room[r] > k else _ZERO
+    return ((((kf * a[j] - fcm) - b[j]) + fcm) * low) + (b[j] - costs[at[r] + 2 * k + m])
+
+
+@numba.njit(cache=True, nogil=True)
+def _seat_rows(room, at, counts, fl):
+    """Each line's room and its row of the floor costs (`heuristic._Picks`); the floor's row."""
+    for r in range(5):
+        room[r] = r + 1 - counts[r]
+        at[r] = (fl * 6 + room[r]) * _KM
+    return fl * 6 * _KM
+
+
+@numba.njit(cache=True, nogil=True)
+def _best_pick(a, b, costs, room, at, at0, sources, i, m, centre_w, marker_w, best, known):
+    """The heuristic's action in copy i (`heuristic._Picks.best`): every (source, colour) pick
+    present in action order, the first best, then the first best destination for it."""
+    fcm = costs[at0 + m]
+    centre = sources[0, i]
+    pick = -1
+    pick_value = _ZERO
+    for c in range(5):
+        k = (centre >> (6 * c)) & 63
+        if k == 0:
+            continue
+        kf = np.float32(k)
+        top = _ZERO
+        for r in range(5):
+            t = _centre_line(a, b, costs, room, at, 5 * c + r, r, k, kf, m, fcm)
+            top = t if r == 0 or t > top else top
+        to_floor = -costs[at0 + 2 * k + m]
+        top = top if top > to_floor else to_floor
+        top = top + marker_w * np.float32(m)  # `_Picks` also subtracts 4e4 * (k == 0): 0
+        if pick < 0 or top > pick_value:
+            pick, pick_value = c, top
+    known[:] = False
+    for s in range(1, sources.shape[0]):
+        held = sources[s, i]
+        if held == 0:
+            continue
+        total = 0
+        for c in range(5):
+            total += (held >> (6 * c)) & 63
+        for c in range(5):
+            k = (held >> (6 * c)) & 63
+            if k == 0:
+                continue
+            q = 5 * (k - 1) + c
+            if not known[q]:  # the best line (or the floor) for k tiles of colour c
+                kf = np.float32(k)
+                top = _ZERO
+                for r in range(5):
+                    t = _factory_line(a, b, costs, room, at, 5 * c + r, r, k, kf)
+                    top = t if r == 0 or t > top else top
+                to_floor = -costs[at0 + 2 * k]
+                best[q] = top if top > to_floor else to_floor
+                known[q] = True
+            top = best[q] - centre_w * np.float32(total - k)
+            if pick < 0 or top > pick_value:
+                pick, pick_value = 5 * s + c, top
+    source = pick // 5
+    colour = pick % 5
+    taken = (sources[source, i] >> (6 * colour)) & 63
+    mm = m if source == 0 else 0
+    kf = np.float32(taken)
+    dest = 5
+    top = -costs[at0 + 2 * taken + mm]
+    for r in range(4, -1, -1):  # backwards, so the first of equal values wins
+        j = 5 * colour + r
+        if source == 0:
+            t = _centre_line(a, b, costs, room, at, j, r, taken, kf, m, fcm)
+        else:
+            t = _factory_line(a, b, costs, room, at, j, r, taken, kf)
+        if t >= top:
+            dest, top = r, t
+    return source, colour, dest
+
+
+@numba.njit(cache=True, nogil=True)
+def ranked_picks(
+    values,
+    partial,
+    sources,
+    marker_in_centre,
+    line_count,
+    accept,
+    floor,
+    current,
+    slots,
+    costs,
+    centre_w,
+    marker_w,
+    out,
+):
+    """`rollout`'s candidates (`playout.candidates`): out[0, j] the heuristic's action in game
+    slots[j], then the next actions by value (`heuristic._Evaluation.action_values`: ties in
+    action order, a factory holding the same tiles as an earlier one skipped, only values above
+    -1e3), the first repeated where fewer are legal. `values` (25, n) are the mover's line values
+    ``V[c, r]``, `partial` (n,) its `partial_share`."""
+    n_sources = sources.shape[0]
+    width = out.shape[0]
+    a = np.empty(25, np.float32)
+    b = np.empty(25, np.float32)
+    v = np.empty(25, np.float32)
+    counts = np.empty(5, np.int64)
+    room = np.empty(5, np.int64)
+    at = np.empty(5, np.int64)
+    best = np.empty(20, np.float32)
+    known = np.zeros(20, np.bool_)
+    ids = np.empty(n_sources * 30, np.int64)
+    scores = np.empty(n_sources * 30, np.float32)
+    for j in range(slots.shape[0]):
+        i = slots[j]
+        p = current[i]
+        for r in range(5):
+            counts[r] = line_count[p, r, i]
+        for q in range(25):
+            v[q] = values[q, j]
+        _credits(a, b, v, partial[j], accept[p, i], counts, 0, 5)
+        at0 = _seat_rows(room, at, counts, floor[p, i])
+        m = 1 if marker_in_centre[i] else 0
+        source, colour, dest = _best_pick(
+            a, b, costs, room, at, at0, sources, i, m, centre_w, marker_w, best, known
+        )
+        first = (source * 5 + colour) * 6 + dest
+        # Every other legal action's value, in action order.
+        fcm = costs[at0 + m]
+        found = 0
+        for s in range(n_sources):
+            held = sources[s, i]
+            if held == 0:
+                continue
+            if s > 1:  # a factory holding exactly an earlier one's tiles leads nowhere new
+                repeat = False
+                for e in range(1, s):
+                    if sources[e, i] == held:
+                        repeat = True
+                if repeat:
+                    continue
+            total = 0
+            for c in range(5):
+                total += (held >> (6 * c)) & 63
+            for c in range(5):
+                k = (held >> (6 * c)) & 63
+                if k == 0:
+                    continue
+                kf = np.float32(k)
+                for d in range(6):
+                    if d < 5:
+                        jj = 5 * c + d
+                        if s == 0:
+                            t = _centre_line(a, b, costs, room, at, jj, d, k, kf, m, fcm)
+                        else:
+                            t = _factory_line(a, b, costs, room, at, jj, d, k, kf)
+                    else:
+                        t = -costs[at0 + 2 * k + (m if s == 0 else 0)]
+                    if s == 0:
+                        t = t + marker_w * np.float32(m)
+                    else:
+                        t = t - centre_w * np.float32(total - k)
+                    action = (s * 5 + c) * 6 + d
+                    if t > _LEGAL and action != first:
+                        ids[found] = action
+                        scores[found] = t
+                        found += 1
+        out[0, j] = first
+        for w in range(1, width):  # the best left, the first of equal values
+            top = -1
+            for e in range(found):
+                if ids[e] >= 0 and (top < 0 or scores[e] > scores[top]):
+                    top = e
+            if top < 0:
+                out[w, j] = first
+            else:
+                out[w, j] = ids[top]
+                ids[top] = -1
+
+
+@numba.njit(cache=True, nogil=True)
+def play_picks(
+    sources,
+    presence,
+    marker_in_centre,
+    marker_holder,
+    tiles_left,
+    lid,
+    line_colour,
+    line_count,
+    accept,
+    floor,
+    marker_takes,
+    current,
+    turn,
+    slots,
+    plies,
+    gray,
+    values,
+    wall,
+    rows,
+    partial,
+    cells,
+    colour_bonus,
+    costs,
+    centre_w,
+    marker_w,
+    players,
+):
+    """Play the heuristic's picks in each copy of `slots` until its factories and centre are
+    empty, or for at most `plies` picks (``plies < 0``: no limit). The arrays are the copies'
+    state (`BatchState` fields, changed in place) and `playout.LineValues`' (gray: `values`;
+    coloured: the pending `wall` and `rows` masks, kept current here)."""
+    # Per seat of the copy being played: line values, credits and line counts. A pick changes only
+    # its own line's credits (and every value, on the coloured wall, when it fills the line).
+    v = np.empty((players, 25), np.float32)
+    a = np.empty((players, 25), np.float32)
+    b = np.empty((players, 25), np.float32)
+    counts = np.empty((players, 5), np.int64)
+    best = np.empty(20, np.float32)  # [5 (k - 1) + c]: a factory pick of k tiles of colour c
+    known = np.zeros(20, np.bool_)
+    room = np.empty(5, np.int64)
+    at = np.empty(5, np.int64)
+    cm = np.empty(5, np.int64)
+    for i in slots:
+        if tiles_left[i] == 0:
+            continue
+        share = partial[i]
+        for p in range(players):
+            for r in range(5):
+                counts[p, r] = line_count[p, r, i]
+            _line_values(v[p], cm, p, i, gray, values, wall, rows, cells, colour_bonus)
+            _credits(a[p], b[p], v[p], share, accept[p, i], counts[p], 0, 5)
+        step = 0
+        while tiles_left[i] > 0 and (plies < 0 or step < plies):
+            step += 1
+            p = current[i]
+            ap = a[p]
+            bp = b[p]
+            at0 = _seat_rows(room, at, counts[p], floor[p, i])
+            m = 1 if marker_in_centre[i] else 0
+            source, colour, dest = _best_pick(
+                ap, bp, costs, room, at, at0, sources, i, m, centre_w, marker_w, best, known
+            )
+            shift = 6 * colour
+            held = sources[source, i]
+            taken = (held >> shift) & 63
+
+            # The pick, as `engine.play` plays it (§5).
+            action = (source * 5 + colour) * 6 + dest
+            rest = held - (taken << shift)
+            gained = 0
+            if source > 0:
+                sources[source, i] = 0
+                sources[0, i] = rest + sources[0, i]
+                colours = 0
+                for c in range(5):
+                    if (rest >> (6 * c)) & 63:
+                        colours |= 1 << c
+                gained = SPREAD11[colours]
+            else:
+                sources[0, i] = rest
+            presence[i] = (presence[i] & ~ACTION_GONE[action]) | gained
+            tiles_left[i] -= taken
+            f = floor[p, i]
+            if source == 0 and marker_in_centre[i]:
+                marker_in_centre[i] = False
+                marker_holder[i] = p
+                marker_takes[p, i] += 1
+                if f < FLOOR_SLOTS:
+                    f += 1
+            excess = taken
+            if dest < 5:
+                cap = dest + 1
+                count = counts[p, dest]
+                placed = min(taken, max(cap - count, 0))
+                excess = taken - placed
+                new = count + placed
+                counts[p, dest] = new
+                line_count[p, dest, i] = new
+                if placed > 0:
+                    line_colour[p, dest, i] = colour
+                keep = accept[p, i] & ~(
+                    np.int32(0x108421) << dest
+                )  # the line's bit of every colour
+                if new < cap:
+                    keep |= 1 << (5 * colour + dest)
+                accept[p, i] = keep
+                if new == cap and not gray:  # a full line's cell joins the pending wall
+                    col = _COL[5 * colour + dest]
+                    wall[p, i] |= 1 << (5 * dest + col)
+                    rows[p, i] |= 1 << (5 * dest + colour)
+                    _line_values(v[p], cm, p, i, gray, values, wall, rows, cells, colour_bonus)
+                    _credits(ap, bp, v[p], share, accept[p, i], counts[p], 0, 5)
+                else:
+                    _credits(ap, bp, v[p], share, accept[p, i], counts[p], dest, dest + 1)
+            floor[p, i] = min(f + excess, FLOOR_SLOTS)
+            lid[colour, i] += excess
+            turn[i] += 1
+            current[i] = (p + 1) % players
