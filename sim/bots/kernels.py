@@ -33,7 +33,7 @@ _COL = np.array([COLOURED_CELL[5 * c + r] - 5 * r for c in range(5) for r in ran
 assert FLOOR_MAX_X == 32 and FLOOR_SLOTS == 7
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _line_values(v, cm, p, i, gray, values, wall, rows, cells, colour_bonus):
     """Fill v[c, r] (25,) with the line values of seat p in copy i (`playout.LineValues`); `cm` is
     scratch for the wall's column masks."""
@@ -59,7 +59,7 @@ def _line_values(v, cm, p, i, gray, values, wall, rows, cells, colour_bonus):
             v[5 * c + r] = cells[(5 * r + col) * 1024 + rm * 32 + cm[col]] + bonus
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _credits(a, b, v, share, acc, counts, rows_from, rows_to):
     """a[c, r]: the credit per tile of an incomplete line r; b[c, r]: the rest of its value once it
     completes (`heuristic._Picks`), for the lines rows_from..rows_to - 1; -1e4 where the line may
@@ -79,21 +79,21 @@ def _credits(a, b, v, share, acc, counts, rows_from, rows_to):
             b[j] = y
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _factory_line(a, b, costs, room, at, j, r, k, kf):
     """The value of k tiles from a factory on line r (`_Picks`' v[k, c, r], j = 5 c + r)."""
     low = _ONE if room[r] > k else _ZERO
     return (((kf * a[j] - b[j]) * low) - costs[at[r] + 2 * k]) + b[j]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _centre_line(a, b, costs, room, at, j, r, k, kf, m, fcm):
     """The value of the centre's k tiles (and the marker when m = 1) on line r (`_Picks`' v[0])."""
     low = _ONE if room[r] > k else _ZERO
     return ((((kf * a[j] - fcm) - b[j]) + fcm) * low) + (b[j] - costs[at[r] + 2 * k + m])
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _seat_rows(room, at, counts, fl):
     """Each line's room and its row of the floor costs (`heuristic._Picks`); the floor's row."""
     for r in range(5):
@@ -102,7 +102,7 @@ def _seat_rows(room, at, counts, fl):
     return fl * 6 * _KM
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _best_pick(a, b, costs, room, at, at0, sources, i, m, centre_w, marker_w, best, known):
     """The heuristic's action in copy i (`heuristic._Picks.best`): every (source, colour) pick
     present in action order, the first best, then the first best destination for it."""
@@ -167,7 +167,7 @@ def _best_pick(a, b, costs, room, at, at0, sources, i, m, centre_w, marker_w, be
     return source, colour, dest
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def ranked_picks(
     values,
     partial,
@@ -267,7 +267,7 @@ def ranked_picks(
                 ids[top] = -1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def play_picks(
     sources,
     presence,
