@@ -17,6 +17,7 @@ from sim.bots.features import (
     COLOURED_CELL,
     cell_values,
     colour_progress,
+    column_masks,
     first_max,
     flat,
     line_values,
@@ -25,19 +26,29 @@ from sim.bots.features import (
     pending_wall,
     per_line,
     per_seat,
+    row_masks,
     substate,
 )
 from sim.bots.heuristic import (
     _Evaluation,
     best_actions,
     factories_empty,
+    game_ending,
     partial_share,
     seat_line_values,
     seat_to_move,
 )
-from sim.bots.playout import LineValues, Remembered, candidates, play_out, play_picks
+from sim.bots.playout import (
+    LineValues,
+    Remembered,
+    candidates,
+    play_out,
+    play_picks,
+    round_values,
+)
 from sim.play import play_games
 from sim.spec import Configuration
+from sim.tables import POP5
 from tests.positions import random_positions
 
 COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
@@ -242,3 +253,66 @@ def test_rollout_plays_the_same_without_its_memory(wall, monkeypatch):
 
 def _forget(self, st, slots):
     return np.zeros(slots.shape[0], bool), np.zeros((st.players, slots.shape[0]), np.float32)
+
+
+_SQUARES = (np.arange(6) ** 2).astype(np.float32)
+_CAPF = np.arange(1, 6, dtype=np.float32)[:, None]
+
+
+def _reference_round_values(h, st):
+    """`rollout`'s position values as numpy computes them (search.RolloutBot step 3)."""
+    b = st.batch
+    going = (~st.done).astype(np.float32)
+    ending = game_ending(st, np.arange(b))
+    partial = np.float32(h.partial) * (1 - np.float32(h.endgame) * ending)
+    out = st.scores.astype(np.float32)
+    for p in range(st.players):
+        wall = st.wall[p]
+        row_colours = st.row_colours[p]
+        potential = (
+            2 * _SQUARES[POP5[row_masks(wall)]].sum(axis=0)
+            + 7 * _SQUARES[POP5[column_masks(wall)]].sum(axis=0)
+            + 10 * _SQUARES[POP5[column_masks(row_colours)]].sum(axis=0)
+        ) * np.float32(h.bonus / 25)
+        counts = st.line_count[p]
+        colours = st.line_colour[p]
+        colour = np.maximum(colours, 0)
+        if st.gray:
+            value = line_values(
+                st.gray,
+                wall,
+                row_colours,
+                st.col_colours[p],
+                counts,
+                colours,
+                h.points,
+                h.bonus,
+                2.0 * h.floor_w,
+            )  # (5 c, 5 r, B)
+            at = colour.astype(np.intp) * 5 + np.arange(5)[:, None]
+            line = flat(value).take(at * b + np.arange(b))  # (5 r, B): V[colour of line r, r]
+        else:  # the same numbers, computed for the lines' own colours only
+            pending = pending_wall(wall, row_colours, counts, colours)
+            line = pending_line_values_at(*pending, colour, h.points, h.bonus)
+        credit = (line * (counts.astype(np.float32) / _CAPF)).sum(axis=0) * partial
+        holder = (st.marker_holder == p).astype(np.float32) * np.float32(h.marker)
+        out[p] += going * (potential + credit + holder)
+    return out
+
+
+@pytest.mark.parametrize("players,wall", COMBOS)
+@pytest.mark.parametrize("spec", WEIGHTS)
+def test_round_values_are_the_numpy_definition(players, wall, spec):
+    # Mid-round positions, the same after their round's end and after a cut play-out, and games
+    # that ended: number for number.
+    bot = make_bot(spec)
+    columns = make_bot("rollout")._columns
+    st, slots = _running(players, wall, games=1200, seed=12)
+    cut = substate(st, slots)
+    play_out(bot, cut, columns, plies=3)
+    ended = substate(st, slots)
+    play_out(bot, ended, columns)
+    finished = ended.copy()
+    finished.done[::3] = True  # a finished game is worth its score
+    for position in (st, cut, ended, finished):
+        assert np.array_equal(round_values(bot, position), _reference_round_values(bot, position))

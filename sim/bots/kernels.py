@@ -29,6 +29,8 @@ _BIG = np.float32(1e4)
 _ONE = np.float32(1.0)
 _ZERO = np.float32(0.0)
 _LEGAL = np.float32(-1e3)  # an action valued at or below this is not legal (`playout.candidates`)
+_SQUARES = (np.arange(6) ** 2).astype(np.float32)
+_POPCOUNT5 = np.array([bin(m).count("1") for m in range(32)], np.int64)
 _COL = np.array([COLOURED_CELL[5 * c + r] - 5 * r for c in range(5) for r in range(5)], np.int64)
 assert FLOOR_MAX_X == 32 and FLOOR_SLOTS == 7
 
@@ -387,3 +389,94 @@ def play_picks(
             lid[colour, i] += excess
             turn[i] += 1
             current[i] = (p + 1) % players
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def round_values(
+    scores,
+    done,
+    wall,
+    row_colours,
+    line_count,
+    line_colour,
+    marker_holder,
+    gray,
+    values,
+    cells,
+    colour_bonus,
+    partial_w,
+    endgame_w,
+    bonus_w,
+    marker_w,
+    out,
+):
+    """`rollout`'s value of each seat of each game between rounds (`search.RolloutBot` step 3),
+    into out (P, B): the score; while the game goes on, plus the wall's bonus potential, the
+    credit for incomplete lines (gray: from `values`, the seats' line values (P * 25, B)) and the
+    marker. The same float32 operations as the numpy definition (tests/test_playout.py)."""
+    players, batch = out.shape
+    line = np.empty(5, np.float32)
+    cm = np.empty(5, np.int64)
+    for i in range(batch):
+        ending = False  # some wall has a row of 4 (`heuristic.game_ending`)
+        for p in range(players):
+            for r in range(5):
+                if _POPCOUNT5[(wall[p, i] >> (5 * r)) & 31] >= 4:
+                    ending = True
+        share = partial_w * (_ONE - (endgame_w if ending else _ZERO))
+        for p in range(players):
+            value = np.float32(scores[p, i])
+            if done[i]:
+                out[p, i] = value + _ZERO * _ZERO  # `going` is 0: score + 0 * (...)
+                continue
+            w = wall[p, i]
+            rc = row_colours[p, i]
+            # Bonus potential: a group worth g holding m of its 5 tiles counts g * m^2 / 25.
+            rows = _ZERO
+            cols = _ZERO
+            colours = _ZERO
+            for r in range(5):
+                rows = rows + _SQUARES[_POPCOUNT5[(w >> (5 * r)) & 31]]
+            for col in range(5):
+                m = 0
+                h = 0
+                for r in range(5):
+                    m += (w >> (5 * r + col)) & 1
+                    h += (rc >> (5 * r + col)) & 1
+                cols = cols + _SQUARES[m]
+                colours = colours + _SQUARES[h]
+            potential = (
+                np.float32(2) * rows + np.float32(7) * cols + np.float32(10) * colours
+            ) * bonus_w
+            # Credit: each line's value for its own colour, by the share of it filled.
+            if gray:
+                for r in range(5):
+                    c = max(line_colour[p, r, i], 0)
+                    line[r] = values[p * 25 + 5 * c + r, i]
+            else:
+                pw = w
+                prc = rc
+                for r in range(5):  # the wall once the full lines are tiled (`pending_wall`)
+                    if line_count[p, r, i] == r + 1:
+                        c = max(line_colour[p, r, i], 0)
+                        pw |= 1 << (5 * r + _COL[5 * c + r])
+                        prc |= 1 << (5 * r + c)
+                for col in range(5):
+                    m = 0
+                    for r in range(5):
+                        m |= ((pw >> (5 * r + col)) & 1) << r
+                    cm[col] = m
+                for r in range(5):
+                    c = max(line_colour[p, r, i], 0)
+                    col = _COL[5 * c + r]
+                    have = 0
+                    for rr in range(5):
+                        have += (prc >> (5 * rr + c)) & 1
+                    rm = (pw >> (5 * r)) & 31
+                    line[r] = cells[(5 * r + col) * 1024 + rm * 32 + cm[col]] + colour_bonus[have]
+            credit = _ZERO
+            for r in range(5):
+                credit = credit + line[r] * (np.float32(line_count[p, r, i]) / np.float32(r + 1))
+            credit = credit * share
+            holder = marker_w if marker_holder[i] == p else _ZERO
+            out[p, i] = value + _ONE * ((potential + credit) + holder)

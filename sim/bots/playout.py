@@ -45,11 +45,7 @@ class LineValues:
         b = tree.batch
         everyone = np.arange(b)
         if self.gray:
-            self.values = np.empty((tree.players * 25, b), np.float32)
-            for p in range(tree.players):
-                seat = np.full(b, p, np.intp)
-                value = seat_line_values(policy, tree, seat, everyone)
-                self.values[25 * p : 25 * p + 25] = value.reshape(25, b)
+            self.values = gray_line_values(policy, tree)
             self.wall = self.rows = _NO_MASKS
         else:
             self.values = _NO_VALUES
@@ -64,6 +60,45 @@ class LineValues:
 
 _NO_VALUES = np.zeros((1, 1), np.float32)  # the arrays a wall variant does not use
 _NO_MASKS = np.zeros((1, 1), np.int32)
+
+
+def gray_line_values(policy: HeuristicBot, st) -> np.ndarray:
+    """(P * 25, B) float32: ``[p * 25 + 5 * c + r, i]`` is seat p's line value ``V[c, r]`` in game
+    i (`heuristic.seat_line_values`)."""
+    b = st.batch
+    everyone = np.arange(b)
+    out = np.empty((st.players * 25, b), np.float32)
+    for p in range(st.players):
+        value = seat_line_values(policy, st, np.full(b, p, np.intp), everyone)
+        out[25 * p : 25 * p + 25] = value.reshape(25, b)
+    return out
+
+
+def round_values(policy: HeuristicBot, st) -> np.ndarray:
+    """(P, B) float32: `rollout`'s value of each seat's position between rounds (the score, and
+    while the game goes on the wall's bonus potential, the credit for incomplete lines and the
+    marker: `search.RolloutBot` step 3), by `kernels.round_values`."""
+    out = np.empty((st.players, st.batch), np.float32)
+    cells, colour_bonus = coloured_tables(float(policy.points), float(policy.bonus))
+    kernels.round_values(
+        st.scores,
+        st.done,
+        st.wall,
+        st.row_colours,
+        st.line_count,
+        st.line_colour,
+        st.marker_holder,
+        bool(st.gray),
+        gray_line_values(policy, st) if st.gray else _NO_VALUES,
+        cells,
+        colour_bonus,
+        np.float32(policy.partial),
+        np.float32(policy.endgame),
+        np.float32(policy.bonus / 25),
+        np.float32(policy.marker),
+        out,
+    )
+    return out
 
 
 def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = None) -> LineValues:

@@ -32,18 +32,12 @@ from ..tables import POP5
 from .base import Bot, elementwise_columns
 from .features import (
     CAP,
-    column_masks,
     first_max,
-    flat,
-    line_values,
-    pending_line_values_at,
-    pending_wall,
-    row_masks,
     substate,
 )
 from .heuristic import PARAMS as HEURISTIC_PARAMS
-from .heuristic import HeuristicBot, game_ending
-from .playout import Remembered, candidates, concat_states, play_out
+from .heuristic import HeuristicBot
+from .playout import Remembered, candidates, concat_states, play_out, round_values
 from .registry import Param
 
 PARAMS = (
@@ -125,44 +119,7 @@ class RolloutBot(Bot):
 
     def position_values(self, st) -> np.ndarray:
         """(P, B) float32: each seat's value of a position between rounds (docstring, step 3)."""
-        h = self.policy
-        b = st.batch
-        going = (~st.done).astype(np.float32)
-        ending = game_ending(st, np.arange(b))
-        partial = np.float32(h.partial) * (1 - np.float32(h.endgame) * ending)
-        out = st.scores.astype(np.float32)
-        for p in range(st.players):
-            wall = st.wall[p]
-            row_colours = st.row_colours[p]
-            potential = (
-                2 * _SQUARES[_POP(row_masks(wall))].sum(axis=0)
-                + 7 * _SQUARES[_POP(column_masks(wall))].sum(axis=0)
-                + 10 * _SQUARES[_POP(column_masks(row_colours))].sum(axis=0)
-            ) * np.float32(h.bonus / 25)
-            counts = st.line_count[p]
-            colours = st.line_colour[p]
-            colour = np.maximum(colours, 0)
-            if st.gray:
-                value = line_values(
-                    st.gray,
-                    wall,
-                    row_colours,
-                    st.col_colours[p],
-                    counts,
-                    colours,
-                    h.points,
-                    h.bonus,
-                    2.0 * h.floor_w,
-                )  # (5 c, 5 r, B)
-                at = colour.astype(np.intp) * 5 + np.arange(5)[:, None]
-                line = flat(value).take(at * b + np.arange(b))  # (5 r, B): V[colour of line r, r]
-            else:  # the same numbers, computed for the lines' own colours only
-                pending = pending_wall(wall, row_colours, counts, colours)
-                line = pending_line_values_at(*pending, colour, h.points, h.bonus)
-            credit = (line * (counts.astype(np.float32) / _CAPF)).sum(axis=0) * partial
-            holder = (st.marker_holder == p).astype(np.float32) * np.float32(h.marker)
-            out[p] += going * (potential + credit + holder)
-        return out
+        return round_values(self.policy, st)
 
 
 def _margins(value: np.ndarray, me: np.ndarray) -> np.ndarray:
