@@ -103,8 +103,8 @@ def test_best_columns_equal_the_first_best_value(bonus):
 
 
 def test_column_keys_are_cached_per_bonus():
-    assert features._column_keys(2.5) is features._column_keys(2.5)
-    assert features._column_keys(0.0).dtype == np.int16
+    assert features.column_keys(2.5) is features.column_keys(2.5)
+    assert features.column_keys(0.0).dtype == np.int16
 
 
 def test_rollout_takes_the_heuristics_gray_columns():

@@ -47,7 +47,7 @@ from sim.bots.playout import (
     round_values,
 )
 from sim.play import play_games
-from sim.spec import Configuration
+from sim.spec import Configuration, first_player
 from sim.tables import POP5
 from tests.positions import random_positions
 
@@ -192,11 +192,10 @@ def test_play_out_is_the_heuristic_to_the_end_of_the_round(players, wall, spec):
     # The compiled picks against the heuristic's definition played through the engine, field for
     # field, on 1,200 positions from every stage of a round.
     bot = make_bot(spec)
-    columns = make_bot("rollout")._columns
     st, slots = _running(players, wall, games=1200, seed=10)
     for plies in (None, 3):
         fast = substate(st, slots)
-        play_out(bot, fast, columns, plies=plies)
+        play_out(bot, fast, plies=plies)
         slow = substate(st, slots)
         step = 0
         while plies is None or step < plies:
@@ -207,7 +206,7 @@ def test_play_out_is_the_heuristic_to_the_end_of_the_round(players, wall, spec):
             engine.play(slow, running, actions, defer_round_end=True)
             step += 1
         waiting = np.flatnonzero(~slow.done)
-        engine.end_rounds(slow, waiting, columns if slow.gray else None, deal=False)
+        engine.end_rounds(slow, waiting, bot.choose_columns if slow.gray else None, deal=False)
         for name, value in vars(slow).items():
             if isinstance(value, np.ndarray):
                 assert np.array_equal(getattr(fast, name), value), (plies, name)
@@ -306,13 +305,53 @@ def test_round_values_are_the_numpy_definition(players, wall, spec):
     # Mid-round positions, the same after their round's end and after a cut play-out, and games
     # that ended: number for number.
     bot = make_bot(spec)
-    columns = make_bot("rollout")._columns
     st, slots = _running(players, wall, games=1200, seed=12)
     cut = substate(st, slots)
-    play_out(bot, cut, columns, plies=3)
+    play_out(bot, cut, plies=3)
     ended = substate(st, slots)
-    play_out(bot, ended, columns)
+    play_out(bot, ended)
     finished = ended.copy()
     finished.done[::3] = True  # a finished game is worth its score
     for position in (st, cut, ended, finished):
         assert np.array_equal(round_values(bot, position), _reference_round_values(bot, position))
+
+
+def _late_positions(players, wall, games=600, seed=14):
+    """Positions from every stage of whole games of `heuristic` self-play (game g stops after
+    13·g mod 130 picks, or at its end): late walls with complete rows and full lines."""
+    bot = make_bot("heuristic")
+    ids = np.arange(games)
+    st = engine.new_games(players, wall, seed, ids, first_player(seed, ids, players))
+    stop_at = (ids * 13) % 130
+    for _ in range(130):
+        slots = np.flatnonzero(~st.done & (st.turn < stop_at))
+        if slots.size == 0:
+            break
+        engine.play(st, slots, bot.act(st, slots), bot.choose_columns)
+    return st
+
+
+@pytest.mark.parametrize("players,wall", COMBOS)
+@pytest.mark.parametrize("spec", WEIGHTS)
+def test_the_compiled_round_end_is_the_engines(players, wall, spec):
+    # Every running game's round ended where it stands, late games included (complete rows, end
+    # bonuses, dead ends on the gray wall), and again with the round cap reached: field for field
+    # equal to engine.end_rounds with the heuristic's columns.
+    bot = make_bot(spec)
+    st = _late_positions(players, wall)
+    running = np.flatnonzero(~st.done)
+    for cap in (st.max_rounds, 1):
+        fast = substate(st, running)
+        fast.max_rounds = cap
+        fast.tiles_left[:] = 0  # play_out ends the round of every game not done
+        play_out(bot, fast)
+        slow = substate(st, running)
+        slow.max_rounds = cap
+        slow.tiles_left[:] = 0
+        columns = bot.choose_columns if slow.gray else None
+        engine.end_rounds(slow, np.arange(running.size), columns, deal=False)
+        for name, value in vars(slow).items():
+            if isinstance(value, np.ndarray):
+                assert np.array_equal(getattr(fast, name), value), (cap, name)
+        assert (slow.end_reason[slow.done] == 0).any() or cap == 1
+    assert slow.done.all()

@@ -272,19 +272,19 @@ def best_columns(wall: np.ndarray, row: int, legal: np.ndarray, bonus: float) ->
     cell value (adjacency points plus `bonus` times the row/column shares: `row_cell_values`
     with ``points = 1``), ties leftmost.
 
-    A cell's value depends only on its row's and column's masks, so `_column_keys` ranks every
+    A cell's value depends only on its row's and column's masks, so `column_keys` ranks every
     (row mask, column mask, row, column) once per `bonus`; the best column is the highest rank,
     integer work on (5, n) instead of the float values and their first maximum.
     """
     rm = (wall >> (5 * row)) & 31
     at = (rm[None] * 32 + _column_masks32(wall)) * 25 + (5 * row + _R5_32[:, None])  # (5, n)
-    key = _column_keys(float(bonus)).take(at)
+    key = column_keys(float(bonus)).take(at)
     key *= (legal[None] >> _R5_32[:, None]) & 1  # an illegal column's key is 0
     return (4 - (key.max(axis=0) & 7)).astype(np.intp)
 
 
 @functools.lru_cache(maxsize=32)
-def _column_keys(bonus: float) -> np.ndarray:
+def column_keys(bonus: float) -> np.ndarray:
     """KEY[(rm * 32 + cm) * 25 + 5 r + col] (int16): ``rank * 8 + 4 - col``, ``rank`` (from 1) the
     rank of `row_cell_values`'s float32 value of (r, col) among all such values, for the row
     mask ``rm`` and column mask ``cm`` (bit = row) without the new tile. Equal values share a

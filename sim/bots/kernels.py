@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..constants import FLOOR_SLOTS
+from ..constants import END_ROUND_CAP, END_ROW_COMPLETED, FLOOR_CUM, FLOOR_SLOTS, RUN
 from ..tables import ACTION_GONE, SPREAD11
 from .features import COLOURED_CELL, FLOOR_MAX_X
 
@@ -31,6 +31,8 @@ _ZERO = np.float32(0.0)
 _LEGAL = np.float32(-1e3)  # an action valued at or below this is not legal (`playout.candidates`)
 _SQUARES = (np.arange(6) ** 2).astype(np.float32)
 _POPCOUNT5 = np.array([bin(m).count("1") for m in range(32)], np.int64)
+_RUN = RUN.astype(np.int64).ravel()  # RUN[mask * 5 + j]
+_FLOOR_CUM = FLOOR_CUM.astype(np.int64)
 _COL = np.array([COLOURED_CELL[5 * c + r] - 5 * r for c in range(5) for r in range(5)], np.int64)
 assert FLOOR_MAX_X == 32 and FLOOR_SLOTS == 7
 
@@ -480,3 +482,136 @@ def round_values(
             credit = credit * share
             holder = marker_w if marker_holder[i] == p else _ZERO
             out[p, i] = value + _ONE * ((potential + credit) + holder)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _tile_points(w, r, col):
+    """Points for the tile just placed at (r, col) of wall `w` (which holds it, RULES §6.2)."""
+    rm = (w >> (5 * r)) & 31
+    cm = 0
+    for rr in range(5):
+        cm |= ((w >> (5 * rr + col)) & 1) << rr
+    h = _RUN[rm * 5 + col]
+    u = _RUN[cm * 5 + r]
+    return h + u if h > 1 and u > 1 else h + u - 1
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def end_rounds(
+    slots,
+    wall,
+    row_colours,
+    col_colours,
+    wall_cells,
+    floor,
+    line_count,
+    line_colour,
+    lid,
+    accept,
+    floor_penalty,
+    scores,
+    bonus,
+    start_player,
+    current,
+    marker_holder,
+    done,
+    end_reason,
+    rounds,
+    max_rounds,
+    gray,
+    column_keys,
+):
+    """`engine.end_rounds(st, slots, columns, deal=False)` with the heuristic's gray-wall columns
+    (`features.best_columns`, from its `column_keys`): every seat's full lines tiled row by row and
+    scored, the floor penalty, the next start player, and the end of the game (§6-§8)."""
+    players = wall.shape[0]
+    for i in slots:
+        for p in range(players):
+            w0 = w = wall[p, i]
+            rc = row_colours[p, i]
+            cc = col_colours[p, i]
+            fl = floor[p, i]
+            acc = accept[p, i]
+            points = 0
+            for r in range(5):
+                if line_count[p, r, i] != r + 1:
+                    continue
+                hue = max(line_colour[p, r, i], 0)
+                to_lid = r
+                if gray:
+                    has = 0  # bit c: column c holds the colour
+                    for c in range(5):
+                        has |= ((cc >> (5 * c + hue)) & 1) << c
+                    legal = ~((w >> (5 * r)) | has) & 31
+                    if legal == 0:  # a dead end: the whole line to the floor (§9.4)
+                        fl = min(fl + r + 1, FLOOR_SLOTS)
+                        to_lid += 1
+                        col = -1
+                    else:  # the legal column with the highest key (`features.best_columns`)
+                        # The bot reads the game's wall, which the engine updates once every
+                        # row is tiled: the wall as the round ended.
+                        rm = (w0 >> (5 * r)) & 31
+                        top = 0
+                        for c in range(5):
+                            if (legal >> c) & 1:
+                                cm = 0
+                                for rr in range(5):
+                                    cm |= ((w0 >> (5 * rr + c)) & 1) << rr
+                                key = column_keys[(rm * 32 + cm) * 25 + 5 * r + c]
+                                top = max(top, key)
+                        col = 4 - (top & 7)
+                        wall_cells[p, 5 * r + col, i] = hue
+                else:
+                    col = _COL[5 * hue + r]
+                if col >= 0:
+                    w |= 1 << (5 * r + col)
+                    rc |= 1 << (5 * r + hue)
+                    cc |= 1 << (5 * col + hue)
+                    points += _tile_points(w, r, col)
+                lid[hue, i] += to_lid
+                line_count[p, r, i] = 0
+                line_colour[p, r, i] = -1
+                # The cleared line accepts every colour its wall row lacks.
+                lacks = 31 & ~(rc >> (5 * r))
+                for c in range(5):
+                    if (lacks >> c) & 1:
+                        acc |= 1 << (5 * c + r)
+            penalty = _FLOOR_CUM[fl]
+            wall[p, i] = w
+            row_colours[p, i] = rc
+            col_colours[p, i] = cc
+            accept[p, i] = acc
+            floor_penalty[p, i] += penalty
+            scores[p, i] = max(0, scores[p, i] + points - penalty)
+            floor[p, i] = 0
+        holder = marker_holder[i]
+        start = holder if holder >= 0 else start_player[i]
+        start_player[i] = start
+        current[i] = start
+        ended = False  # some wall has a complete row
+        for p in range(players):
+            for r in range(5):
+                if (wall[p, i] >> (5 * r)) & 31 == 31:
+                    ended = True
+        if ended or rounds[i] >= max_rounds:
+            done[i] = True
+            end_reason[i] = END_ROW_COMPLETED if ended else END_ROUND_CAP
+            for p in range(players):  # the end bonuses, counted on a natural end (§8.2, §10.7)
+                w = wall[p, i]
+                rc = row_colours[p, i]
+                got = 0
+                for k in range(5):
+                    if (w >> (5 * k)) & 31 == 31:
+                        got += 2
+                    column = 0
+                    colour = 0
+                    for r in range(5):
+                        column += (w >> (5 * r + k)) & 1
+                        colour += (rc >> (5 * r + k)) & 1
+                    if column == 5:
+                        got += 7
+                    if colour == 5:
+                        got += 10
+                bonus[p, i] = got
+                if ended:
+                    scores[p, i] += got

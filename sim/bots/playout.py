@@ -25,9 +25,8 @@ from dataclasses import fields
 
 import numpy as np
 
-from .. import engine
 from . import kernels
-from .features import coloured_tables, pending_wall, seat_to_move
+from .features import coloured_tables, column_keys, pending_wall, seat_to_move
 from .heuristic import HeuristicBot, partial_share, seat_line_values
 
 
@@ -166,20 +165,45 @@ def candidates(policy: HeuristicBot, st, slots: np.ndarray, count: int) -> np.nd
     return out
 
 
-def play_out(policy: HeuristicBot, tree, columns=None, plies: int | None = None) -> None:
+def play_out(policy: HeuristicBot, tree, plies: int | None = None) -> None:
     """Play every running copy of `tree` with the heuristic `policy` until its round's factories
-    and centre are empty (or for at most `plies` picks), then end those rounds without a deal.
+    and centre are empty (or for at most `plies` picks), then end those rounds without a deal,
+    with the heuristic's gray-wall columns.
 
-    `tree` is a copy the caller owns (`features.substate`), changed in place; `columns` is the
-    gray wall's column choice for the round end (``engine.end_rounds``). Plays exactly what
-    ``policy.act`` step by step would.
+    `tree` is a copy the caller owns (`features.substate`), changed in place. Plays exactly what
+    ``policy.act`` step by step, then ``engine.end_rounds(tree, waiting, policy.choose_columns,
+    deal=False)`` would.
     """
     running = np.flatnonzero(~tree.done & (tree.tiles_left > 0))
     if running.size:
         play_picks(policy, tree, running, plies)
     waiting = np.flatnonzero(~tree.done)
     if waiting.size:
-        engine.end_rounds(tree, waiting, columns if tree.gray else None, deal=False)
+        st = tree
+        kernels.end_rounds(
+            waiting.astype(np.int64, copy=False),
+            st.wall,
+            st.row_colours,
+            st.col_colours,
+            st.wall_cells,
+            st.floor,
+            st.line_count,
+            st.line_colour,
+            st.lid,
+            st.accept,
+            st.floor_penalty,
+            st.scores,
+            st.bonus,
+            st.start_player,
+            st.current,
+            st.marker_holder,
+            st.done,
+            st.end_reason,
+            st.round,
+            st.max_rounds,
+            bool(st.gray),
+            column_keys(float(policy.bonus)),
+        )
 
 
 class Remembered:

@@ -106,7 +106,7 @@ class SearchBot:
 
     def _play_out(self, tree, depth: int) -> np.ndarray:
         """Heuristic picks for at most `depth` plies, then the round's end: (P, copies) values."""
-        play_out(self.policy, tree, self.mine._columns, plies=depth)  # tiles where depth stops
+        play_out(self.policy, tree, plies=depth)  # tiles where depth stops
         return self.mine.position_values(tree)
 
     def _search_two(self, st, slots: np.ndarray, plies: int) -> np.ndarray:

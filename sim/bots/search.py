@@ -59,11 +59,6 @@ class RolloutBot(Bot):
         """The heuristic's gray-wall columns (step 4), as in the play-outs."""
         return self.policy.choose_columns(st, slots, seat, row, colours, legal)
 
-    def _columns(self, st, slots, seat, row, colours, legal):
-        return self.policy.choose_columns(st, slots, seat, row, colours, legal)
-
-    _columns.all_seats = True  # the heuristic's choice works element by element (Bot.all_seats)
-
     def candidates(self, st, slots: np.ndarray) -> np.ndarray:
         """(width, n) candidate actions, best first; missing ones repeat the best."""
         return candidates(self.policy, st, slots, self.width)
@@ -88,7 +83,7 @@ class RolloutBot(Bot):
         copies = np.arange(gs.size)
         engine.play(sub, copies, cand[js, gs], defer_round_end=True)
         after = sub.copy()
-        play_out(self.policy, sub, self._columns)
+        play_out(self.policy, sub)
         value = self.position_values(sub)  # (P, copies)
         margin = np.full(cand.shape, -np.inf, np.float32)
         margin[js, gs] = _margins(value, st.current[slots[gs]])
