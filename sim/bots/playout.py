@@ -21,10 +21,14 @@ copy's moves depend only on that copy.
 
 from __future__ import annotations
 
+import fcntl
+import os
+import tempfile
 from dataclasses import fields
 
 import numpy as np
 
+from .. import engine
 from . import kernels
 from .features import coloured_tables, column_keys, pending_wall, seat_to_move
 from .heuristic import HeuristicBot, partial_share, seat_line_values
@@ -57,6 +61,30 @@ class LineValues:
         self.partial = partial_share(policy, tree, everyone)
 
 
+_READY = False
+
+
+def ready() -> None:
+    """Compile the kernels (or load them from numba's cache) once per process, one process at a
+    time: processes that start together (a worker's pool, test runners) would otherwise compile
+    at once and race to write the same cache files. Called by every function here that runs a
+    kernel; a later call is a flag test."""
+    global _READY
+    if _READY:
+        return
+    _READY = True
+    lock = os.path.join(tempfile.gettempdir(), f"azulsim-kernels-{os.getuid()}.lock")
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        policy = HeuristicBot()
+        for wall in ("coloured", "gray"):  # every kernel, with the argument types of real calls
+            ids = np.arange(2)
+            st = engine.new_games(2, wall, 0, ids, np.zeros(2, np.int8))
+            candidates(policy, st, ids, 2)
+            play_out(policy, st.copy())
+            round_values(policy, st)
+
+
 _NO_VALUES = np.zeros((1, 1), np.float32)  # the arrays a wall variant does not use
 _NO_MASKS = np.zeros((1, 1), np.int32)
 
@@ -77,6 +105,7 @@ def round_values(policy: HeuristicBot, st) -> np.ndarray:
     """(P, B) float32: `rollout`'s value of each seat's position between rounds (the score, and
     while the game goes on the wall's bonus potential, the credit for incomplete lines and the
     marker: `search.RolloutBot` step 3), by `kernels.round_values`."""
+    ready()
     out = np.empty((st.players, st.batch), np.float32)
     cells, colour_bonus = coloured_tables(float(policy.points), float(policy.bonus))
     kernels.round_values(
@@ -104,6 +133,7 @@ def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = 
     """Play the heuristic `policy`'s picks in the copies `slots` of `st` until their factories and
     centre are empty, or for at most `plies` picks; their rounds are left to end. Returns the line
     values as they stand after the picks."""
+    ready()
     lines = LineValues(policy, st)
     cells, colour_bonus = coloured_tables(float(policy.points), float(policy.bonus))
     kernels.play_picks(
@@ -120,7 +150,7 @@ def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = 
         st.marker_takes,
         st.current,
         st.turn,
-        slots.astype(np.int64, copy=False),
+        np.ascontiguousarray(slots, np.int64),
         -1 if plies is None else int(plies),
         bool(st.gray),
         lines.values,
@@ -142,6 +172,7 @@ def candidates(policy: HeuristicBot, st, slots: np.ndarray, count: int) -> np.nd
     actions by `heuristic._Evaluation.action_values` (ties in action order; a factory holding the
     same tiles as an earlier one skipped), the first repeated where fewer are legal: the search
     bots' candidate lists (`kernels.ranked_picks`)."""
+    ready()
     n = slots.shape[0]
     out = np.empty((count, n), np.int64)
     if n == 0:
@@ -156,7 +187,7 @@ def candidates(policy: HeuristicBot, st, slots: np.ndarray, count: int) -> np.nd
         st.accept,
         st.floor,
         st.current,
-        slots.astype(np.int64, copy=False),
+        np.ascontiguousarray(slots, np.int64),
         policy.floor_costs,
         np.float32(policy.centre),
         np.float32(policy.marker),
@@ -174,6 +205,7 @@ def play_out(policy: HeuristicBot, tree, plies: int | None = None) -> None:
     ``policy.act`` step by step, then ``engine.end_rounds(tree, waiting, policy.choose_columns,
     deal=False)`` would.
     """
+    ready()
     running = np.flatnonzero(~tree.done & (tree.tiles_left > 0))
     if running.size:
         play_picks(policy, tree, running, plies)
@@ -181,7 +213,7 @@ def play_out(policy: HeuristicBot, tree, plies: int | None = None) -> None:
     if waiting.size:
         st = tree
         kernels.end_rounds(
-            waiting.astype(np.int64, copy=False),
+            np.ascontiguousarray(waiting, np.int64),
             st.wall,
             st.row_colours,
             st.col_colours,
