@@ -303,7 +303,7 @@ def test_chunks_of_slow_bots_are_smaller():
 
     assert chunk_games_for(spec("greedy", "greedy"), 50_000) == 50_000
     assert chunk_games_for(spec("random", "random"), 50_000) == 50_000  # never above the setting
-    assert chunk_games_for(spec("rollout", "rollout"), 50_000) == 1_000  # 50x greedy's cost
+    assert chunk_games_for(spec("rollout", "rollout"), 50_000) == 1_851  # 27x greedy's cost
     assert chunk_games_for(spec("rollout", "rollout"), 5_000) == MIN_CHUNK_GAMES
     assert chunk_games_for(spec("greedy", "greedy", games=300), 50_000) == 300
     assert chunk_games_for(spec("rollout", "rollout"), 50) == 50  # a tiny setting is kept

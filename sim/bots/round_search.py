@@ -231,11 +231,11 @@ def search_cost(params: dict) -> float:
 
     Four players cost the most: ``width * replies`` copies, each of a candidate, a reply and
     ``4 * depth - 1`` play-out picks (at most 35: a round has 36 tiles; fewer are left on
-    average, hence the small weight per pick). Fitted about 25 % above the 4-player measurements
+    average, hence the small weight per pick). Fitted about 30 % above the 4-player measurements
     of ``python bench/search.py --cost-grid`` (bench/results/search.json, its ``cost_grid``: the
-    default 156 x greedy with 4 players, 130 with 3, 84 with 2; declared 193), for the noise of a
+    default 69 x greedy with 4 players, 64 with 3, 43 with 2; declared 93), for the noise of a
     shared machine; tests/test_search_bot.py checks the declaration against them.
     """
     copies = params["width"] * params["replies"]
     plies = min(max(4 * params["depth"] - 1, 0), 35)
-    return 15.0 + 2.0 * params["width"] + copies * (4.6 + 0.33 * plies)
+    return 8.0 + 0.6 * params["width"] + copies * (2.9 + 0.07 * plies)
