@@ -12,14 +12,16 @@ import numpy as np
 import pytest
 
 from sim import engine
-from sim.bots import make_bot
+from sim.bots import kernels, make_bot
 from sim.bots.features import (
     COLOURED_CELL,
     cell_values,
     colour_progress,
+    coloured_tables,
     column_masks,
     first_max,
     flat,
+    gray_tables,
     line_values,
     pending_line_values,
     pending_line_values_at,
@@ -149,9 +151,9 @@ def test_coloured_line_values_from_tables(points, bonus):
 
 @pytest.mark.parametrize("players,wall", COMBOS)
 def test_play_out_line_values_stay_those_of_the_position(players, wall):
-    # Play one pick at a time: before every pick the values the play-out reads (coloured: from the
-    # pending-wall masks it keeps) equal the line values computed afresh from the position, and
-    # the pick is the heuristic's.
+    # Play one pick at a time: before every pick the coloured wall's pending-wall masks the
+    # play-out keeps give the line values computed afresh from the position, and the pick and the
+    # state after it are the heuristic's through the engine.
     bot = make_bot("heuristic:points=0.7,bonus=1.3")
     st, slots = _running(players, wall, seed=8)
     tree = substate(st, slots)
@@ -160,14 +162,11 @@ def test_play_out_line_values_stay_those_of_the_position(players, wall):
         if running.size == 0:
             break
         lines = LineValues(bot, tree)
-        for p in range(players):
+        for p in range(players if not tree.gray else 0):  # gray: the walls as they stand
             seat = np.full(running.size, p)
             fresh = seat_line_values(bot, tree, seat, running)
-            if tree.gray:
-                kept = lines.values[25 * p : 25 * p + 25].take(running, axis=1).reshape(5, 5, -1)
-            else:
-                wall_p, rows_p = lines.wall[p].take(running), lines.rows[p].take(running)
-                kept = pending_line_values(wall_p, rows_p, bot.points, bot.bonus)
+            wall_p, rows_p = lines.wall[p].take(running), lines.rows[p].take(running)
+            kept = pending_line_values(wall_p, rows_p, bot.points, bot.bonus)
             assert np.array_equal(kept, fresh)
         expected = _reference_action(bot, tree, running)
         before = tree.copy()
@@ -355,3 +354,34 @@ def test_the_compiled_round_end_is_the_engines(players, wall, spec):
                 assert np.array_equal(getattr(fast, name), value), (cap, name)
         assert (slow.end_reason[slow.done] == 0).any() or cap == 1
     assert slow.done.all()
+
+
+@pytest.mark.parametrize("wall", ["coloured", "gray"])
+@pytest.mark.parametrize("spec", WEIGHTS)
+def test_the_compiled_line_values_are_the_heuristics(wall, spec):
+    # Every seat of 300 positions from whole games: the kernels' 25 line values, number for number.
+    bot = make_bot(spec)
+    st = _late_positions(3, wall, games=300)
+    table = gray_tables if st.gray else coloured_tables
+    cells, colour_bonus = table(float(bot.points), float(bot.bonus))
+    v = np.empty(25, np.float32)
+    cm = np.empty(5, np.int64)
+    for p in range(3):
+        seat = np.full(st.batch, p)
+        expected = seat_line_values(bot, st, seat, np.arange(st.batch)).reshape(25, -1)
+        if st.gray:
+            walls, rows = st.wall[p], st.row_colours[p]
+        else:
+            walls, rows = pending_wall(
+                st.wall[p], st.row_colours[p], st.line_count[p], st.line_colour[p]
+            )
+        for i in range(st.batch):
+            if st.gray:
+                dead = np.float32(2.0 * bot.floor_w)
+                cc = int(st.col_colours[p, i])
+                kernels._gray_values(
+                    v, cm, int(walls[i]), int(rows[i]), cc, cells, colour_bonus, dead
+                )
+            else:
+                kernels._coloured_values(v, cm, int(walls[i]), int(rows[i]), cells, colour_bonus)
+            assert np.array_equal(v, expected[:, i]), (p, i)

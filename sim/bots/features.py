@@ -209,7 +209,7 @@ def pending_line_values_at(wall, row_colours, colour, points: float, bonus: floa
 
 
 @lru_cache(maxsize=64)
-def _gray_tables(points: float, bonus: float) -> tuple[np.ndarray, np.ndarray]:
+def gray_tables(points: float, bonus: float) -> tuple[np.ndarray, np.ndarray]:
     """`coloured_tables` with each occupied cell 1e4 lower (the cell ``(r, col)`` of the row mask
     ``rm`` is occupied when ``rm`` has bit ``col``): ``cell_values - 1e4 * occupied`` by the same
     float32 operations. The table row of cell (r, col) is ``(5 r + col) * 1024``."""
@@ -247,7 +247,7 @@ def line_values(
     # so this is the best legal column or the dead end, however the illegal values round. The
     # penalty splits into a row part, in the table, and a colour part: one broadcast subtraction
     # per column.
-    cells, colour_bonus = _gray_tables(float(points), float(bonus))
+    cells, colour_bonus = gray_tables(float(points), float(bonus))
     rows = ((wall[None] >> (5 * _R5_32[:, None])) & 31) * 32
     at = np.add((rows[:, None] + _GRAY_CELL_AT), _column_masks32(wall)[None], dtype=np.intp)
     by_row = cells.take(at)  # (5 r, 5 col, n): cell (r, col)'s value, 1e4 less when occupied

@@ -38,20 +38,20 @@ assert FLOOR_MAX_X == 32 and FLOOR_SLOTS == 7
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _line_values(v, cm, p, i, gray, values, wall, rows, cells, colour_bonus):
-    """Fill v[c, r] (25,) with the line values of seat p in copy i (`playout.LineValues`); `cm` is
-    scratch for the wall's column masks."""
-    if gray:
-        for j in range(25):
-            v[j] = values[p * 25 + j, i]
-        return
-    w = wall[p, i]
-    rc = rows[p, i]
+def _column_masks(cm, w):
+    """cm[col]: the 5-bit mask (bit r = row r) of wall `w`'s column col."""
     for col in range(5):
         m = 0
         for r in range(5):
             m |= ((w >> (5 * r + col)) & 1) << r
         cm[col] = m
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _coloured_values(v, cm, w, rc, cells, colour_bonus):
+    """v[5 c + r]: `features.pending_line_values` of the pending wall `w` and row colours `rc`,
+    from its tables (`features.coloured_tables`)."""
+    _column_masks(cm, w)
     for c in range(5):
         have = 0
         for r in range(5):
@@ -61,6 +61,41 @@ def _line_values(v, cm, p, i, gray, values, wall, rows, cells, colour_bonus):
             col = _COL[5 * c + r]
             rm = (w >> (5 * r)) & 31
             v[5 * c + r] = cells[(5 * r + col) * 1024 + rm * 32 + cm[col]] + bonus
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _gray_values(v, cm, w, rc, cc, cells, colour_bonus, dead):
+    """v[5 c + r]: the gray wall's `features.line_values` of wall `w`, row colours `rc` and column
+    colours `cc` (its tables, `features.gray_tables`: a cell 1e4 lower when occupied, 1e4 more
+    when its column holds the colour; the best column, or the dead end ``-dead * (r + 1)``)."""
+    _column_masks(cm, w)
+    for c in range(5):
+        have = 0
+        for r in range(5):
+            have += (rc >> (5 * r + c)) & 1
+        bonus = colour_bonus[have]
+        for r in range(5):
+            at = 5 * r * 1024 + ((w >> (5 * r)) & 31) * 32
+            best = _ZERO
+            for col in range(5):
+                t = cells[at + col * 1024 + cm[col]]
+                if (cc >> (5 * col + c)) & 1:
+                    t = t - _BIG
+                best = t if col == 0 or t > best else best
+            end = -dead * np.float32(r + 1)
+            best = best if best > end else end
+            v[5 * c + r] = best + bonus
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _line_values(v, cm, p, i, gray, wall, rows, cols, cells, colour_bonus, dead):
+    """Fill v[c, r] (25,) with the line values of seat p in copy i (`playout.LineValues`): gray,
+    from the wall, row and column colours; coloured, from the pending wall and row colours. `cm`
+    is scratch for the wall's column masks."""
+    if gray:
+        _gray_values(v, cm, wall[p, i], rows[p, i], cols[p, i], cells, colour_bonus, dead)
+    else:
+        _coloured_values(v, cm, wall[p, i], rows[p, i], cells, colour_bonus)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -171,10 +206,28 @@ def _best_pick(a, b, costs, room, at, at0, sources, i, m, centre_w, marker_w, be
     return source, colour, dest
 
 
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _game_ending(wall, i):
+    """Some seat's wall in game i has a row of at least 4 tiles (`heuristic.game_ending`)."""
+    for p in range(wall.shape[0]):
+        for r in range(5):
+            if _POPCOUNT5[(wall[p, i] >> (5 * r)) & 31] >= 4:
+                return True
+    return False
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def ranked_picks(
-    values,
-    partial,
+    gray,
+    wall,
+    row_colours,
+    col_colours,
+    line_colour,
+    cells,
+    colour_bonus,
+    dead,
+    partial_w,
+    endgame_w,
     sources,
     marker_in_centre,
     line_count,
@@ -190,13 +243,15 @@ def ranked_picks(
     """`rollout`'s candidates (`playout.candidates`): out[0, j] the heuristic's action in game
     slots[j], then the next actions by value (`heuristic._Evaluation.action_values`: ties in
     action order, a factory holding the same tiles as an earlier one skipped, only values above
-    -1e3), the first repeated where fewer are legal. `values` (25, n) are the mover's line values
-    ``V[c, r]``, `partial` (n,) its `partial_share`."""
+    -1e3), the first repeated where fewer are legal. The mover's line values come from the
+    wall variant's `cells` tables (gray, with the dead end's weight `dead`); its share for
+    incomplete lines from `partial_w` and `endgame_w` (`heuristic.partial_share`)."""
     n_sources = sources.shape[0]
     width = out.shape[0]
     a = np.empty(25, np.float32)
     b = np.empty(25, np.float32)
     v = np.empty(25, np.float32)
+    cm = np.empty(5, np.int64)
     counts = np.empty(5, np.int64)
     room = np.empty(5, np.int64)
     at = np.empty(5, np.int64)
@@ -209,9 +264,19 @@ def ranked_picks(
         p = current[i]
         for r in range(5):
             counts[r] = line_count[p, r, i]
-        for q in range(25):
-            v[q] = values[q, j]
-        _credits(a, b, v, partial[j], accept[p, i], counts, 0, 5)
+        w = wall[p, i]
+        rc = row_colours[p, i]
+        if gray:
+            _gray_values(v, cm, w, rc, col_colours[p, i], cells, colour_bonus, dead)
+        else:
+            for r in range(5):  # the wall once the full lines are tiled (`features.pending_wall`)
+                if counts[r] == r + 1:
+                    c = max(line_colour[p, r, i], 0)
+                    w |= 1 << (5 * r + _COL[5 * c + r])
+                    rc |= 1 << (5 * r + c)
+            _coloured_values(v, cm, w, rc, cells, colour_bonus)
+        share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i) else _ZERO))
+        _credits(a, b, v, share, accept[p, i], counts, 0, 5)
         at0 = _seat_rows(room, at, counts, floor[p, i])
         m = 1 if marker_in_centre[i] else 0
         source, colour, dest = _best_pick(
@@ -289,12 +354,13 @@ def play_picks(
     slots,
     plies,
     gray,
-    values,
     wall,
     rows,
+    cols,
     partial,
     cells,
     colour_bonus,
+    dead,
     costs,
     centre_w,
     marker_w,
@@ -302,8 +368,9 @@ def play_picks(
 ):
     """Play the heuristic's picks in each copy of `slots` until its factories and centre are
     empty, or for at most `plies` picks (``plies < 0``: no limit). The arrays are the copies'
-    state (`BatchState` fields, changed in place) and `playout.LineValues`' (gray: `values`;
-    coloured: the pending `wall` and `rows` masks, kept current here)."""
+    state (`BatchState` fields, changed in place) and their walls: gray, the copies' `wall`,
+    `rows` and `cols` colours (`cells` the gray tables, `dead` the dead end's weight); coloured,
+    `playout.LineValues`' pending `wall` and `rows` masks, kept current here."""
     # Per seat of the copy being played: line values, credits and line counts. A pick changes only
     # its own line's credits (and every value, on the coloured wall, when it fills the line).
     v = np.empty((players, 25), np.float32)
@@ -322,7 +389,7 @@ def play_picks(
         for p in range(players):
             for r in range(5):
                 counts[p, r] = line_count[p, r, i]
-            _line_values(v[p], cm, p, i, gray, values, wall, rows, cells, colour_bonus)
+            _line_values(v[p], cm, p, i, gray, wall, rows, cols, cells, colour_bonus, dead)
             _credits(a[p], b[p], v[p], share, accept[p, i], counts[p], 0, 5)
         step = 0
         while tiles_left[i] > 0 and (plies < 0 or step < plies):
@@ -383,7 +450,7 @@ def play_picks(
                     col = _COL[5 * colour + dest]
                     wall[p, i] |= 1 << (5 * dest + col)
                     rows[p, i] |= 1 << (5 * dest + colour)
-                    _line_values(v[p], cm, p, i, gray, values, wall, rows, cells, colour_bonus)
+                    _line_values(v[p], cm, p, i, gray, wall, rows, cols, cells, colour_bonus, dead)
                     _credits(ap, bp, v[p], share, accept[p, i], counts[p], 0, 5)
                 else:
                     _credits(ap, bp, v[p], share, accept[p, i], counts[p], dest, dest + 1)
@@ -403,9 +470,10 @@ def round_values(
     line_colour,
     marker_holder,
     gray,
-    values,
+    col_colours,
     cells,
     colour_bonus,
+    dead,
     partial_w,
     endgame_w,
     bonus_w,
@@ -414,18 +482,15 @@ def round_values(
 ):
     """`rollout`'s value of each seat of each game between rounds (`search.RolloutBot` step 3),
     into out (P, B): the score; while the game goes on, plus the wall's bonus potential, the
-    credit for incomplete lines (gray: from `values`, the seats' line values (P * 25, B)) and the
-    marker. The same float32 operations as the numpy definition (tests/test_playout.py)."""
+    credit for incomplete lines and the marker. `cells` are the wall variant's tables (gray:
+    `features.gray_tables`, with the dead end's weight `dead`). The same float32 operations as the
+    numpy definition (tests/test_playout.py)."""
     players, batch = out.shape
     line = np.empty(5, np.float32)
     cm = np.empty(5, np.int64)
+    v = np.empty(25, np.float32)
     for i in range(batch):
-        ending = False  # some wall has a row of 4 (`heuristic.game_ending`)
-        for p in range(players):
-            for r in range(5):
-                if _POPCOUNT5[(wall[p, i] >> (5 * r)) & 31] >= 4:
-                    ending = True
-        share = partial_w * (_ONE - (endgame_w if ending else _ZERO))
+        share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i) else _ZERO))
         for p in range(players):
             value = np.float32(scores[p, i])
             if done[i]:
@@ -452,9 +517,9 @@ def round_values(
             ) * bonus_w
             # Credit: each line's value for its own colour, by the share of it filled.
             if gray:
+                _gray_values(v, cm, w, rc, col_colours[p, i], cells, colour_bonus, dead)
                 for r in range(5):
-                    c = max(line_colour[p, r, i], 0)
-                    line[r] = values[p * 25 + 5 * c + r, i]
+                    line[r] = v[5 * max(line_colour[p, r, i], 0) + r]
             else:
                 pw = w
                 prc = rc

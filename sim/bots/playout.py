@@ -30,35 +30,30 @@ import numpy as np
 
 from .. import engine
 from . import kernels
-from .features import coloured_tables, column_keys, pending_wall, seat_to_move
-from .heuristic import HeuristicBot, partial_share, seat_line_values
+from .features import coloured_tables, column_keys, gray_tables, pending_wall
+from .heuristic import HeuristicBot, partial_share
 
 
 class LineValues:
-    """The heuristic's line values of every seat of every copy of `tree`, for one round.
-
-    Gray wall: the values themselves, ``values[p * 25 + 5 * c + r, i]`` = ``V[c, r]`` of seat
-    ``p`` in copy ``i``. Coloured wall: the `pending_wall` masks of every seat (`wall`, `rows`; a
-    line that fills adds its cell as it is played), from which a seat's values take one table
-    look-up. ``partial`` is each copy's `partial_share`.
+    """What the play-out's picks read of the walls, for one round. Gray wall: the walls as they
+    stand (a seat's line values do not depend on its pattern lines); coloured wall: the
+    `pending_wall` masks of every seat (`wall`, `rows`; a line that fills adds its cell as it is
+    played), from which a seat's values take one table look-up. ``partial`` is each copy's
+    `partial_share`.
     """
 
     def __init__(self, policy: HeuristicBot, tree):
         self.gray = tree.gray
-        b = tree.batch
-        everyone = np.arange(b)
         if self.gray:
-            self.values = gray_line_values(policy, tree)
-            self.wall = self.rows = _NO_MASKS
+            self.wall, self.rows = tree.wall, tree.row_colours
         else:
-            self.values = _NO_VALUES
-            self.wall = np.empty((tree.players, b), np.int32)
-            self.rows = np.empty((tree.players, b), np.int32)
+            self.wall = np.empty((tree.players, tree.batch), np.int32)
+            self.rows = np.empty((tree.players, tree.batch), np.int32)
             for p in range(tree.players):
                 self.wall[p], self.rows[p] = pending_wall(
                     tree.wall[p], tree.row_colours[p], tree.line_count[p], tree.line_colour[p]
                 )
-        self.partial = partial_share(policy, tree, everyone)
+        self.partial = partial_share(policy, tree, np.arange(tree.batch))
 
 
 _READY = False
@@ -85,20 +80,12 @@ def ready() -> None:
             round_values(policy, st)
 
 
-_NO_VALUES = np.zeros((1, 1), np.float32)  # the arrays a wall variant does not use
-_NO_MASKS = np.zeros((1, 1), np.int32)
-
-
-def gray_line_values(policy: HeuristicBot, st) -> np.ndarray:
-    """(P * 25, B) float32: ``[p * 25 + 5 * c + r, i]`` is seat p's line value ``V[c, r]`` in game
-    i (`heuristic.seat_line_values`)."""
-    b = st.batch
-    everyone = np.arange(b)
-    out = np.empty((st.players * 25, b), np.float32)
-    for p in range(st.players):
-        value = seat_line_values(policy, st, np.full(b, p, np.intp), everyone)
-        out[25 * p : 25 * p + 25] = value.reshape(25, b)
-    return out
+def _tables(policy: HeuristicBot, gray: bool):
+    """The wall variant's line-value tables (`features.coloured_tables` / `gray_tables`), and the
+    weight of a gray dead end."""
+    table = gray_tables if gray else coloured_tables
+    cells, colour_bonus = table(float(policy.points), float(policy.bonus))
+    return cells, colour_bonus, np.float32(2.0 * policy.floor_w)
 
 
 def round_values(policy: HeuristicBot, st) -> np.ndarray:
@@ -107,7 +94,7 @@ def round_values(policy: HeuristicBot, st) -> np.ndarray:
     marker: `search.RolloutBot` step 3), by `kernels.round_values`."""
     ready()
     out = np.empty((st.players, st.batch), np.float32)
-    cells, colour_bonus = coloured_tables(float(policy.points), float(policy.bonus))
+    cells, colour_bonus, dead = _tables(policy, st.gray)
     kernels.round_values(
         st.scores,
         st.done,
@@ -117,9 +104,10 @@ def round_values(policy: HeuristicBot, st) -> np.ndarray:
         st.line_colour,
         st.marker_holder,
         bool(st.gray),
-        gray_line_values(policy, st) if st.gray else _NO_VALUES,
+        st.col_colours,
         cells,
         colour_bonus,
+        dead,
         np.float32(policy.partial),
         np.float32(policy.endgame),
         np.float32(policy.bonus / 25),
@@ -135,7 +123,7 @@ def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = 
     values as they stand after the picks."""
     ready()
     lines = LineValues(policy, st)
-    cells, colour_bonus = coloured_tables(float(policy.points), float(policy.bonus))
+    cells, colour_bonus, dead = _tables(policy, st.gray)
     kernels.play_picks(
         st.sources,
         st.presence,
@@ -153,12 +141,13 @@ def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = 
         np.ascontiguousarray(slots, np.int64),
         -1 if plies is None else int(plies),
         bool(st.gray),
-        lines.values,
         lines.wall,
         lines.rows,
+        st.col_colours,
         lines.partial,
         cells,
         colour_bonus,
+        dead,
         policy.floor_costs,
         np.float32(policy.centre),
         np.float32(policy.marker),
@@ -177,10 +166,18 @@ def candidates(policy: HeuristicBot, st, slots: np.ndarray, count: int) -> np.nd
     out = np.empty((count, n), np.int64)
     if n == 0:
         return out
-    value = seat_line_values(policy, st, seat_to_move(st, slots), slots)
+    cells, colour_bonus, dead = _tables(policy, st.gray)
     kernels.ranked_picks(
-        np.ascontiguousarray(value.reshape(25, n)),
-        partial_share(policy, st, slots),
+        bool(st.gray),
+        st.wall,
+        st.row_colours,
+        st.col_colours,
+        st.line_colour,
+        cells,
+        colour_bonus,
+        dead,
+        np.float32(policy.partial),
+        np.float32(policy.endgame),
         st.sources,
         st.marker_in_centre,
         st.line_count,
