@@ -366,6 +366,7 @@ def test_the_compiled_line_values_are_the_heuristics(wall, spec):
     cells, colour_bonus = table(float(bot.points), float(bot.bonus))
     v = np.empty(25, np.float32)
     cm = np.empty(5, np.int64)
+    row = np.empty(5, np.float32)
     for p in range(3):
         seat = np.full(st.batch, p)
         expected = seat_line_values(bot, st, seat, np.arange(st.batch)).reshape(25, -1)
@@ -380,7 +381,7 @@ def test_the_compiled_line_values_are_the_heuristics(wall, spec):
                 dead = np.float32(2.0 * bot.floor_w)
                 cc = int(st.col_colours[p, i])
                 kernels._gray_values(
-                    v, cm, int(walls[i]), int(rows[i]), cc, cells, colour_bonus, dead
+                    v, cm, row, int(walls[i]), int(rows[i]), cc, cells, colour_bonus, dead
                 )
             else:
                 kernels._coloured_values(v, cm, int(walls[i]), int(rows[i]), cells, colour_bonus)

@@ -64,36 +64,41 @@ def _coloured_values(v, cm, w, rc, cells, colour_bonus):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _gray_values(v, cm, w, rc, cc, cells, colour_bonus, dead):
+def _gray_values(v, cm, row, w, rc, cc, cells, colour_bonus, dead):
     """v[5 c + r]: the gray wall's `features.line_values` of wall `w`, row colours `rc` and column
     colours `cc` (its tables, `features.gray_tables`: a cell 1e4 lower when occupied, 1e4 more
-    when its column holds the colour; the best column, or the dead end ``-dead * (r + 1)``)."""
+    when its column holds the colour; the best column, or the dead end ``-dead * (r + 1)``);
+    `cm` and `row` are scratch."""
     _column_masks(cm, w)
+    for r in range(5):
+        at = 5 * r * 1024 + ((w >> (5 * r)) & 31) * 32
+        end = -dead * np.float32(r + 1)
+        for col in range(5):  # the row's cells, whatever the colour
+            row[col] = cells[at + col * 1024 + cm[col]]
+        for c in range(5):
+            best = _ZERO
+            for col in range(5):
+                t = row[col]
+                if (cc >> (5 * col + c)) & 1:
+                    t = t - _BIG
+                best = t if col == 0 or t > best else best
+            v[5 * c + r] = best if best > end else end
     for c in range(5):
         have = 0
         for r in range(5):
             have += (rc >> (5 * r + c)) & 1
         bonus = colour_bonus[have]
         for r in range(5):
-            at = 5 * r * 1024 + ((w >> (5 * r)) & 31) * 32
-            best = _ZERO
-            for col in range(5):
-                t = cells[at + col * 1024 + cm[col]]
-                if (cc >> (5 * col + c)) & 1:
-                    t = t - _BIG
-                best = t if col == 0 or t > best else best
-            end = -dead * np.float32(r + 1)
-            best = best if best > end else end
-            v[5 * c + r] = best + bonus
+            v[5 * c + r] = v[5 * c + r] + bonus
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _line_values(v, cm, p, i, gray, wall, rows, cols, cells, colour_bonus, dead):
+def _line_values(v, cm, row, p, i, gray, wall, rows, cols, cells, colour_bonus, dead):
     """Fill v[c, r] (25,) with the line values of seat p in copy i (`playout.LineValues`): gray,
     from the wall, row and column colours; coloured, from the pending wall and row colours. `cm`
     is scratch for the wall's column masks."""
     if gray:
-        _gray_values(v, cm, wall[p, i], rows[p, i], cols[p, i], cells, colour_bonus, dead)
+        _gray_values(v, cm, row, wall[p, i], rows[p, i], cols[p, i], cells, colour_bonus, dead)
     else:
         _coloured_values(v, cm, wall[p, i], rows[p, i], cells, colour_bonus)
 
@@ -252,6 +257,7 @@ def ranked_picks(
     b = np.empty(25, np.float32)
     v = np.empty(25, np.float32)
     cm = np.empty(5, np.int64)
+    row = np.empty(5, np.float32)
     counts = np.empty(5, np.int64)
     room = np.empty(5, np.int64)
     at = np.empty(5, np.int64)
@@ -267,7 +273,7 @@ def ranked_picks(
         w = wall[p, i]
         rc = row_colours[p, i]
         if gray:
-            _gray_values(v, cm, w, rc, col_colours[p, i], cells, colour_bonus, dead)
+            _gray_values(v, cm, row, w, rc, col_colours[p, i], cells, colour_bonus, dead)
         else:
             for r in range(5):  # the wall once the full lines are tiled (`features.pending_wall`)
                 if counts[r] == r + 1:
@@ -382,6 +388,7 @@ def play_picks(
     room = np.empty(5, np.int64)
     at = np.empty(5, np.int64)
     cm = np.empty(5, np.int64)
+    row = np.empty(5, np.float32)
     for i in slots:
         if tiles_left[i] == 0:
             continue
@@ -389,7 +396,7 @@ def play_picks(
         for p in range(players):
             for r in range(5):
                 counts[p, r] = line_count[p, r, i]
-            _line_values(v[p], cm, p, i, gray, wall, rows, cols, cells, colour_bonus, dead)
+            _line_values(v[p], cm, row, p, i, gray, wall, rows, cols, cells, colour_bonus, dead)
             _credits(a[p], b[p], v[p], share, accept[p, i], counts[p], 0, 5)
         step = 0
         while tiles_left[i] > 0 and (plies < 0 or step < plies):
@@ -450,7 +457,9 @@ def play_picks(
                     col = _COL[5 * colour + dest]
                     wall[p, i] |= 1 << (5 * dest + col)
                     rows[p, i] |= 1 << (5 * dest + colour)
-                    _line_values(v[p], cm, p, i, gray, wall, rows, cols, cells, colour_bonus, dead)
+                    _line_values(
+                        v[p], cm, row, p, i, gray, wall, rows, cols, cells, colour_bonus, dead
+                    )
                     _credits(ap, bp, v[p], share, accept[p, i], counts[p], 0, 5)
                 else:
                     _credits(ap, bp, v[p], share, accept[p, i], counts[p], dest, dest + 1)
@@ -488,6 +497,7 @@ def round_values(
     players, batch = out.shape
     line = np.empty(5, np.float32)
     cm = np.empty(5, np.int64)
+    row = np.empty(5, np.float32)
     v = np.empty(25, np.float32)
     for i in range(batch):
         share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i) else _ZERO))
@@ -517,7 +527,7 @@ def round_values(
             ) * bonus_w
             # Credit: each line's value for its own colour, by the share of it filled.
             if gray:
-                _gray_values(v, cm, w, rc, col_colours[p, i], cells, colour_bonus, dead)
+                _gray_values(v, cm, row, w, rc, col_colours[p, i], cells, colour_bonus, dead)
                 for r in range(5):
                     line[r] = v[5 * max(line_colour[p, r, i], 0) + r]
             else:
