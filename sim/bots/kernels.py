@@ -93,6 +93,24 @@ def _gray_values(v, cm, row, w, rc, cc, cells, colour_bonus, dead):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _gray_value(cm, w, rc, cc, r, c, cells, colour_bonus, dead):
+    """One of `_gray_values`' numbers: V[c, r] (`cm`: the column masks of `w`)."""
+    at = 5 * r * 1024 + ((w >> (5 * r)) & 31) * 32
+    best = _ZERO
+    for col in range(5):
+        t = cells[at + col * 1024 + cm[col]]
+        if (cc >> (5 * col + c)) & 1:
+            t = t - _BIG
+        best = t if col == 0 or t > best else best
+    end = -dead * np.float32(r + 1)
+    best = best if best > end else end
+    have = 0
+    for rr in range(5):
+        have += (rc >> (5 * rr + c)) & 1
+    return best + colour_bonus[have]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _line_values(v, cm, row, p, i, gray, wall, rows, cols, cells, colour_bonus, dead):
     """Fill v[c, r] (25,) with the line values of seat p in copy i (`playout.LineValues`): gray,
     from the wall, row and column colours; coloured, from the pending wall and row colours. `cm`
@@ -497,8 +515,6 @@ def round_values(
     players, batch = out.shape
     line = np.empty(5, np.float32)
     cm = np.empty(5, np.int64)
-    row = np.empty(5, np.float32)
-    v = np.empty(25, np.float32)
     for i in range(batch):
         share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i) else _ZERO))
         for p in range(players):
@@ -527,9 +543,12 @@ def round_values(
             ) * bonus_w
             # Credit: each line's value for its own colour, by the share of it filled.
             if gray:
-                _gray_values(v, cm, row, w, rc, col_colours[p, i], cells, colour_bonus, dead)
-                for r in range(5):
-                    line[r] = v[5 * max(line_colour[p, r, i], 0) + r]
+                _column_masks(cm, w)
+                cc = col_colours[p, i]
+                for r in range(5):  # only lines holding tiles count (x * 0 adds nothing)
+                    if line_count[p, r, i] > 0:
+                        c = line_colour[p, r, i]
+                        line[r] = _gray_value(cm, w, rc, cc, r, c, cells, colour_bonus, dead)
             else:
                 pw = w
                 prc = rc
@@ -553,7 +572,10 @@ def round_values(
                     line[r] = cells[(5 * r + col) * 1024 + rm * 32 + cm[col]] + colour_bonus[have]
             credit = _ZERO
             for r in range(5):
-                credit = credit + line[r] * (np.float32(line_count[p, r, i]) / np.float32(r + 1))
+                if line_count[p, r, i] > 0:  # an empty line adds 0: the sum is the same
+                    credit = credit + line[r] * (
+                        np.float32(line_count[p, r, i]) / np.float32(r + 1)
+                    )
             credit = credit * share
             holder = marker_w if marker_holder[i] == p else _ZERO
             out[p, i] = value + _ONE * ((potential + credit) + holder)
