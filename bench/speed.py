@@ -5,7 +5,8 @@ takes) in this process, pinned to one core, after the allocator is set (`sim.all
 and reports games per CPU-second (``time.process_time``: whole-process CPU time, so the other load
 on a shared machine matters little) and per wall second. Rows:
 
-- random, greedy, heuristic and rollout (width 4) self-play, 2 and 4 players, coloured wall;
+- random, greedy, heuristic, 2 and 4 players, and rollout (width 4) and search (default budget),
+  2 players, self-play on the coloured wall;
 - the same on the gray wall, with ``gray_vs_coloured`` = gray / coloured games per CPU-second;
 - ``simulate_memory``: peak RSS of ``azulsim simulate --games 10**12 --workers 2`` (main process and
   each pool process) over ``--memory-seconds``, then the run is stopped with SIGTERM.
@@ -42,7 +43,13 @@ TARGETS = {
     ("heuristic", 2): 25_000,
     ("rollout", 2): 2_500,
 }
-GAMES = {"random": 131_072, "greedy": 65_536, "heuristic": 32_768, "rollout": 2_000}
+GAMES = {
+    "random": 131_072,
+    "greedy": 65_536,
+    "heuristic": 32_768,
+    "rollout": 2_000,
+    "search": 800,
+}
 
 
 def measure(bot: str, players: int, wall: str, games: int) -> dict:
@@ -125,10 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     rows = []
-    for bot in ("random", "greedy", "heuristic", "rollout"):
+    for bot in ("random", "greedy", "heuristic", "rollout", "search"):
         for players in (2, 4):
-            if bot == "rollout" and players == 4:
-                continue  # slow; the ladder measures it
+            if bot in ("rollout", "search") and players == 4:
+                continue  # slow; the ladder measures them
             for wall in ("coloured", "gray"):
                 games = GAMES[bot] // (8 if args.quick else 1) // (2 if players == 4 else 1)
                 row = measure(bot, players, wall, games)

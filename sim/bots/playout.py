@@ -69,8 +69,13 @@ def ready() -> None:
         return
     _READY = True
     lock = os.path.join(tempfile.gettempdir(), f"azulsim-kernels-{os.getuid()}.lock")
-    with open(lock, "w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        held = open(lock, "a")  # noqa: SIM115 (held for the compile, closed below)
+    except OSError:  # no writable temporary directory: compile unlocked
+        held = None
+    try:
+        if held is not None:
+            fcntl.flock(held, fcntl.LOCK_EX)
         policy = HeuristicBot()
         for wall in ("coloured", "gray"):  # every kernel, with the argument types of real calls
             ids = np.arange(2)
@@ -78,6 +83,9 @@ def ready() -> None:
             candidates(policy, st, ids, 2)
             play_out(policy, st.copy())
             round_values(policy, st)
+    finally:
+        if held is not None:
+            held.close()  # releases the lock
 
 
 def _tables(policy: HeuristicBot, gray: bool):
