@@ -210,7 +210,7 @@ def format_table(doc: dict[str, Any]) -> str:
         out.append(
             f"{doc['games_done']:,} games in {timing['seconds']:.2f} s"
             + (f" ({rate:,.0f} games/s" if rate else " (")
-            + f", {timing['workers']} workers)\n"
+            + f", {timing['workers']} worker{'s' if timing['workers'] != 1 else ''})\n"
         )
     return "".join(out)
 
