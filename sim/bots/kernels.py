@@ -1,17 +1,21 @@
-"""The heuristic's play-out picks, compiled: `play_picks` plays the rest of a round copy by copy.
+"""The search bots' play-outs, compiled: loops over copies of games, each touching one game.
 
 A play-out is many short dependent steps (a pick, then the next seat's pick on the new position)
 on a few thousand copies, and each step in numpy is a few dozen passes over small arrays: most of
-its time went to the passes, not the arithmetic. Here one compiled loop plays each copy's picks to
-the end of its round, touching only that copy's numbers.
+its time went to the passes, not the arithmetic. Here each function is one compiled loop over the
+games (numba), with no Python in it:
 
-It computes exactly `heuristic._Picks.best` (the same float32 operations in the same order, so the
-same values and the same first maximum) and plays the pick exactly as `engine.play` does; the
-round end stays with the engine (`engine.end_rounds`). tests/test_playout.py checks both, move for
-move and field for field, against the heuristic played step by step through the engine.
+- `play_picks`: the heuristic's picks to the end of each copy's round (`heuristic._Picks.best`,
+  then the pick as `engine.play` plays it);
+- `end_rounds`: the round end as `engine.end_rounds(..., deal=False)` does it, with the
+  heuristic's gray-wall columns (`features.best_columns`);
+- `round_values`: `rollout`'s round-end value of every seat (`search.RolloutBot`, step 3);
+- `ranked_picks`: the candidate lists (`playout.candidates`).
 
-numba compiles it on first use (a few seconds) and caches the machine code beside this file
-(``__pycache__``), so later processes load it in milliseconds.
+Each does the same float32 operations in the same order as the numpy definition it replaces, so
+the same numbers, the same first maxima and the same games; tests/test_playout.py checks every one
+number for number, move for move and field for field against the heuristic and the engine.
+`playout.ready` compiles them once per process (or loads them from numba's cache).
 """
 
 from __future__ import annotations
