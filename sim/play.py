@@ -172,6 +172,13 @@ def play_batch(
     # Every seat of a row in one call when every bot's column choice works element by element
     # (`Bot.all_seats`; the built-in bots'); a plugin's gets one int seat at a time.
     choose_columns.all_seats = all(getattr(bot, "all_seats", False) for bot in bots)
+    # When every bot keeps the base class's uniformly random column (the random bot's), wall
+    # tiling draws the columns itself from these keys, all rows at once (`sim.tiling`): the same
+    # draws as `sim.sampling.random_columns`, without a call per row.
+    from .bots.base import Bot
+
+    if all(getattr(type(bot), "choose_columns", None) is Bot.choose_columns for bot in bots):
+        choose_columns.uniform_column_keys = lambda slots: bot_keys[slot_pos[slots]]
 
     def act(slots):
         pos = slot_pos[slots]

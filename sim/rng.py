@@ -35,6 +35,7 @@ COLUMN_COUNTER = 1 << 42
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+GOLDEN = _GOLDEN  # the counter weight of `uniform32`
 _S30, _S27, _S31, _S32 = (np.uint64(k) for k in (30, 27, 31, 32))
 
 
@@ -62,6 +63,13 @@ def uniform32(keys: np.ndarray, counter) -> np.ndarray:
     with np.errstate(over="ignore"):
         c = np.asarray(counter, dtype=np.uint64)
         return _mix(keys + c * _GOLDEN) >> _S32
+
+
+def mix_to_uniform32(z: np.ndarray) -> np.ndarray:
+    """`uniform32` from its hash input ``z = key + counter * GOLDEN`` (uint64, wrapping), for
+    callers that build the inputs of many counters at once."""
+    with np.errstate(over="ignore"):
+        return _mix(z) >> _S32
 
 
 def pick(u, n):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import rng
 from . import tables as T
 from .constants import FLOOR_SLOTS
 from .state import BatchState
@@ -42,9 +43,9 @@ def _gray_columns(st, slots, row, full, hue, wall, col_colours, choose_columns, 
     """The full lines of gray-wall row `row` that have a legal column, and those columns.
 
     Lines are flat positions ``seat * n + game`` into the (P, n) arrays; `seat_of` and `slot_of`
-    give each position's seat and slot. Returns ``(at, seat, slot, chosen, dead)``: the lines with
-    a legal column, their seats and slots, the chosen columns (int32), and the (P, n) mask of the
-    full lines without one (RULES §9.3-4), None when there is none. A `choose_columns` whose
+    give each position's seat and slot. Returns ``(at, chosen, dead)``: the lines with
+    a legal column, the chosen columns (int32), and the (P, n) mask of the full lines without one
+    (RULES §9.3-4), None when there is none. A `choose_columns` whose
     ``all_seats`` attribute is true takes every seat of the row in one call (``seat`` an array,
     element by element with the slots); otherwise it is called seat by seat with an int ``seat``,
     as `sim.bots.base` describes. Everything goes through flat positions: 2-D ``nonzero`` and
@@ -67,21 +68,63 @@ def _gray_columns(st, slots, row, full, hue, wall, col_colours, choose_columns, 
             parts.append((p * n + pick, chosen))
         at = np.concatenate([a for a, _ in parts]) if parts else _EMPTY
         chosen = np.concatenate([c for _, c in parts]) if parts else _EMPTY.astype(np.int32)
-        seat, slot = seat_of.take(at), slot_of.take(at)
     else:
         at = (legal_flat != 0).nonzero()[0]
-        seat, slot = seat_of.take(at), slot_of.take(at)
         ok = legal_flat.take(at)
         if choose_columns is None:  # leftmost legal column (decision 9.3.1)
             chosen = T.NTH_DEST_FLAT.take(ok * 6).astype(np.int32)
         elif at.size == 0:
             chosen = _EMPTY.astype(np.int32)
         else:
+            seat, slot = seat_of.take(at), slot_of.take(at)
             colour = hue.reshape(-1).take(at)
             chosen = np.asarray(choose_columns(st, slot, seat, row, colour, ok), np.int32)
             _check_columns(chosen, ok, seat, row)
     dead = full & (legal == 0) if at.size < np.count_nonzero(full) else None
-    return at, seat, slot, chosen, dead
+    return at, chosen, dead
+
+
+# (seat * 5 + row) * GOLDEN for the column counters (`sim.rng`, `sim.sampling.random_columns`).
+_LINE_OFFSET = (np.arange(20, dtype=np.uint64) * rng.GOLDEN).reshape(4, 5)
+_ROW_CAP = np.arange(1, 6, dtype=np.int8)[:, None]  # a full line r holds r + 1 tiles
+# _NTH_COLUMN[mask * 6 + j]: the j-th set bit of a 5-bit column mask (0 for the empty mask).
+_NTH_COLUMN = np.where(T.NTH_DEST_FLAT == 5, 0, T.NTH_DEST_FLAT).astype(np.int32)
+
+
+def _column_draws(st, slots, counts, keys) -> np.ndarray:
+    """(5, P * n) uint64: the bot stream's uniform32 of each full line's column choice, at
+    counter ``COLUMN_COUNTER + (round * 4 + seat) * 5 + row`` (`sim.sampling.random_columns`);
+    other entries are not set. Drawn once for the five rows: the draws depend only on the line."""
+    players, n = counts.shape[0], counts.shape[2]
+    full = np.empty((5, players, n), bool)
+    np.equal(counts.transpose(1, 0, 2), _ROW_CAP[:, :, None], out=full)
+    at = np.flatnonzero(full)
+    # keys + counter * GOLDEN, the input of rng.uniform32's mix, for every line (wrapping).
+    with np.errstate(over="ignore"):
+        base = st.round[slots].astype(np.uint64) * np.uint64(20) + np.uint64(rng.COLUMN_COUNTER)
+        base = keys + base * rng.GOLDEN
+        z = base + _LINE_OFFSET[:players].T[:, :, None]  # (5, P, n)
+    out = np.empty(5 * players * n, np.uint64)
+    out[at] = rng.mix_to_uniform32(z.reshape(-1).take(at))
+    return out.reshape(5, players * n)
+
+
+def _uniform_columns(row, full, hue, wall, col_colours, draws):
+    """`_gray_columns` for a column uniformly random among the legal ones from `draws` (the
+    row's `_column_draws`): ``(at, chosen, dead)`` as `_gray_columns`, the same columns as
+    `sim.sampling.random_columns`."""
+    legal = _legal_columns(wall, col_colours, row, hue)
+    legal *= full
+    legal_flat = legal.reshape(-1)
+    at = (legal_flat != 0).nonzero()[0]  # (bool nonzero is several times faster than int32)
+    ok = legal_flat.take(at)
+    k = (draws.take(at) * np.bitwise_count(ok)) >> _S32  # rng.pick: (u * count) >> 32
+    chosen = _NTH_COLUMN.take(k.view(np.int64) + ok * 6)
+    dead = full & (legal == 0) if at.size < np.count_nonzero(full) else None
+    return at, chosen, dead
+
+
+_S32 = np.uint64(32)
 
 
 _EMPTY = np.zeros(0, np.intp)
@@ -130,28 +173,36 @@ def tile_walls(st: BatchState, slots: np.ndarray, choose_columns=None) -> None:
         flat_wall, flat_rows, flat_cols, flat_points = (
             a.reshape(-1) for a in (wall, row_colours, col_colours, points)
         )
+        # Flat index into st.wall_cells of cell 0 of each (P, n) position's wall.
+        cell0 = ((np.arange(st.players) * (25 * b_all))[:, None] + slots).reshape(-1)
+        keys_of = getattr(choose_columns, "uniform_column_keys", None)
+        draws = None if keys_of is None else _column_draws(st, slots, counts, keys_of(slots))
     for r in range(5):
         full = counts[:, r] == r + 1
         colour = colours[:, r]
         hue = np.maximum(colour, 0)
         to_lid = full * np.int32(r)
         if st.gray:
-            at, seat, slot, chosen, dead = _gray_columns(
-                st, slots, r, full, hue, wall, col_colours, choose_columns, seat_of, slot_of
-            )
+            if draws is None:
+                at, chosen, dead = _gray_columns(
+                    st, slots, r, full, hue, wall, col_colours, choose_columns, seat_of, slot_of
+                )
+            else:
+                at, chosen, dead = _uniform_columns(r, full, hue, wall, col_colours, draws[r])
             if dead is not None:
                 # Dead end: all r+1 tiles to the floor at once (RULES §9.4); they reach the lid.
                 floor = np.minimum(floor + dead * np.int32(r + 1), FLOOR_SLOTS)
                 to_lid += dead
             # Only the tiled lines' walls, colours and points change: updated where they are.
             hue_at = hue.reshape(-1).take(at)
-            tiled = flat_wall.take(at) | (1 << (5 * r + chosen))
+            cell = chosen + 5 * r  # bit of the cell in `wall`
+            tiled = flat_wall.take(at) | (1 << cell)
             flat_wall[at] = tiled
             flat_rows[at] = flat_rows.take(at) | (1 << (5 * r + hue_at))
             flat_cols[at] = flat_cols.take(at) | (1 << (5 * chosen + hue_at))
             flat_points[at] = flat_points.take(at) + tile_points(tiled, r, chosen)
             # Gray walls keep each cell's colour; the coloured wall's follow from the layout.
-            cells[(seat * 25 + 5 * r + chosen) * b_all + slot] = hue_at.astype(np.int8)
+            cells[cell0.take(at) + cell * b_all] = hue_at.astype(np.int8)
         else:
             col = T.COLOURED_COLUMN[r].take(colour + 1)
             on = full.astype(np.int32)
