@@ -87,17 +87,17 @@ def _gray_columns(st, slots, row, full, hue, wall, col_colours, choose_columns, 
 # (seat * 5 + row) * GOLDEN for the column counters (`sim.rng`, `sim.sampling.random_columns`).
 _LINE_OFFSET = (np.arange(20, dtype=np.uint64) * rng.GOLDEN).reshape(4, 5)
 _ROW_CAP = np.arange(1, 6, dtype=np.int8)[:, None]  # a full line r holds r + 1 tiles
+_ROW_INDEX = np.arange(5, dtype=np.int32)[:, None]
 # _NTH_COLUMN[mask * 6 + j]: the j-th set bit of a 5-bit column mask (0 for the empty mask).
 _NTH_COLUMN = np.where(T.NTH_DEST_FLAT == 5, 0, T.NTH_DEST_FLAT).astype(np.int32)
 
 
-def _column_draws(st, slots, counts, keys) -> np.ndarray:
-    """(5, P * n) uint64: the bot stream's uniform32 of each full line's column choice, at
+def _column_draws(st, slots, full, keys) -> np.ndarray:
+    """(5, P * n) uint64: the bot stream's uniform32 of each full line's column choice (`full`,
+    (5, P, n)), at
     counter ``COLUMN_COUNTER + (round * 4 + seat) * 5 + row`` (`sim.sampling.random_columns`);
     other entries are not set. Drawn once for the five rows: the draws depend only on the line."""
-    players, n = counts.shape[0], counts.shape[2]
-    full = np.empty((5, players, n), bool)
-    np.equal(counts.transpose(1, 0, 2), _ROW_CAP[:, :, None], out=full)
+    players, n = full.shape[1], full.shape[2]
     at = np.flatnonzero(full)
     # keys + counter * GOLDEN, the input of rng.uniform32's mix, for every line (wrapping).
     with np.errstate(over="ignore"):
@@ -164,9 +164,12 @@ def tile_walls(st: BatchState, slots: np.ndarray, choose_columns=None) -> None:
     cells = st.wall_cells.reshape(-1)
     b_all = st.batch
     n = slots.shape[0]
-    cols = np.arange(n)
-    lid_at = np.zeros((5, st.players, n), np.intp)
-    lid_add = np.zeros((5, st.players, n), np.int32)
+    full_all = counts == _ROW_CAP  # (P, 5, n)
+    hues = np.maximum(colours, 0)
+    # The other r tiles of a tiled line go to the lid (§6.1), all r+1 of a dead end (§9.4): added
+    # up by slot and colour once at the end.
+    lid_at = hues * n + np.arange(n)
+    lid_add = full_all * _ROW_INDEX
     if st.gray:
         seat_of = np.repeat(np.arange(st.players), n)  # seat and slot of each flat (P, n) position
         slot_of = np.tile(slots, st.players)
@@ -176,12 +179,14 @@ def tile_walls(st: BatchState, slots: np.ndarray, choose_columns=None) -> None:
         # Flat index into st.wall_cells of cell 0 of each (P, n) position's wall.
         cell0 = ((np.arange(st.players) * (25 * b_all))[:, None] + slots).reshape(-1)
         keys_of = getattr(choose_columns, "uniform_column_keys", None)
-        draws = None if keys_of is None else _column_draws(st, slots, counts, keys_of(slots))
+        if keys_of is not None:
+            draws = _column_draws(st, slots, full_all.transpose(1, 0, 2), keys_of(slots))
+        else:
+            draws = None
     for r in range(5):
-        full = counts[:, r] == r + 1
+        full = full_all[:, r]
         colour = colours[:, r]
-        hue = np.maximum(colour, 0)
-        to_lid = full * np.int32(r)
+        hue = hues[:, r]
         if st.gray:
             if draws is None:
                 at, chosen, dead = _gray_columns(
@@ -192,7 +197,7 @@ def tile_walls(st: BatchState, slots: np.ndarray, choose_columns=None) -> None:
             if dead is not None:
                 # Dead end: all r+1 tiles to the floor at once (RULES §9.4); they reach the lid.
                 floor = np.minimum(floor + dead * np.int32(r + 1), FLOOR_SLOTS)
-                to_lid += dead
+                lid_add[:, r] += dead
             # Only the tiled lines' walls, colours and points change: updated where they are.
             hue_at = hue.reshape(-1).take(at)
             cell = chosen + 5 * r  # bit of the cell in `wall`
@@ -210,13 +215,11 @@ def tile_walls(st: BatchState, slots: np.ndarray, choose_columns=None) -> None:
             row_colours |= on << (5 * r + hue)
             col_colours |= on << (5 * col + hue)
             points += on * tile_points(wall, r, col)
-        # The other r tiles of a tiled line go to the lid (§6.1); added up once below.
-        lid_at[r] = hue * n + cols
-        lid_add[r] = to_lid
-        counts[:, r] = np.where(full, 0, counts[:, r])
-        colours[:, r] = np.where(full, -1, colour)
         # A cleared line accepts every colour its wall row lacks (it accepted none while full).
         accept |= full * (T.SPREAD[31 & ~(row_colours >> (5 * r))] << r)
+    # The full lines are cleared: count 0 and colour -1 (-1 has every bit set).
+    counts *= ~full_all
+    colours |= np.negative(full_all.view(np.int8))
     lid += (
         np.bincount(lid_at.ravel(), lid_add.ravel(), minlength=5 * n).reshape(5, n).astype(np.int16)
     )
