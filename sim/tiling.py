@@ -13,17 +13,29 @@ from .state import BatchState
 def tile_points(wall: np.ndarray, row: int, col: np.ndarray) -> np.ndarray:
     """Points for the tile just placed at (row, col) of `wall` (which includes it, §6.2)."""
     row_mask = (wall >> (5 * row)) & 31
-    col_mask = _gather5((wall >> col) & T.COLUMN0)
-    h = T.RUN_FLAT[row_mask * 5 + col]
-    v = T.RUN_FLAT[col_mask * 5 + row]
-    return np.where((h > 1) & (v > 1), h + v, h + v - 1)
+    bits = np.asarray((wall >> col) & T.COLUMN0)
+    col_mask = _gather5_32(bits.view(np.uint32) if bits.dtype == np.int32 else bits.astype(np.uint32))
+    # _POINTS[row][(row_mask * 5 + col) * 32 + col_mask]: one look-up for both runs.
+    return _POINTS[row].take((row_mask * 5 + col) * 32 + col_mask.view(np.int32))
 
 
-def _gather5(bits: np.ndarray) -> np.ndarray:
-    """Bits 0, 5, 10, 15, 20 of `bits` (nothing else set) as a 5-bit mask."""
+def _gather5_32(bits: np.ndarray) -> np.ndarray:
+    """Bits 0, 5, 10, 15, 20 of the uint32 `bits` (nothing else set) as a 5-bit mask (uint32)."""
     # One multiply moves bit 5r to bit 16 + r: the products 5r + 4j never collide, so nothing
-    # carries (j = 4 - r lands on 16 + r).
-    return (bits.astype(np.int64) * T.GATHER_COLUMN >> 16) & 31
+    # carries (j = 4 - r lands on 16 + r); in uint32 the product wraps only above bit 31.
+    return ((bits * _GATHER_COLUMN32) >> 16) & 31
+
+
+def _points_table() -> np.ndarray:
+    """(5, 32 * 5 * 32) int16: the points of a tile at (row, col) from its row's 5-bit mask and
+    its column's (both holding the tile): the horizontal run plus the vertical run, or the one
+    run when the other is the tile alone (§6.2)."""
+    table = np.zeros((5, 32, 5, 32), np.int16)
+    for row in range(5):
+        h = T.RUN.astype(np.int16)[:, :, None]  # (row_mask, col)
+        v = T.RUN.astype(np.int16)[:, row][None, None, :]  # (col_mask,)
+        table[row] = np.where((h > 1) & (v > 1), h + v, h + v - 1)
+    return table.reshape(5, -1)
 
 
 def _legal_columns(wall: np.ndarray, col_colours: np.ndarray, row: int, colour) -> np.ndarray:
@@ -37,6 +49,7 @@ def _legal_columns(wall: np.ndarray, col_colours: np.ndarray, row: int, colour) 
 
 
 _GATHER_COLUMN32 = np.uint32(T.GATHER_COLUMN)
+_POINTS = _points_table()
 
 
 def _gray_columns(st, slots, row, full, hue, wall, col_colours, choose_columns, seat_of, slot_of):
