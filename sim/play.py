@@ -31,6 +31,13 @@ DEFAULT_BATCH = 16384
 # against 40k with every round end at once (a third: 51k, a twelfth: 52k); 2 players 87k against
 # 80k (bench/results/round_end.json).
 ROUND_END_FRACTION = 6
+# Once every game has started, the games left move to a batch of their own size when they fill
+# at most 1 / COMPACT_FRACTION of the slots (and the batch has COMPACT_MIN slots or more): the
+# last games of a job, above all the gray wall's games that run to the round cap, are otherwise
+# played for hundreds of steps in a batch of mostly empty slots. Play is unchanged (a game's
+# play does not depend on its slot).
+COMPACT_FRACTION = 4
+COMPACT_MIN = 64
 
 
 class Recorder:
@@ -241,6 +248,14 @@ def play_batch(
                 # A deal of zero tiles ends a game at once (4 players only, rare): go round again.
                 to_deal = to_deal[st.done[to_deal]]
             running = np.flatnonzero(~st.done & (st.tiles_left > 0))
+            if next_pos >= total and recorder is None:
+                # Every game has started: once most slots are empty, the games left are moved
+                # to a smaller batch, so that no step pays for the empty slots.
+                keep = np.flatnonzero(~st.done)
+                if 0 < keep.size * COMPACT_FRACTION <= st.batch and st.batch >= COMPACT_MIN:
+                    st = st.take(keep)
+                    slot_pos = slot_pos[keep]
+                    running = np.flatnonzero(st.tiles_left > 0)
         else:
             running = np.flatnonzero(live & ~waiting_mask)
     order = np.argsort(np.concatenate(positions), kind="stable")
