@@ -60,16 +60,17 @@ def game_keys(seed: int, games, stream: int) -> np.ndarray:
 
 def uniform32(keys: np.ndarray, counter) -> np.ndarray:
     """The uniform ``uint64`` in ``[0, 2**32)`` at `counter` of each key (broadcasts)."""
-    with np.errstate(over="ignore"):
-        c = np.asarray(counter, dtype=np.uint64)
+    c = np.asarray(counter, dtype=np.uint64)
+    if c.ndim and np.ndim(keys):  # array arithmetic wraps silently (the errstate costs a step)
+        return _mix(keys + c * _GOLDEN) >> _S32
+    with np.errstate(over="ignore"):  # a scalar operand's overflow would warn
         return _mix(keys + c * _GOLDEN) >> _S32
 
 
 def mix_to_uniform32(z: np.ndarray) -> np.ndarray:
-    """`uniform32` from its hash input ``z = key + counter * GOLDEN`` (uint64, wrapping), for
-    callers that build the inputs of many counters at once."""
-    with np.errstate(over="ignore"):
-        return _mix(z) >> _S32
+    """`uniform32` from its hash input ``z = key + counter * GOLDEN`` (a uint64 array, wrapping),
+    for callers that build the inputs of many counters at once."""
+    return _mix(z) >> _S32
 
 
 def pick(u, n):
