@@ -184,7 +184,11 @@ def play_batch(
     # draws as `sim.sampling.random_columns`, without a call per row.
     from .bots.base import Bot
 
-    if all(getattr(type(bot), "choose_columns", None) is Bot.choose_columns for bot in bots):
+    def keeps_uniform_columns(bot) -> bool:
+        method = getattr(bot, "choose_columns", None)
+        return getattr(method, "__func__", None) is Bot.choose_columns
+
+    if all(keeps_uniform_columns(bot) for bot in bots):
         choose_columns.uniform_column_keys = lambda slots: bot_keys[slot_pos[slots]]
 
     def act(slots):

@@ -14,7 +14,8 @@ def tile_points(wall: np.ndarray, row: int, col: np.ndarray) -> np.ndarray:
     """Points for the tile just placed at (row, col) of `wall` (which includes it, §6.2)."""
     row_mask = (wall >> (5 * row)) & 31
     bits = np.asarray((wall >> col) & T.COLUMN0)
-    col_mask = _gather5_32(bits.view(np.uint32) if bits.dtype == np.int32 else bits.astype(np.uint32))
+    bits = bits.view(np.uint32) if bits.dtype == np.int32 else bits.astype(np.uint32)
+    col_mask = _gather5_32(bits)
     # _POINTS[row][(row_mask * 5 + col) * 32 + col_mask]: one look-up for both runs.
     return _POINTS[row].take((row_mask * 5 + col) * 32 + col_mask.view(np.int32))
 
