@@ -27,10 +27,12 @@ DEFAULT_BATCH = 16384
 # them need a round end: wall tiling and the deal then run once for all of them, because a call's
 # fixed cost is large beside its cost per game, while the waiting slots only idle a few steps.
 # Play is unchanged (each game's calls depend only on itself). bench/round_end.py, uniform-random
-# games, batch 16384, games per CPU second (noisy, shared machine): 4 players 52k with a sixth
-# against 40k with every round end at once (a third: 51k, a twelfth: 52k); 2 players 87k against
-# 80k (bench/results/round_end.json).
-ROUND_END_FRACTION = 6
+# games, batch 16384, games per CPU second (noisy, shared machine): 2 players 120k with a third
+# against 94k with every round end at once (a sixth: 114k, a twelfth: 106k); 4 players 62k
+# against 52k (a sixth: 61k) (bench/results/round_end.json). A sixth was best before the round
+# ends got cheaper; a third is also faster for greedy (+5-9 %), the gray wall (+4-8 %) and no
+# slower for the heuristic.
+ROUND_END_FRACTION = 3
 # Once every game has started, the games left move to a batch of their own size when they fill
 # at most 1 / COMPACT_FRACTION of the slots (and the batch has COMPACT_MIN slots or more): the
 # last games of a job, above all the gray wall's games that run to the round cap, are otherwise
