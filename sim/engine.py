@@ -215,7 +215,11 @@ def play(
     """
     b_all = st.batch
     limit = n_actions(st.players)
-    if np.any((actions < 0) | (actions >= limit)):
+    if actions.dtype == np.int64:  # one comparison: negative ids are huge as uint64
+        out_of_range = np.any(actions.view(np.uint64) >= limit)
+    else:
+        out_of_range = np.any((actions < 0) | (actions >= limit))
+    if out_of_range:
         bad = int(np.flatnonzero((actions < 0) | (actions >= limit))[0])
         raise ValueError(
             f"action must be in 0..{limit - 1}; got {actions[bad]} in slot {slots[bad]}"

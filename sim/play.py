@@ -27,10 +27,19 @@ DEFAULT_BATCH = 16384
 # them need a round end: wall tiling and the deal then run once for all of them, because a call's
 # fixed cost is large beside its cost per game, while the waiting slots only idle a few steps.
 # Play is unchanged (each game's calls depend only on itself). bench/round_end.py, uniform-random
-# games, batch 16384, games per CPU second (noisy, shared machine): 4 players 52k with a sixth
-# against 40k with every round end at once (a third: 51k, a twelfth: 52k); 2 players 87k against
-# 80k (bench/results/round_end.json).
-ROUND_END_FRACTION = 6
+# games, batch 16384, games per CPU second (noisy, shared machine): 2 players 120k with a third
+# against 94k with every round end at once (a sixth: 114k, a twelfth: 106k); 4 players 62k
+# against 52k (a sixth: 61k) (bench/results/round_end.json). A sixth was best before the round
+# ends got cheaper; a third is also faster for greedy (+5-9 %), the gray wall (+4-8 %) and no
+# slower for the heuristic.
+ROUND_END_FRACTION = 3
+# Once every game has started, the games left move to a batch of their own size when they fill
+# at most 1 / COMPACT_FRACTION of the slots (and the batch has COMPACT_MIN slots or more): the
+# last games of a job, above all the gray wall's games that run to the round cap, are otherwise
+# played for hundreds of steps in a batch of mostly empty slots. Play is unchanged (a game's
+# play does not depend on its slot).
+COMPACT_FRACTION = 4
+COMPACT_MIN = 64
 
 
 class Recorder:
@@ -172,6 +181,17 @@ def play_batch(
     # Every seat of a row in one call when every bot's column choice works element by element
     # (`Bot.all_seats`; the built-in bots'); a plugin's gets one int seat at a time.
     choose_columns.all_seats = all(getattr(bot, "all_seats", False) for bot in bots)
+    # When every bot keeps the base class's uniformly random column (the random bot's), wall
+    # tiling draws the columns itself from these keys, all rows at once (`sim.tiling`): the same
+    # draws as `sim.sampling.random_columns`, without a call per row.
+    from .bots.base import Bot
+
+    def keeps_uniform_columns(bot) -> bool:
+        method = getattr(bot, "choose_columns", None)
+        return getattr(method, "__func__", None) is Bot.choose_columns
+
+    if all(keeps_uniform_columns(bot) for bot in bots):
+        choose_columns.uniform_column_keys = lambda slots: bot_keys[slot_pos[slots]]
 
     def act(slots):
         pos = slot_pos[slots]
@@ -234,6 +254,14 @@ def play_batch(
                 # A deal of zero tiles ends a game at once (4 players only, rare): go round again.
                 to_deal = to_deal[st.done[to_deal]]
             running = np.flatnonzero(~st.done & (st.tiles_left > 0))
+            if next_pos >= total and recorder is None:
+                # Every game has started: once most slots are empty, the games left are moved
+                # to a smaller batch, so that no step pays for the empty slots.
+                keep = np.flatnonzero(~st.done)
+                if 0 < keep.size * COMPACT_FRACTION <= st.batch and st.batch >= COMPACT_MIN:
+                    st = st.take(keep)
+                    slot_pos = slot_pos[keep]
+                    running = np.flatnonzero(st.tiles_left > 0)
         else:
             running = np.flatnonzero(live & ~waiting_mask)
     order = np.argsort(np.concatenate(positions), kind="stable")

@@ -35,6 +35,7 @@ COLUMN_COUNTER = 1 << 42
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+GOLDEN = _GOLDEN  # the counter weight of `uniform32`
 _S30, _S27, _S31, _S32 = (np.uint64(k) for k in (30, 27, 31, 32))
 
 
@@ -59,9 +60,17 @@ def game_keys(seed: int, games, stream: int) -> np.ndarray:
 
 def uniform32(keys: np.ndarray, counter) -> np.ndarray:
     """The uniform ``uint64`` in ``[0, 2**32)`` at `counter` of each key (broadcasts)."""
-    with np.errstate(over="ignore"):
-        c = np.asarray(counter, dtype=np.uint64)
+    c = np.asarray(counter, dtype=np.uint64)
+    if c.ndim and np.ndim(keys):  # array arithmetic wraps silently (the errstate costs a step)
         return _mix(keys + c * _GOLDEN) >> _S32
+    with np.errstate(over="ignore"):  # a scalar operand's overflow would warn
+        return _mix(keys + c * _GOLDEN) >> _S32
+
+
+def mix_to_uniform32(z: np.ndarray) -> np.ndarray:
+    """`uniform32` from its hash input ``z = key + counter * GOLDEN`` (a uint64 array, wrapping),
+    for callers that build the inputs of many counters at once."""
+    return _mix(z) >> _S32
 
 
 def pick(u, n):

@@ -71,6 +71,14 @@ class BatchState:
     def factories(self) -> int:
         return factories_for(self.players)
 
+    def take(self, slots: np.ndarray) -> BatchState:
+        """A state of the games in `slots` only: slot i of the result is slot ``slots[i]``."""
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = np.take(v, slots, axis=-1) if isinstance(v, np.ndarray) else v
+        return BatchState(**out)
+
     def copy(self) -> BatchState:
         return BatchState(
             **{

@@ -40,3 +40,31 @@ def test_all_seats_and_seat_by_seat_play_the_same(cls, players):
     for other in runs[1:]:
         for name in ("scores", "rounds", "turns", "end_reason"):
             assert np.array_equal(getattr(runs[0], name), getattr(other, name)), name
+
+
+def _lowest_bit(legal):
+    """The leftmost column of each 5-bit mask."""
+    legal = np.asarray(legal, np.int64)
+    return np.bitwise_count((legal & -legal) - 1).astype(np.intp)
+
+
+class _LeftmostBot(RandomBot):
+    def choose_columns(self, st, slots, seat, row, colours, legal, keys):
+        return _lowest_bit(legal)
+
+
+def test_uniform_columns_drawn_by_tiling_only_for_the_base_choice():
+    """Wall tiling draws the uniform columns itself (all rows at once) only for bots whose
+    `choose_columns` is `Bot.choose_columns`; one set on the instance is asked like a subclass's."""
+    games = np.arange(300, dtype=np.int64)
+    fp = first_player(5, games, 2)
+    seats = np.zeros((games.size, 2), np.int8)
+    instance = RandomBot()
+    instance.choose_columns = lambda st, slots, seat, row, colours, legal, keys: _lowest_bit(legal)
+    runs = [
+        play_batch(2, "gray", 5, games, fp, seats, [bot], batch=128)
+        for bot in (RandomBot(), instance, _LeftmostBot())
+    ]
+    assert not np.array_equal(runs[0].scores, runs[1].scores)
+    for name in ("scores", "rounds", "turns", "end_reason", "floor_penalty"):
+        assert np.array_equal(getattr(runs[1], name), getattr(runs[2], name)), name
