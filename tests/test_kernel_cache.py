@@ -47,3 +47,28 @@ def test_processes_starting_together_compile_once_and_play_the_same_games(tmp_pa
     assert games[0] and games.count(games[0]) == 3
     # One process compiled every kernel and saved it; the others loaded what it saved.
     assert sorted(saved)[:2] == [0, 0] and max(saved) >= 4, saved
+
+
+def test_only_a_search_imports_numba():
+    # numba costs about 50 MB and 0.1 s to import: the API server, spec validation and the other
+    # bots' workers do without it.
+    script = (
+        "import sys\n"
+        "from sim.bots import make_bot\n"
+        "from sim.play import play_games\n"
+        "from sim.spec import Configuration\n"
+        "make_bot('search'), make_bot('rollout')\n"
+        "play_games(Configuration(2, ['greedy', 'heuristic']), 1, 0, 10)\n"
+        "print('numba' in sys.modules)\n"
+        "play_games(Configuration(2, ['rollout', 'greedy']), 1, 0, 2)\n"
+        "print('numba' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=True,
+    ).stdout.split()
+    assert out == ["False", "True"]

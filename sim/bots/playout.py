@@ -29,7 +29,6 @@ from dataclasses import fields
 import numpy as np
 
 from .. import engine
-from . import kernels
 from .features import coloured_tables, column_keys, gray_tables, pending_wall
 from .heuristic import HeuristicBot, partial_share
 
@@ -57,6 +56,9 @@ class LineValues:
 
 
 _READY = False
+# sim.bots.kernels, imported by `ready`: numba takes about 50 MB and 0.1 s to import, which the
+# processes that only validate specs or play other bots should not pay.
+kernels = None
 
 
 def ready() -> None:
@@ -64,9 +66,12 @@ def ready() -> None:
     time: processes that start together (a worker's pool, test runners) would otherwise compile
     at once and race to write the same cache files. Called by every function here that runs a
     kernel; a later call is a flag test."""
-    global _READY
+    global _READY, kernels
     if _READY:
         return
+    from . import kernels as compiled
+
+    kernels = compiled
     _READY = True
     lock = os.path.join(tempfile.gettempdir(), f"azulsim-kernels-{os.getuid()}.lock")
     try:
