@@ -100,11 +100,16 @@ def chunk_games_for(spec: JobSpec, chunk_games: int) -> int:
     return aligned(spec, max(1, min(spec.games, chunk_games, scaled)))
 
 
-def default_chunk_size(games: int, workers: int) -> int:
+def default_chunk_size(games: int, workers: int, cost: float = 1.0) -> int:
     """Local runs: about four chunks per worker per configuration, within [`MIN_CHUNK`,
-    `MAX_CHUNK`] games."""
+    `MAX_CHUNK`] greedy-equivalent games: bots `cost` times slower than greedy (`JobSpec.cost`)
+    get chunks that many times smaller (at least `MIN_CHUNK_GAMES`), so that a run of a few
+    thousand search games still spreads over the workers."""
+    scale = max(1.0, cost)
+    low = max(MIN_CHUNK_GAMES, int(MIN_CHUNK / scale))
+    high = max(low, int(MAX_CHUNK / scale))
     even = math.ceil(games / (4 * max(1, workers)))
-    return max(1, min(games, max(MIN_CHUNK, min(MAX_CHUNK, even))))
+    return max(1, min(games, max(low, min(high, even))))
 
 
 class ChunkResult(NamedTuple):

@@ -207,7 +207,7 @@ def run_local(
         if spec.joint_chunks:
             chunk_size = default_joint_chunk_size(spec, workers)
         else:
-            chunk_size = default_chunk_size(spec.games, workers)
+            chunk_size = default_chunk_size(spec.games, workers, spec.cost)
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1; got {chunk_size}")
     chunk_size = aligned(spec, chunk_size)
@@ -299,7 +299,7 @@ def default_joint_chunk_size(spec: JobSpec, workers: int) -> int:
     than a fixed one (what lies past the stop is wasted, and a stop inside a chunk recounts it),
     but not so small that the batch runs half empty."""
     if spec.stop is None:
-        return default_chunk_size(spec.games, workers)
+        return default_chunk_size(spec.games, workers, spec.cost)
     return max(spec.stop.check_every, min(spec.games, STOP_CHUNK_GAMES))
 
 

@@ -48,6 +48,11 @@ def test_chunks_cover_every_game_once():
     assert got == [(0, 0, 40), (0, 40, 80), (0, 80, 90), (1, 0, 40), (1, 40, 80), (1, 80, 90)]
     assert default_chunk_size(100_000, 4) == MIN_CHUNK  # never small enough to slow the engine
     assert default_chunk_size(10**7, 2) == MAX_CHUNK and default_chunk_size(10, 4) == 10
+    # Slow bots: chunks as many times smaller as the bots are slower (search: ~93 x greedy), so
+    # 4,000 games still make chunks for two workers.
+    assert default_chunk_size(4_000, 2, cost=93.0) == 500
+    assert default_chunk_size(10**7, 2, cost=93.0) == MAX_CHUNK // 93
+    assert default_chunk_size(100_000, 4, cost=0.6) == MIN_CHUNK  # faster than greedy: as greedy
 
 
 def test_result_independent_of_workers_and_chunk_size():
