@@ -52,6 +52,29 @@ def _column_masks(cm, w):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _pending_wall(w, rc, line_count, line_colour, p, i):
+    """Seat p's wall and row colours in game i once its full lines are tiled (the coloured wall's
+    `features.pending_wall`)."""
+    for r in range(5):
+        if line_count[p, r, i] == r + 1:
+            c = max(line_colour[p, r, i], 0)
+            w |= 1 << (5 * r + _COL[5 * c + r])
+            rc |= 1 << (5 * r + c)
+    return w, rc
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _coloured_value(cm, w, rc, r, c, cells, colour_bonus):
+    """One of `_coloured_values`' numbers: V[c, r] (`cm`: the column masks of `w`)."""
+    have = 0
+    for rr in range(5):
+        have += (rc >> (5 * rr + c)) & 1
+    col = _COL[5 * c + r]
+    rm = (w >> (5 * r)) & 31
+    return cells[(5 * r + col) * 1024 + rm * 32 + cm[col]] + colour_bonus[have]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _coloured_values(v, cm, w, rc, cells, colour_bonus):
     """v[5 c + r]: `features.pending_line_values` of the pending wall `w` and row colours `rc`,
     from its tables (`features.coloured_tables`)."""
@@ -160,6 +183,15 @@ def _centre_line(a, b, costs, room, at, j, r, k, kf, m, fcm):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _source_tiles(held):
+    """Tiles on a packed source (6-bit field per colour)."""
+    total = 0
+    for c in range(5):
+        total += (held >> (6 * c)) & 63
+    return total
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _seat_rows(room, at, counts, fl):
     """Each line's room and its row of the floor costs (`heuristic._Picks`); the floor's row."""
     for r in range(5):
@@ -195,9 +227,7 @@ def _best_pick(a, b, costs, room, at, at0, sources, i, m, centre_w, marker_w, be
         held = sources[s, i]
         if held == 0:
             continue
-        total = 0
-        for c in range(5):
-            total += (held >> (6 * c)) & 63
+        total = _source_tiles(held)
         for c in range(5):
             k = (held >> (6 * c)) & 63
             if k == 0:
@@ -297,11 +327,7 @@ def ranked_picks(
         if gray:
             _gray_values(v, cm, row, w, rc, col_colours[p, i], cells, colour_bonus, dead)
         else:
-            for r in range(5):  # the wall once the full lines are tiled (`features.pending_wall`)
-                if counts[r] == r + 1:
-                    c = max(line_colour[p, r, i], 0)
-                    w |= 1 << (5 * r + _COL[5 * c + r])
-                    rc |= 1 << (5 * r + c)
+            w, rc = _pending_wall(w, rc, line_count, line_colour, p, i)
             _coloured_values(v, cm, w, rc, cells, colour_bonus)
         share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i) else _ZERO))
         _credits(a, b, v, share, accept[p, i], counts, 0, 5)
@@ -325,9 +351,7 @@ def ranked_picks(
                         repeat = True
                 if repeat:
                     continue
-            total = 0
-            for c in range(5):
-                total += (held >> (6 * c)) & 63
+            total = _source_tiles(held)
             for c in range(5):
                 k = (held >> (6 * c)) & 63
                 if k == 0:
@@ -517,14 +541,13 @@ def round_values(
     `features.gray_tables`, with the dead end's weight `dead`). The same float32 operations as the
     numpy definition (tests/test_playout.py)."""
     players, batch = out.shape
-    line = np.empty(5, np.float32)
     cm = np.empty(5, np.int64)
     for i in range(batch):
         share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i) else _ZERO))
         for p in range(players):
             value = np.float32(scores[p, i])
-            if done[i]:
-                out[p, i] = value + _ZERO * _ZERO  # `going` is 0: score + 0 * (...)
+            if done[i]:  # `going` is 0: score + 0 * (...) is the score
+                out[p, i] = value
                 continue
             w = wall[p, i]
             rc = row_colours[p, i]
@@ -545,44 +568,26 @@ def round_values(
             potential = (
                 np.float32(2) * rows + np.float32(7) * cols + np.float32(10) * colours
             ) * bonus_w
-            # Credit: each line's value for its own colour, by the share of it filled.
-            if gray:
-                _column_masks(cm, w)
-                cc = col_colours[p, i]
-                for r in range(5):  # only lines holding tiles count (x * 0 adds nothing)
-                    if line_count[p, r, i] > 0:
-                        c = line_colour[p, r, i]
-                        line[r] = _gray_value(cm, w, rc, cc, r, c, cells, colour_bonus, dead)
-            else:
-                pw = w
-                prc = rc
-                for r in range(5):  # the wall once the full lines are tiled (`pending_wall`)
-                    if line_count[p, r, i] == r + 1:
-                        c = max(line_colour[p, r, i], 0)
-                        pw |= 1 << (5 * r + _COL[5 * c + r])
-                        prc |= 1 << (5 * r + c)
-                for col in range(5):
-                    m = 0
-                    for r in range(5):
-                        m |= ((pw >> (5 * r + col)) & 1) << r
-                    cm[col] = m
-                for r in range(5):
-                    c = max(line_colour[p, r, i], 0)
-                    col = _COL[5 * c + r]
-                    have = 0
-                    for rr in range(5):
-                        have += (prc >> (5 * rr + c)) & 1
-                    rm = (pw >> (5 * r)) & 31
-                    line[r] = cells[(5 * r + col) * 1024 + rm * 32 + cm[col]] + colour_bonus[have]
+            # Credit: each line's value for its own colour, by the share of it filled; only
+            # lines holding tiles count (an empty line adds 0: the sum is the same).
+            cc = col_colours[p, i]
+            if not gray:
+                w, rc = _pending_wall(w, rc, line_count, line_colour, p, i)
+            _column_masks(cm, w)
             credit = _ZERO
             for r in range(5):
-                if line_count[p, r, i] > 0:  # an empty line adds 0: the sum is the same
-                    credit = credit + line[r] * (
-                        np.float32(line_count[p, r, i]) / np.float32(r + 1)
-                    )
+                count = line_count[p, r, i]
+                if count == 0:
+                    continue
+                c = line_colour[p, r, i]
+                if gray:
+                    line = _gray_value(cm, w, rc, cc, r, c, cells, colour_bonus, dead)
+                else:
+                    line = _coloured_value(cm, w, rc, r, c, cells, colour_bonus)
+                credit = credit + line * (np.float32(count) / np.float32(r + 1))
             credit = credit * share
             holder = marker_w if marker_holder[i] == p else _ZERO
-            out[p, i] = value + _ONE * ((potential + credit) + holder)
+            out[p, i] = value + ((potential + credit) + holder)  # `going` is 1: x * 1 is x
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
