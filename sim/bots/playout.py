@@ -55,8 +55,7 @@ class LineValues:
         self.partial = partial_share(policy, tree, np.arange(tree.batch))
 
 
-_READY = False
-# sim.bots.kernels, imported by `ready`: numba takes about 50 MB and 0.1 s to import, which the
+# sim.bots.kernels once `ready` has run: numba takes about 50 MB and 0.1 s to import, which the
 # processes that only validate specs or play other bots should not pay.
 kernels = None
 
@@ -66,13 +65,12 @@ def ready() -> None:
     time: processes that start together (a worker's pool, test runners) would otherwise compile
     at once and race to write the same cache files. Called by every function here that runs a
     kernel; a later call is a flag test."""
-    global _READY, kernels
-    if _READY:
+    global kernels
+    if kernels is not None:
         return
     from . import kernels as compiled
 
-    kernels = compiled
-    _READY = True
+    kernels = compiled  # set first: the warm-up below calls back into this module
     lock = os.path.join(tempfile.gettempdir(), f"azulsim-kernels-{os.getuid()}.lock")
     try:
         held = open(lock, "a")  # noqa: SIM115 (held for the compile, closed below)
@@ -221,29 +219,28 @@ def play_out(policy: HeuristicBot, tree, plies: int | None = None) -> None:
         play_picks(policy, tree, running, plies)
     waiting = np.flatnonzero(~tree.done)
     if waiting.size:
-        st = tree
         kernels.end_rounds(
             np.ascontiguousarray(waiting, np.int64),
-            st.wall,
-            st.row_colours,
-            st.col_colours,
-            st.wall_cells,
-            st.floor,
-            st.line_count,
-            st.line_colour,
-            st.lid,
-            st.accept,
-            st.floor_penalty,
-            st.scores,
-            st.bonus,
-            st.start_player,
-            st.current,
-            st.marker_holder,
-            st.done,
-            st.end_reason,
-            st.round,
-            st.max_rounds,
-            bool(st.gray),
+            tree.wall,
+            tree.row_colours,
+            tree.col_colours,
+            tree.wall_cells,
+            tree.floor,
+            tree.line_count,
+            tree.line_colour,
+            tree.lid,
+            tree.accept,
+            tree.floor_penalty,
+            tree.scores,
+            tree.bonus,
+            tree.start_player,
+            tree.current,
+            tree.marker_holder,
+            tree.done,
+            tree.end_reason,
+            tree.round,
+            tree.max_rounds,
+            bool(tree.gray),
             column_keys(float(policy.bonus)),
         )
 
