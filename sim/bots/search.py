@@ -28,13 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import engine
-from ..tables import POP5
 from .base import Bot, elementwise_columns
-from .features import (
-    CAP,
-    first_max,
-    substate,
-)
+from .features import first_max, substate
 from .heuristic import PARAMS as HEURISTIC_PARAMS
 from .heuristic import HeuristicBot
 from .playout import Remembered, candidates, concat_states, play_out, round_values
@@ -43,9 +38,6 @@ from .registry import Param
 PARAMS = (
     Param("width", "int", 4, 1, 12, doc="candidate picks played out per decision"),
 ) + HEURISTIC_PARAMS
-
-_SQUARES = (np.arange(6) ** 2).astype(np.float32)
-_CAPF = CAP.astype(np.float32)
 
 
 @elementwise_columns
@@ -124,10 +116,6 @@ def _margins(value: np.ndarray, me: np.ndarray) -> np.ndarray:
     others = value.copy()
     others[me.astype(np.intp), cols] = -np.inf
     return own - others.max(axis=0)
-
-
-def _POP(masks: np.ndarray) -> np.ndarray:
-    return POP5[masks]
 
 
 def make_rollout(params: dict) -> RolloutBot:
