@@ -72,7 +72,8 @@ class BatchState:
         return factories_for(self.players)
 
     def take(self, slots: np.ndarray) -> BatchState:
-        """A state of the games in `slots` only: slot i of the result is slot ``slots[i]``."""
+        """A state of the games in `slots` only (repeats allowed): slot i of the result is a copy
+        of slot ``slots[i]``, every array C-ordered (``np.take`` along the batch axis)."""
         out = {}
         for f in fields(self):
             v = getattr(self, f.name)

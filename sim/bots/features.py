@@ -9,7 +9,6 @@ Shapes use ``n`` for the number of slots, ``F`` for factories and ``S = F + 1`` 
 from __future__ import annotations
 
 import functools
-from dataclasses import fields
 from functools import lru_cache
 
 import numpy as np
@@ -328,10 +327,6 @@ def substate(st: BatchState, slots: np.ndarray) -> BatchState:
 
     Arrays must be C-contiguous: the engine writes through ``reshape(-1)`` views, which would
     silently be copies of the F-ordered result of a ``[..., slots]`` gather; ``np.take`` along the
-    last axis gives a C-ordered copy in one pass.
+    last axis gives a C-ordered copy in one pass (`BatchState.take`).
     """
-    out = {}
-    for f in fields(st):
-        v = getattr(st, f.name)
-        out[f.name] = np.take(v, slots, axis=-1) if isinstance(v, np.ndarray) else v
-    return BatchState(**out)
+    return st.take(slots)
