@@ -35,7 +35,6 @@ COLUMN_COUNTER = 1 << 42
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-GOLDEN = _GOLDEN  # the counter weight of `uniform32`
 _S30, _S27, _S31, _S32 = (np.uint64(k) for k in (30, 27, 31, 32))
 
 
@@ -65,12 +64,6 @@ def uniform32(keys: np.ndarray, counter) -> np.ndarray:
         return _mix(keys + c * _GOLDEN) >> _S32
     with np.errstate(over="ignore"):  # a scalar operand's overflow would warn
         return _mix(keys + c * _GOLDEN) >> _S32
-
-
-def mix_to_uniform32(z: np.ndarray) -> np.ndarray:
-    """`uniform32` from its hash input ``z = key + counter * GOLDEN`` (a uint64 array, wrapping),
-    for callers that build the inputs of many counters at once."""
-    return _mix(z) >> _S32
 
 
 def pick(u, n):

@@ -60,9 +60,16 @@ def uniform_legal(st: BatchState, slots: np.ndarray, u: np.ndarray) -> np.ndarra
     return (source * 5 + colour) * 6 + dest
 
 
-def random_columns(bot_keys: np.ndarray, rounds, seat: int, row: int, legal: np.ndarray):
-    """A uniformly random legal gray-wall column from the bot stream (counter in `sim.rng`)."""
-    # (round * 4 + seat) * 5 + row, all non-negative: int64 arithmetic viewed as uint64.
+def column_counter(rounds, seat, row) -> np.ndarray:
+    """The bot-stream counter (`sim.rng`) of a gray-wall column choice: ``COLUMN_COUNTER +
+    (round * 4 + seat) * 5 + row`` (uint64; the arguments broadcast)."""
+    # All non-negative: int64 arithmetic viewed as uint64.
     counter = np.asarray(rounds).astype(np.int64) * 20 + (seat * 5 + (rng.COLUMN_COUNTER + row))
-    k = rng.pick(rng.uniform32(bot_keys, counter.view(np.uint64)), np.bitwise_count(legal))
+    return np.ascontiguousarray(counter).view(np.uint64)
+
+
+def random_columns(bot_keys: np.ndarray, rounds, seat: int, row: int, legal: np.ndarray):
+    """A uniformly random legal gray-wall column from the bot stream (`column_counter`)."""
+    counter = column_counter(rounds, seat, row)
+    k = rng.pick(rng.uniform32(bot_keys, counter), np.bitwise_count(legal))
     return NTH_DEST_FLAT.take(legal * 6 + k)

@@ -7,6 +7,7 @@ import numpy as np
 from . import rng
 from . import tables as T
 from .constants import FLOOR_SLOTS
+from .sampling import column_counter
 from .state import BatchState
 
 
@@ -88,8 +89,8 @@ def _chosen_columns(st, slots, row, at, ok, hue, choose_columns):
     return chosen
 
 
-# (seat * 5 + row) * GOLDEN for the column counters (`sim.rng`, `sim.sampling.random_columns`).
-_LINE_OFFSET = (np.arange(20, dtype=np.uint64) * rng.GOLDEN).reshape(4, 5)
+_SEATS = np.arange(4)[None, :, None]  # int64, as the column counters are
+_ROWS = np.arange(5)[:, None, None]
 _ROW_CAP = np.arange(1, 6, dtype=np.int8)[:, None]  # a full line r holds r + 1 tiles
 _ROW_INDEX = np.arange(5, dtype=np.int32)[:, None, None]
 # _NTH_COLUMN[mask * 6 + j]: the j-th set bit of a 5-bit column mask (0 for the empty mask).
@@ -104,11 +105,9 @@ def _column_draws(st, slots, full, keys) -> np.ndarray:
     five rows: a draw depends only on its line."""
     players, n = full.shape[1], full.shape[2]
     at = np.flatnonzero(full)
-    # key + counter * GOLDEN, the input of rng.uniform32's mix (uint64 arrays wrap silently).
-    base = st.round[slots].astype(np.uint64) * np.uint64(20) + np.uint64(rng.COLUMN_COUNTER)
-    z = (keys + base * rng.GOLDEN) + _LINE_OFFSET[:players].T[:, :, None]  # (5, P, n)
+    counter = column_counter(st.round[slots], _SEATS[:, :players], _ROWS)  # (5, P, n)
     out = np.empty(5 * players * n, np.uint64)
-    out[at] = rng.mix_to_uniform32(z.reshape(-1).take(at))
+    out[at] = rng.uniform32(keys.take(at % n), counter.reshape(-1).take(at))
     return out.reshape(5, players * n)
 
 
