@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from . import engine, rng
+from . import engine, random_play, rng
+from .random_play import plays_random
 from .records import GameRecords
 
 DEFAULT_BATCH = 16384
@@ -148,6 +149,11 @@ def play_batch(
     if total == 0:
         raise ValueError("games must not be empty")
     seat_bot = np.asarray(seat_bot, np.int8)
+    if recorder is None and total >= random_play.MIN_GAMES and all(map(plays_random, bots)):
+        # Random self-play in compiled code: the same games (`sim.random_play`).
+        return random_play.play_games(
+            players, wall, seed, games, first_player, seat_bot, max_rounds, deal_keys
+        )
     width = min(batch, total)
     if deal_keys is None:
         deal_keys = rng.game_keys(seed, games, rng.DEAL)

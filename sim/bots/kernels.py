@@ -6,9 +6,9 @@ its time went to the passes, not the arithmetic. Here each function is one compi
 games (numba), with no Python in it:
 
 - `play_picks`: the heuristic's picks to the end of each copy's round (`heuristic._Picks.best`,
-  then the pick as `engine.play` plays it);
+  then the pick as `engine.play` plays it: `sim.compiled.pick`);
 - `end_rounds`: the round end as `engine.end_rounds(..., deal=False)` does it, with the
-  heuristic's gray-wall columns (`features.best_columns`);
+  heuristic's gray-wall columns (`features.best_columns`; `sim.compiled.end_round`);
 - `round_values`: `rollout`'s round-end value of every seat (`search.RolloutBot`, step 3);
 - `ranked_picks`: the candidate lists (`playout.candidates`).
 
@@ -23,9 +23,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..constants import END_ROUND_CAP, END_ROW_COMPLETED, FLOOR_CUM, FLOOR_SLOTS, RUN
-from ..tables import ACTION_GONE, SPREAD11
-from .features import COLOURED_CELL, FLOOR_MAX_X
+from ..compiled import WALL_COLUMN, end_round, pick
+from .features import FLOOR_MAX_X
 
 # Kept literal in the compiled code: numba freezes module globals as constants.
 _KM = 42  # the stride of a (floor, room) row of `HeuristicBot.floor_costs`: 2 * 20 + 2
@@ -35,10 +34,7 @@ _ZERO = np.float32(0.0)
 _LEGAL = np.float32(-1e3)  # an action valued at or below this is not legal (`playout.candidates`)
 _SQUARES = (np.arange(6) ** 2).astype(np.float32)
 _POPCOUNT5 = np.array([bin(m).count("1") for m in range(32)], np.int64)
-_RUN = RUN.astype(np.int64).ravel()  # RUN[mask * 5 + j]
-_FLOOR_CUM = FLOOR_CUM.astype(np.int64)
-_COL = np.array([COLOURED_CELL[5 * c + r] - 5 * r for c in range(5) for r in range(5)], np.int64)
-assert FLOOR_MAX_X == 32 and FLOOR_SLOTS == 7
+assert FLOOR_MAX_X == 32
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -58,7 +54,7 @@ def _pending_wall(w, rc, line_count, line_colour, p, i):
     for r in range(5):
         if line_count[p, r, i] == r + 1:
             c = max(line_colour[p, r, i], 0)
-            w |= 1 << (5 * r + _COL[5 * c + r])
+            w |= 1 << (5 * r + WALL_COLUMN[5 * c + r])
             rc |= 1 << (5 * r + c)
     return w, rc
 
@@ -69,7 +65,7 @@ def _coloured_value(cm, w, rc, r, c, cells, colour_bonus):
     have = 0
     for rr in range(5):
         have += (rc >> (5 * rr + c)) & 1
-    col = _COL[5 * c + r]
+    col = WALL_COLUMN[5 * c + r]
     rm = (w >> (5 * r)) & 31
     return cells[(5 * r + col) * 1024 + rm * 32 + cm[col]] + colour_bonus[have]
 
@@ -85,7 +81,7 @@ def _coloured_values(v, cm, w, rc, cells, colour_bonus):
             have += (rc >> (5 * r + c)) & 1
         bonus = colour_bonus[have]
         for r in range(5):
-            col = _COL[5 * c + r]
+            col = WALL_COLUMN[5 * c + r]
             rm = (w >> (5 * r)) & 31
             v[5 * c + r] = cells[(5 * r + col) * 1024 + rm * 32 + cm[col]] + bonus
 
@@ -455,64 +451,36 @@ def play_picks(
             source, colour, dest = _best_pick(
                 ap, bp, costs, room, at, at0, sources, i, m, centre_w, marker_w, best, known
             )
-            shift = 6 * colour
-            held = sources[source, i]
-            taken = (held >> shift) & 63
-
-            # The pick, as `engine.play` plays it (§5).
-            action = (source * 5 + colour) * 6 + dest
-            rest = held - (taken << shift)
-            gained = 0
-            if source > 0:
-                sources[source, i] = 0
-                sources[0, i] = rest + sources[0, i]
-                colours = 0
-                for c in range(5):
-                    if (rest >> (6 * c)) & 63:
-                        colours |= 1 << c
-                gained = SPREAD11[colours]
+            new = pick(
+                sources,
+                presence,
+                marker_in_centre,
+                marker_holder,
+                tiles_left,
+                lid,
+                line_colour,
+                line_count,
+                accept,
+                floor,
+                marker_takes,
+                current,
+                turn,
+                players,
+                i,
+                source,
+                colour,
+                dest,
+            )
+            if new < 0:  # to the floor: no line's credits change
+                continue
+            counts[p, dest] = new
+            if new == dest + 1 and not gray:  # a full line's cell joins the pending wall
+                wall[p, i] |= 1 << (5 * dest + WALL_COLUMN[5 * colour + dest])
+                rows[p, i] |= 1 << (5 * dest + colour)
+                _line_values(v[p], cm, row, p, i, gray, wall, rows, cols, cells, colour_bonus, dead)
+                _credits(ap, bp, v[p], share, accept[p, i], counts[p], 0, 5)
             else:
-                sources[0, i] = rest
-            presence[i] = (presence[i] & ~ACTION_GONE[action]) | gained
-            tiles_left[i] -= taken
-            f = floor[p, i]
-            if source == 0 and marker_in_centre[i]:
-                marker_in_centre[i] = False
-                marker_holder[i] = p
-                marker_takes[p, i] += 1
-                if f < FLOOR_SLOTS:
-                    f += 1
-            excess = taken
-            if dest < 5:
-                cap = dest + 1
-                count = counts[p, dest]
-                placed = min(taken, max(cap - count, 0))
-                excess = taken - placed
-                new = count + placed
-                counts[p, dest] = new
-                line_count[p, dest, i] = new
-                if placed > 0:
-                    line_colour[p, dest, i] = colour
-                keep = accept[p, i] & ~(
-                    np.int32(0x108421) << dest
-                )  # the line's bit of every colour
-                if new < cap:
-                    keep |= 1 << (5 * colour + dest)
-                accept[p, i] = keep
-                if new == cap and not gray:  # a full line's cell joins the pending wall
-                    col = _COL[5 * colour + dest]
-                    wall[p, i] |= 1 << (5 * dest + col)
-                    rows[p, i] |= 1 << (5 * dest + colour)
-                    _line_values(
-                        v[p], cm, row, p, i, gray, wall, rows, cols, cells, colour_bonus, dead
-                    )
-                    _credits(ap, bp, v[p], share, accept[p, i], counts[p], 0, 5)
-                else:
-                    _credits(ap, bp, v[p], share, accept[p, i], counts[p], dest, dest + 1)
-            floor[p, i] = min(f + excess, FLOOR_SLOTS)
-            lid[colour, i] += excess
-            turn[i] += 1
-            current[i] = (p + 1) % players
+                _credits(ap, bp, v[p], share, accept[p, i], counts[p], dest, dest + 1)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -590,18 +558,6 @@ def round_values(
             out[p, i] = value + ((potential + credit) + holder)  # `going` is 1: x * 1 is x
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _tile_points(w, r, col):
-    """Points for the tile just placed at (r, col) of wall `w` (which holds it, RULES §6.2)."""
-    rm = (w >> (5 * r)) & 31
-    cm = 0
-    for rr in range(5):
-        cm |= ((w >> (5 * rr + col)) & 1) << rr
-    h = _RUN[rm * 5 + col]
-    u = _RUN[cm * 5 + r]
-    return h + u if h > 1 and u > 1 else h + u - 1
-
-
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def end_rounds(
     slots,
@@ -628,96 +584,30 @@ def end_rounds(
     column_keys,
 ):
     """`engine.end_rounds(st, slots, columns, deal=False)` with the heuristic's gray-wall columns
-    (`features.best_columns`, from its `column_keys`): every seat's full lines tiled row by row and
-    scored, the floor penalty, the next start player, and the end of the game (§6-§8)."""
-    players = wall.shape[0]
+    (`features.best_columns`, from its `column_keys`): `compiled.end_round` of each game."""
     for i in slots:
-        for p in range(players):
-            w0 = w = wall[p, i]
-            rc = row_colours[p, i]
-            cc = col_colours[p, i]
-            fl = floor[p, i]
-            acc = accept[p, i]
-            points = 0
-            for r in range(5):
-                if line_count[p, r, i] != r + 1:
-                    continue
-                hue = max(line_colour[p, r, i], 0)
-                to_lid = r
-                if gray:
-                    has = 0  # bit c: column c holds the colour
-                    for c in range(5):
-                        has |= ((cc >> (5 * c + hue)) & 1) << c
-                    legal = ~((w >> (5 * r)) | has) & 31
-                    if legal == 0:  # a dead end: the whole line to the floor (§9.4)
-                        fl = min(fl + r + 1, FLOOR_SLOTS)
-                        to_lid += 1
-                        col = -1
-                    else:  # the legal column with the highest key (`features.best_columns`)
-                        # The bot reads the game's wall, which the engine updates once every
-                        # row is tiled: the wall as the round ended.
-                        rm = (w0 >> (5 * r)) & 31
-                        top = 0
-                        for c in range(5):
-                            if (legal >> c) & 1:
-                                cm = 0
-                                for rr in range(5):
-                                    cm |= ((w0 >> (5 * rr + c)) & 1) << rr
-                                key = column_keys[(rm * 32 + cm) * 25 + 5 * r + c]
-                                top = max(top, key)
-                        col = 4 - (top & 7)
-                        wall_cells[p, 5 * r + col, i] = hue
-                else:
-                    col = _COL[5 * hue + r]
-                if col >= 0:
-                    w |= 1 << (5 * r + col)
-                    rc |= 1 << (5 * r + hue)
-                    cc |= 1 << (5 * col + hue)
-                    points += _tile_points(w, r, col)
-                lid[hue, i] += to_lid
-                line_count[p, r, i] = 0
-                line_colour[p, r, i] = -1
-                # The cleared line accepts every colour its wall row lacks.
-                lacks = 31 & ~(rc >> (5 * r))
-                for c in range(5):
-                    if (lacks >> c) & 1:
-                        acc |= 1 << (5 * c + r)
-            penalty = _FLOOR_CUM[fl]
-            wall[p, i] = w
-            row_colours[p, i] = rc
-            col_colours[p, i] = cc
-            accept[p, i] = acc
-            floor_penalty[p, i] += penalty
-            scores[p, i] = max(0, scores[p, i] + points - penalty)
-            floor[p, i] = 0
-        holder = marker_holder[i]
-        start = holder if holder >= 0 else start_player[i]
-        start_player[i] = start
-        current[i] = start
-        ended = False  # some wall has a complete row
-        for p in range(players):
-            for r in range(5):
-                if (wall[p, i] >> (5 * r)) & 31 == 31:
-                    ended = True
-        if ended or rounds[i] >= max_rounds:
-            done[i] = True
-            end_reason[i] = END_ROW_COMPLETED if ended else END_ROUND_CAP
-            for p in range(players):  # the end bonuses, counted on a natural end (§8.2, §10.7)
-                w = wall[p, i]
-                rc = row_colours[p, i]
-                got = 0
-                for k in range(5):
-                    if (w >> (5 * k)) & 31 == 31:
-                        got += 2
-                    column = 0
-                    colour = 0
-                    for r in range(5):
-                        column += (w >> (5 * r + k)) & 1
-                        colour += (rc >> (5 * r + k)) & 1
-                    if column == 5:
-                        got += 7
-                    if colour == 5:
-                        got += 10
-                bonus[p, i] = got
-                if ended:
-                    scores[p, i] += got
+        end_round(
+            i,
+            wall,
+            row_colours,
+            col_colours,
+            wall_cells,
+            floor,
+            line_count,
+            line_colour,
+            lid,
+            accept,
+            floor_penalty,
+            scores,
+            bonus,
+            start_player,
+            current,
+            marker_holder,
+            done,
+            end_reason,
+            rounds,
+            max_rounds,
+            gray,
+            column_keys,
+            np.uint64(0),
+        )

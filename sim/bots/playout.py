@@ -21,14 +21,11 @@ copy's moves depend only on that copy.
 
 from __future__ import annotations
 
-import fcntl
-import os
-import tempfile
 from dataclasses import fields
 
 import numpy as np
 
-from .. import engine
+from .. import compile_once, engine
 from .features import coloured_tables, column_keys, gray_tables, pending_wall
 from .heuristic import HeuristicBot, partial_share
 
@@ -62,33 +59,26 @@ kernels = None
 
 def ready() -> None:
     """Compile the kernels (or load them from numba's cache) once per process, one process at a
-    time: processes that start together (a worker's pool, test runners) would otherwise compile
-    at once and race to write the same cache files. Called by every function here that runs a
-    kernel; a later call is a flag test."""
+    time (`compile_once.under_lock`). Called by every function here that runs a kernel; a later
+    call is a flag test."""
     global kernels
     if kernels is not None:
         return
     from . import kernels as compiled
 
     kernels = compiled  # set first: the warm-up below calls back into this module
-    lock = os.path.join(tempfile.gettempdir(), f"azulsim-kernels-{os.getuid()}.lock")
-    try:
-        held = open(lock, "a")  # noqa: SIM115 (held for the compile, closed below)
-    except OSError:  # no writable temporary directory: compile unlocked
-        held = None
-    try:
-        if held is not None:
-            fcntl.flock(held, fcntl.LOCK_EX)
-        policy = HeuristicBot()
-        for wall in ("coloured", "gray"):  # every kernel, with the argument types of real calls
-            ids = np.arange(2)
-            st = engine.new_games(2, wall, 0, ids, np.zeros(2, np.int8))
-            candidates(policy, st, ids, 2)
-            play_out(policy, st.copy())
-            round_values(policy, st)
-    finally:
-        if held is not None:
-            held.close()  # releases the lock
+    compile_once.under_lock(_warm)
+
+
+def _warm() -> None:
+    """Every kernel, with the argument types of real calls."""
+    policy = HeuristicBot()
+    for wall in ("coloured", "gray"):
+        ids = np.arange(2)
+        st = engine.new_games(2, wall, 0, ids, np.zeros(2, np.int8))
+        candidates(policy, st, ids, 2)
+        play_out(policy, st.copy())
+        round_values(policy, st)
 
 
 def _tables(policy: HeuristicBot, gray: bool):
