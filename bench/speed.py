@@ -6,7 +6,10 @@ and reports games per CPU-second (``time.process_time``: whole-process CPU time,
 on a shared machine matters little) and per wall second. Rows:
 
 - random, greedy, heuristic, 2 and 4 players, and rollout (width 4) and search (default budget),
-  2 players, self-play on the coloured wall;
+  2 players, self-play on the coloured wall; random self-play of `sim.random_play.MIN_GAMES` or
+  more games is compiled (``path``), and its rows also give the numpy engine's figure (what a
+  line-up mixing random with another bot gets), and ``compiled_random_play_load_cpu_seconds``
+  the one-time cost of loading the compiled path in a process;
 - the same on the gray wall, with ``gray_vs_coloured`` = gray / coloured games per CPU-second;
 - ``simulate_memory``: peak RSS of ``azulsim simulate --games 10**12 --workers 2`` (main process and
   each pool process) over ``--memory-seconds``, then the run is stopped with SIGTERM.
@@ -52,16 +55,23 @@ GAMES = {
 }
 
 
+def _timed(config, games: int):
+    from sim.play import play_games
+
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    records = play_games(config, 2, 0, games)
+    return records, time.process_time() - cpu0, time.perf_counter() - wall0
+
+
 def measure(bot: str, players: int, wall: str, games: int) -> dict:
+    from sim import random_play
     from sim.play import play_games
     from sim.spec import Configuration
 
     config = Configuration(players, [bot] * players, wall=wall)
     play_games(config, 1, 0, min(games, 500))  # imports, tables, first heap growth
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    records = play_games(config, 2, 0, games)
-    cpu, elapsed = time.process_time() - cpu0, time.perf_counter() - wall0
-    return {
+    records, cpu, elapsed = _timed(config, games)
+    row = {
         "bot": bot,
         "players": players,
         "wall": wall,
@@ -72,6 +82,18 @@ def measure(bot: str, players: int, wall: str, games: int) -> dict:
         "mean_score": round(float(records.scores.mean()), 3),
         "target": TARGETS.get((bot, players)) if wall == "coloured" else None,
     }
+    if bot == "random":
+        # Random self-play of MIN_GAMES or more is compiled (sim.random_play); the numpy
+        # engine's figure, which mixed line-ups get, beside it.
+        row["path"] = "compiled" if games >= random_play.MIN_GAMES else "numpy"
+        saved, random_play.MIN_GAMES = random_play.MIN_GAMES, float("inf")
+        try:
+            again, cpu, _ = _timed(config, games)
+        finally:
+            random_play.MIN_GAMES = saved
+        assert (again.scores == records.scores).all() and (again.turns == records.turns).all()
+        row["numpy_engine_games_per_cpu_second"] = round(games / cpu)
+    return row
 
 
 def _rss_mb(pid: int) -> int | None:
@@ -131,6 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     tune_allocator()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    from sim import random_play
+
+    cpu0 = time.process_time()
+    random_play.ready()  # numba's import and the kernel's load (or compile): once per process
+    load = round(time.process_time() - cpu0, 3)
     rows = []
     for bot in ("random", "greedy", "heuristic", "rollout", "search"):
         for players in (2, 4):
@@ -160,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "speed",
         "machine": machine(),
         "pinned_to_one_core": hasattr(os, "sched_setaffinity"),
+        "compiled_random_play_load_cpu_seconds": load,
         "results": rows,
         "gray_vs_coloured": ratios,
         "gray_target": 0.85,

@@ -14,9 +14,9 @@ steps. Here the same transitions are loops over single games:
 
 Every draw is `sim.rng`'s counter-based value, so each game plays exactly as the numpy engine plays
 it (tests/test_tail.py checks them field for field). The search bots' kernels
-(`sim.bots.kernels`) share `pick` and `end_round`. numba caches the machine code per source file:
-after editing this file, clear the cache of `sim.bots.kernels` too (numba does not follow the
-import), e.g. ``find . -name '*.nbi' -delete``.
+(`sim.bots.kernels`) share `pick` and `end_round`. numba keys its cache by a function's own source
+file only, so after an edit here the search kernels' cache is stale: the test session drops it
+(tests/conftest.py); elsewhere delete ``sim/bots/__pycache__/kernels.*.nb[ic]``.
 """
 
 from __future__ import annotations

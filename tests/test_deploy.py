@@ -46,7 +46,7 @@ THIRD_PARTY = {
     "PIP_NO_CACHE_DIR": "pip, at image build time",
     "PIP_DISABLE_PIP_VERSION_CHECK": "pip, at image build time",
     "MPLCONFIGDIR": "matplotlib: a writable cache directory for the non-root user",
-    "NUMBA_CACHE_DIR": "numba: where the compiled play-outs are cached, built into the image",
+    "NUMBA_CACHE_DIR": "numba: where the compiled kernels are cached, built into the image",
 }
 
 
