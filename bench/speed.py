@@ -12,7 +12,8 @@ on a shared machine matters little) and per wall second. Rows:
   the one-time cost of loading the compiled path in a process;
 - the same on the gray wall, with ``gray_vs_coloured`` = gray / coloured games per CPU-second;
 - ``simulate_memory``: peak RSS of ``azulsim simulate --games 10**12 --workers 2`` (main process and
-  each pool process) over ``--memory-seconds``, then the run is stopped with SIGTERM.
+  each pool process) over ``--memory-seconds``, then the run is stopped with SIGTERM: greedy, and
+  random on the gray wall (``simulate_memory_random_gray``, the compiled path).
 
 The issue's targets (measured on a slower machine of the same class; compare ratios on another) are
 in ``TARGETS``. Writes ``bench/results/speed.json``.
@@ -106,9 +107,9 @@ def _rss_mb(pid: int) -> int | None:
     return None
 
 
-def simulate_memory(seconds: float) -> dict:
+def simulate_memory(seconds: float, bots: str = "greedy,greedy", wall: str = "coloured") -> dict:
     """Peak RSS (MB) of a 10**12-game, 2-worker `azulsim simulate`, then its SIGTERM stop."""
-    cmd = [sys.executable, "-m", "service.cli", "simulate", "--bots", "greedy,greedy"]
+    cmd = [sys.executable, "-m", "service.cli", "simulate", "--bots", bots, "--wall", wall]
     cmd += ["--games", str(10**12), "--workers", "2"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak: dict[int, int] = {}
@@ -183,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
         os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))  # the pool gets both cores
     memory = simulate_memory(args.memory_seconds)
     print(json.dumps(memory), flush=True)
+    # Random self-play takes the compiled path: numba and its code generator in every pool process.
+    memory_random = simulate_memory(args.memory_seconds, "random,random", "gray")
+    print(json.dumps(memory_random), flush=True)
     doc = {
         "benchmark": "speed",
         "machine": machine(),
@@ -192,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         "gray_vs_coloured": ratios,
         "gray_target": 0.85,
         "simulate_memory": memory,
+        "simulate_memory_random_gray": memory_random,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=2) + "\n")
