@@ -2,7 +2,7 @@
 
 A numpy step costs a fixed ~0.1 ms whether it moves 16,384 games or three: the search bots'
 play-outs take a few dependent steps on a few thousand copies, and random self-play's picks are
-so cheap that the fixed cost is a large share (`sim.random_play`). Here the same transitions are
+so cheap that the fixed cost is a large share (`sim.self_play`). Here the same transitions are
 loops over single games:
 
 - `pick`: one pick, as `engine.play` plays it (§5);
@@ -11,10 +11,10 @@ loops over single games:
   (the heuristic's, `features.column_keys`);
 - `start_round`: the next deal, as `engine.start_rounds` deals it (§7, §10.5);
 - `play_random`: games played to their end by the `random` bot in every seat
-  (`sampling.uniform_legal`, `sampling.random_columns`), the kernel of `sim.random_play`.
+  (`sampling.uniform_legal`, `sampling.random_columns`), the kernel of `sim.self_play`.
 
 Every draw is `sim.rng`'s counter-based value, so each game plays exactly as the numpy engine plays
-it (tests/test_random_play.py checks them field for field). The search bots' kernels
+it (tests/test_self_play.py checks them field for field). The search bots' kernels
 (`sim.bots.kernels`) share `pick` and `end_round`. numba keys its cache by a function's own source
 file only, so after an edit here the search kernels' cache is stale: the test session drops it
 (tests/conftest.py); elsewhere delete ``sim/bots/__pycache__/kernels.*.nb[ic]``.

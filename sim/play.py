@@ -6,8 +6,8 @@ the next game, so the batch stays full (notes/numpy_speed.md, technique 4). Whic
 game runs in never changes how it plays: its deal, seats, start player and bot choices depend only
 on (seed, game, configuration).
 
-Random self-play of `random_play.MIN_GAMES` or more games is played by compiled loops over single
-games instead (`sim.random_play`), with the same draws: the same games and records.
+Self-play of `self_play.MIN_GAMES` or more games by a bot that can play whole games in compiled
+code (`random`, `heuristic`) is played so instead (`sim.self_play`): the same games and records.
 
 Callers that want more than the records pass a `Recorder` (`service.replay` records every step of
 one game, `sim.goldens` a golden file); its hooks see the state between the engine calls.
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import engine, random_play, rng
+from . import engine, rng, self_play
 from .records import GameRecords
 
 DEFAULT_BATCH = 16384
@@ -151,11 +151,10 @@ def play_batch(
     if total == 0:
         raise ValueError("games must not be empty")
     seat_bot = np.asarray(seat_bot, np.int8)
-    compiled = recorder is None and total >= random_play.MIN_GAMES
-    if compiled and all(map(random_play.plays_random, bots)):
-        # Random self-play in compiled code: the same games (`sim.random_play`).
-        return random_play.play_games(
-            players, wall, seed, games, first_player, seat_bot, max_rounds, deal_keys
+    finish = self_play.finisher(bots) if recorder is None and total >= self_play.MIN_GAMES else None
+    if finish is not None:  # self-play in compiled code: the same games (`sim.self_play`)
+        return self_play.play_games(
+            finish, players, wall, seed, games, first_player, seat_bot, max_rounds, deal_keys
         )
     width = min(batch, total)
     if deal_keys is None:

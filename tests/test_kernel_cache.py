@@ -1,5 +1,5 @@
 """The compiled kernels when several processes start at once (sim/compile_once.py): the search
-bots' play-outs (sim/bots/playout.py `ready`) and random self-play (sim/random_play.py `ready`).
+bots' play-outs (sim/bots/playout.py `ready`) and self-play (sim/self_play.py).
 
 Processes that start together (a worker's pool, test runners) find no cached machine code; one
 compiles and writes numba's cache while the others wait on the lock, then load it. Each must play
@@ -16,13 +16,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 PLAY = """
-from sim import random_play
+from sim import self_play
 from sim.play import play_games
 from sim.spec import Configuration
 for wall in ("coloured", "gray"):
     records = play_games(Configuration(2, ["search", "rollout"], wall=wall), 3, 0, 20)
     print(int(records.scores.sum()), int(records.turns.sum()))
-    records = play_games(Configuration(2, ["random"] * 2, wall=wall), 3, 0, random_play.MIN_GAMES)
+    records = play_games(Configuration(2, ["random"] * 2, wall=wall), 3, 0, self_play.MIN_GAMES)
     print(int(records.scores.sum()), int(records.turns.sum()))
 """
 
@@ -57,7 +57,7 @@ def test_processes_starting_together_compile_once_and_play_the_same_games(tmp_pa
 
 def _numba_imported_after(*calls: str) -> list[bool]:
     """In a fresh process, whether numba is imported after each of the `calls` (in turn)."""
-    script = "import sys\nfrom sim import random_play\nfrom sim.bots import make_bot\n"
+    script = "import sys\nfrom sim import self_play\nfrom sim.bots import make_bot\n"
     script += "from sim.play import play_games\nfrom sim.spec import Configuration as C\n"
     script += "".join(f"{call}\nprint('numba' in sys.modules)\n" for call in calls)
     return [
@@ -73,7 +73,7 @@ def _numba_imported_after(*calls: str) -> list[bool]:
     ]
 
 
-def test_only_a_search_or_large_random_self_play_imports_numba():
+def test_only_a_search_or_large_self_play_imports_numba():
     # numba costs about 50 MB and 0.3 s to import: the API server, spec validation, small runs
     # and the other bots' workers do without it.
     assert _numba_imported_after(
@@ -83,6 +83,7 @@ def test_only_a_search_or_large_random_self_play_imports_numba():
     ) == [False, False, True]
     assert _numba_imported_after(
         "play_games(C(2, ['random', 'random'], wall='gray'), 1, 0, 2000)",
-        "play_games(C(2, ['random', 'greedy']), 1, 0, random_play.MIN_GAMES)",
-        "play_games(C(2, ['random', 'random']), 1, 0, random_play.MIN_GAMES)",
-    ) == [False, False, True]
+        "play_games(C(2, ['heuristic', 'heuristic']), 1, 0, 500)",
+        "play_games(C(2, ['random', 'greedy']), 1, 0, self_play.MIN_GAMES)",
+        "play_games(C(2, ['random', 'random']), 1, 0, self_play.MIN_GAMES)",
+    ) == [False, False, False, True]

@@ -1,9 +1,10 @@
-"""Random self-play in compiled code (sim/random_play.py, sim/compiled.py) against the numpy engine.
+"""Self-play in compiled code (sim/self_play.py, sim/compiled.py) against the numpy engine.
 
 `compiled.play_random` must leave every game exactly as the numpy engine and the `random` bot
 leave it: each field of the state, from positions at every stage of a game (fresh, mid-round,
 waiting for a round end, at the round cap, with an empty bag and lid), at 2-4 players on both
-walls; and `play_batch` must return the same records by either path.
+walls; and `play_batch` must return the same records by either path, for `random` and for
+`heuristic` self-play (whose compiled play-outs tests/test_playout.py checks pick by pick).
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
-from sim import engine, random_play, rng
+from sim import engine, rng, self_play
 from sim.bots import make_bot
-from sim.bots.base import Bot
 from sim.bots.random_bot import RandomBot
 from sim.constants import END_NO_TILES, END_ROUND_CAP
 from sim.play import play_games
@@ -78,7 +78,7 @@ def test_compiled_games_end_as_the_numpy_engine_ends_them(players, wall, steps):
         assert (~st.done & (st.tiles_left == 0)).any() or st.done.any() or steps < 20
     expected, got = st.copy(), st.copy()
     numpy_play(expected, keys)
-    random_play.finish(got, np.arange(got.batch), keys)
+    self_play.play_random(got, np.arange(got.batch), keys)
     assert expected.done.all()
     assert_same_state(expected, got)
 
@@ -94,7 +94,7 @@ def test_round_cap_and_an_empty_bag_end_games_as_in_numpy(wall):
     st.lid[:, empty] = 0
     expected, got = st.copy(), st.copy()
     numpy_play(expected, keys)
-    random_play.finish(got, np.arange(got.batch), keys)
+    self_play.play_random(got, np.arange(got.batch), keys)
     assert (expected.end_reason == END_NO_TILES).any()
     assert (expected.end_reason == END_ROUND_CAP).any()
     assert_same_state(expected, got)
@@ -105,32 +105,38 @@ def test_only_the_given_slots_are_played():
     numpy_play(st, keys, 9)
     before = st.copy()
     slots = np.arange(0, 40, 3)
-    random_play.finish(st, slots, keys)
+    self_play.play_random(st, slots, keys)
     rest = np.setdiff1d(np.arange(40), slots)
     assert st.done[slots].all() and not before.done[rest].any()
     assert_same_state(before.take(rest), st.take(rest))
 
 
 @pytest.mark.parametrize(
-    "players,wall,seating",
-    [(2, "gray", "rotate"), (3, "coloured", "shuffle"), (4, "gray", "mirrored")],
+    "bot,players,wall,seating",
+    [
+        ("random", 2, "gray", "rotate"),
+        ("random", 3, "coloured", "shuffle"),
+        ("random", 4, "gray", "mirrored"),
+        ("heuristic", 2, "coloured", "rotate"),
+        ("heuristic:floor=2.5,centre=0.3", 3, "gray", "mirrored"),
+        ("heuristic", 4, "gray", "shuffle"),
+    ],
 )
-def test_play_batch_gives_the_same_records_by_either_path(monkeypatch, players, wall, seating):
-    config = Configuration(players, ["random"] * players, wall=wall, seating=seating)
+def test_play_batch_gives_the_same_records_by_either_path(monkeypatch, bot, players, wall, seating):
+    config = Configuration(players, [bot] * players, wall=wall, seating=seating)
     numpy_records = play_games(config, 11, 40, 1240)  # below MIN_GAMES: numpy
-    calls = []
-    monkeypatch.setattr(random_play, "MIN_GAMES", 1000)
-    monkeypatch.setattr(random_play, "BLOCK", 256)  # several blocks, the last one short
-    random_play.ready()
-    real = random_play.compiled.play_random
+    finished = []
+    monkeypatch.setattr(self_play, "MIN_GAMES", 1000)
+    monkeypatch.setattr(self_play, "BLOCK", 256)  # several blocks, the last one short
+    real = self_play.play_games
 
-    def counted(*args):
-        calls.append(len(args[0]))
-        return real(*args)
+    def counted(finish, *args):
+        finished.append(finish)
+        return real(finish, *args)
 
-    monkeypatch.setattr(random_play.compiled, "play_random", counted)
+    monkeypatch.setattr(self_play, "play_games", counted)
     compiled_records = play_games(config, 11, 40, 1240)
-    assert sum(calls) == 1200 and len(calls) == 5
+    assert len(finished) == 1 and finished[0].__name__ == "finish_games"
     for f in fields(numpy_records):
         np.testing.assert_array_equal(
             getattr(numpy_records, f.name), getattr(compiled_records, f.name), err_msg=f.name
@@ -142,9 +148,11 @@ class LeftmostColumns(RandomBot):
         return NTH_DEST_FLAT.take(legal * 6).astype(np.intp)
 
 
-def test_only_random_self_play_takes_the_compiled_path():
-    assert random_play.plays_random(make_bot("random"))
-    assert not random_play.plays_random(make_bot("greedy"))
-    assert not random_play.plays_random(Bot())  # no picks of its own
-    # A random bot with other gray-wall columns plays other games.
-    assert not random_play.plays_random(LeftmostColumns())
+def test_only_self_play_of_a_bot_with_its_own_finish_games_is_compiled():
+    assert self_play.finisher([make_bot("random")]) is not None
+    assert self_play.finisher([make_bot("heuristic:floor=2")]) is not None
+    assert self_play.finisher([make_bot("greedy")]) is None
+    assert self_play.finisher([make_bot("rollout")]) is None
+    assert self_play.finisher([make_bot("random"), make_bot("heuristic")]) is None  # mixed
+    # A subclass may play otherwise (here, other gray-wall columns): it does not inherit it.
+    assert self_play.finisher([LeftmostColumns()]) is None
