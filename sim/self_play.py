@@ -3,14 +3,16 @@
 The numpy engine plays a step of every game in lockstep, and each step costs a fixed ~0.1 ms
 beside its cost per game. For cheap bots that fixed cost counts: above all at the end of a call,
 where the last games left (a gray-wall job's games that run for dozens of rounds; 0.1 % reach the
-round cap) took over a thousand near-empty steps, a sixth of a 131,072-game random call. A bot
-whose own class defines ``finish_games(st, keys)`` plays every game of a state to its end in
-compiled loops over single games instead, with the same decisions and draws, so the same games
-and records as the numpy engine (tests/test_self_play.py checks them field for field):
+round cap) took over a thousand near-empty steps, a sixth of a 131,072-game random call. Two
+bots play every game of a state to its end in compiled loops over single games instead, with the
+same decisions and draws, so the same games and records as the numpy engine
+(tests/test_self_play.py checks them field for field):
 
-- `random` (`RandomBot.finish_games`): `compiled.play_random`, about 0.1 µs a pick;
-- `heuristic` (`HeuristicBot.finish_games`): the search bots' compiled play-outs
-  (`bots.playout.play_out`), round after round.
+- `random`: `compiled.play_random`, about 0.1 µs a pick (`play_random`);
+- `heuristic`, with any weights: the search bots' compiled play-outs, round after round
+  (`bots.playout.play_games_out`).
+
+A subclass of either may play otherwise, so only the classes themselves do (`finisher`).
 
 Only calls of `MIN_GAMES` or more take this path: numba's import and the cached kernels' load
 cost about 0.5 s of CPU once per process, so spec checks, small runs, replays and recordings stay
@@ -36,13 +38,22 @@ compiled = None  # sim.compiled once `_ready` has run
 
 
 def finisher(bots: list) -> Callable | None:
-    """The ``finish_games`` of the one bot of a line-up (every seat the same bot spec) when its own
-    class defines one; None otherwise (a subclass, which may play otherwise, does not inherit
-    it)."""
+    """``finish(st, bot_keys)``, every game of a state played to its end in compiled code, for a
+    line-up of one bot (every seat the same spec) that is a `RandomBot` or a `HeuristicBot`
+    (the classes themselves, not a subclass); None otherwise."""
+    from .bots.heuristic import HeuristicBot
+    from .bots.random_bot import RandomBot
+
     if len(bots) != 1:
         return None
     bot = bots[0]
-    return bot.finish_games if "finish_games" in vars(type(bot)) else None
+    if type(bot) is RandomBot:
+        return lambda st, keys: play_random(st, np.arange(st.batch), keys)
+    if type(bot) is HeuristicBot:
+        from .bots.playout import play_games_out
+
+        return lambda st, keys: play_games_out(bot, st)
+    return None
 
 
 def play_games(
@@ -56,8 +67,8 @@ def play_games(
     max_rounds: int = 100,
     deal_keys: np.ndarray | None = None,
 ) -> GameRecords:
-    """`play.play_batch` of `games` (same arguments) with `finish`, a bot's ``finish_games``: the
-    records in the order of `games`."""
+    """`play.play_batch` of `games` (same arguments) with `finish` (`finisher`'s): the records in
+    the order of `games`."""
     if deal_keys is None:
         deal_keys = rng.game_keys(seed, games, rng.DEAL)
     bot_keys = rng.game_keys(seed, games, rng.BOT)

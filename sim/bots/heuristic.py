@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import engine
 from ..constants import TILES_PER_COLOUR
 from .base import Bot, elementwise_columns
 from .features import (
@@ -414,19 +413,6 @@ class HeuristicBot(Bot):
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
         return best_columns(per_seat(st.wall, seat, slots), row, legal, self.bonus)
-
-    def finish_games(self, st, keys=None) -> None:
-        """Every game of `st` played to its end in compiled code (`sim.self_play`): the search
-        bots' play-outs (`playout.play_out`: this bot's picks to the round's end, then its round
-        end) and the next deal, round after round."""
-        from .playout import play_out
-
-        while True:
-            play_out(self, st)
-            going = np.flatnonzero(~st.done)
-            if going.size == 0:
-                return
-            engine.start_rounds(st, going)
 
 
 def make_heuristic(params: dict) -> HeuristicBot:

@@ -235,6 +235,18 @@ def play_out(policy: HeuristicBot, tree, plies: int | None = None) -> None:
         )
 
 
+def play_games_out(policy: HeuristicBot, st) -> None:
+    """Every game of `st` played to its end with `policy` in every seat (`sim.self_play`): its
+    play-outs round after round (its picks to the round's end, then its round end), each followed
+    by the next deal."""
+    while True:
+        play_out(policy, st)
+        going = np.flatnonzero(~st.done)
+        if going.size == 0:
+            return
+        engine.start_rounds(st, going)
+
+
 class Remembered:
     """The play-outs a search bot chose at its last decision, for its next one.
 

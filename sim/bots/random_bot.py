@@ -18,9 +18,3 @@ from .base import Bot, turn_uniforms
 class RandomBot(Bot):
     def act(self, st, slots, keys) -> np.ndarray:
         return uniform_legal(st, slots, turn_uniforms(st, slots, keys))
-
-    def finish_games(self, st, keys) -> None:
-        """Every game of `st` played to its end in compiled code (`sim.self_play`)."""
-        from ..self_play import play_random
-
-        play_random(st, np.arange(st.batch), keys)
