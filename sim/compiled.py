@@ -168,17 +168,12 @@ def finish(i, reason, wall, row_colours, scores, bonus, done, end_reason):
         w = wall[p, i]
         rc = row_colours[p, i]
         got = 0
-        for k in range(5):
+        for k in range(5):  # row k, column k, colour k complete
             if (w >> (5 * k)) & 31 == 31:
                 got += 2
-            column = 0
-            colour = 0
-            for r in range(5):
-                column += (w >> (5 * r + k)) & 1
-                colour += (rc >> (5 * r + k)) & 1
-            if column == 5:
+            if column_mask(w, k) == 31:
                 got += 7
-            if colour == 5:
+            if column_mask(rc, k) == 31:
                 got += 10
         bonus[p, i] = got
         if reason == END_ROW_COMPLETED:

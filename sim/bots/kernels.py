@@ -23,7 +23,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..compiled import WALL_COLUMN, end_round, pick
+from ..compiled import WALL_COLUMN, column_mask, end_round, pick
 from .features import FLOOR_MAX_X
 
 # Kept literal in the compiled code: numba freezes module globals as constants.
@@ -41,10 +41,7 @@ assert FLOOR_MAX_X == 32
 def _column_masks(cm, w):
     """cm[col]: the 5-bit mask (bit r = row r) of wall `w`'s column col."""
     for col in range(5):
-        m = 0
-        for r in range(5):
-            m |= ((w >> (5 * r + col)) & 1) << r
-        cm[col] = m
+        cm[col] = column_mask(w, col)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -62,9 +59,7 @@ def _pending_wall(w, rc, line_count, line_colour, p, i):
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _coloured_value(cm, w, rc, r, c, cells, colour_bonus):
     """One of `_coloured_values`' numbers: V[c, r] (`cm`: the column masks of `w`)."""
-    have = 0
-    for rr in range(5):
-        have += (rc >> (5 * rr + c)) & 1
+    have = _POPCOUNT5[column_mask(rc, c)]
     col = WALL_COLUMN[5 * c + r]
     rm = (w >> (5 * r)) & 31
     return cells[(5 * r + col) * 1024 + rm * 32 + cm[col]] + colour_bonus[have]
@@ -76,10 +71,7 @@ def _coloured_values(v, cm, w, rc, cells, colour_bonus):
     from its tables (`features.coloured_tables`)."""
     _column_masks(cm, w)
     for c in range(5):
-        have = 0
-        for r in range(5):
-            have += (rc >> (5 * r + c)) & 1
-        bonus = colour_bonus[have]
+        bonus = colour_bonus[_POPCOUNT5[column_mask(rc, c)]]
         for r in range(5):
             col = WALL_COLUMN[5 * c + r]
             rm = (w >> (5 * r)) & 31
@@ -107,10 +99,7 @@ def _gray_values(v, cm, row, w, rc, cc, cells, colour_bonus, dead):
                 best = t if col == 0 or t > best else best
             v[5 * c + r] = best if best > end else end
     for c in range(5):
-        have = 0
-        for r in range(5):
-            have += (rc >> (5 * r + c)) & 1
-        bonus = colour_bonus[have]
+        bonus = colour_bonus[_POPCOUNT5[column_mask(rc, c)]]
         for r in range(5):
             v[5 * c + r] = v[5 * c + r] + bonus
 
@@ -127,10 +116,7 @@ def _gray_value(cm, w, rc, cc, r, c, cells, colour_bonus, dead):
         best = t if col == 0 or t > best else best
     end = -dead * np.float32(r + 1)
     best = best if best > end else end
-    have = 0
-    for rr in range(5):
-        have += (rc >> (5 * rr + c)) & 1
-    return best + colour_bonus[have]
+    return best + colour_bonus[_POPCOUNT5[column_mask(rc, c)]]
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -526,13 +512,8 @@ def round_values(
             for r in range(5):
                 rows = rows + _SQUARES[_POPCOUNT5[(w >> (5 * r)) & 31]]
             for col in range(5):
-                m = 0
-                h = 0
-                for r in range(5):
-                    m += (w >> (5 * r + col)) & 1
-                    h += (rc >> (5 * r + col)) & 1
-                cols = cols + _SQUARES[m]
-                colours = colours + _SQUARES[h]
+                cols = cols + _SQUARES[_POPCOUNT5[column_mask(w, col)]]
+                colours = colours + _SQUARES[_POPCOUNT5[column_mask(rc, col)]]
             potential = (
                 np.float32(2) * rows + np.float32(7) * cols + np.float32(10) * colours
             ) * bonus_w
