@@ -257,7 +257,10 @@ def register_queue_depth(settings=None, registry=REGISTRY) -> QueueDepthCollecto
 
             settings = load_settings()
         _queue_collector = QueueDepthCollector(
-            settings.redis_url, [settings.queue], key_prefix=settings.broker_key_prefix
+            settings.redis_url,
+            [settings.queue],
+            key_prefix=settings.broker_key_prefix,
+            settings=settings,
         )
         registry.register(_queue_collector)
     return _queue_collector

@@ -79,6 +79,7 @@ class RedisServer:
     binary: str | None = None
     log_path: Path | None = None  # default workdir/redis.log
     pass_fds: tuple[int, ...] = ()  # file descriptors it inherits (a lock it must hold too)
+    extra: tuple[str, ...] = ()  # more options (a replica's --replicaof)
     proc: subprocess.Popen | None = None
     starts: int = 0
 
@@ -111,6 +112,7 @@ class RedisServer:
             "--logfile",
             str(self.logfile),
             *auth,
+            *self.extra,
         ]
 
     def start(self, timeout: float = 30.0) -> RedisServer:
@@ -194,6 +196,214 @@ class RedisServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+SENTINEL_MASTER = "azulsim"  # AZULSIM_REDIS_MASTER's default
+
+
+@dataclass
+class SentinelServer:
+    """One Redis Sentinel (``redis-server FILE --sentinel``) on 127.0.0.1, watching the primary
+    of `master` at `primary_port`. Its config file is its own (Sentinel rewrites it)."""
+
+    workdir: Path
+    primary_port: int
+    master: str = SENTINEL_MASTER
+    port: int = 0
+    quorum: int = 2
+    down_after_ms: int = 2000
+    failover_timeout_ms: int = 10000
+    password: str = ""  # the primary's requirepass
+    binary: str | None = None
+    proc: subprocess.Popen | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def config(self) -> str:
+        auth = f"sentinel auth-pass {self.master} {self.password}\n" if self.password else ""
+        return (
+            f"port {self.port}\nbind 127.0.0.1\ndaemonize no\ndir {self.workdir}\n"
+            f"logfile {self.workdir / 'sentinel.log'}\n"
+            f"sentinel monitor {self.master} 127.0.0.1 {self.primary_port} {self.quorum}\n"
+            f"sentinel down-after-milliseconds {self.master} {self.down_after_ms}\n"
+            f"sentinel failover-timeout {self.master} {self.failover_timeout_ms}\n"
+            f"sentinel parallel-syncs {self.master} 1\n{auth}"
+        )
+
+    def start(self, timeout: float = 30.0) -> SentinelServer:
+        self.binary = self.binary or redis_binary()
+        if self.binary is None:
+            raise StackError("no redis-server found for the Sentinels")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.port = self.port or free_port()
+        conf = self.workdir / "sentinel.conf"
+        conf.write_text(self.config())
+        self.proc = subprocess.Popen(
+            [self.binary, str(conf), "--sentinel"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        while not _answers(self.port):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise StackError(f"redis sentinel on port {self.port} did not start:\n{self.log()}")
+            time.sleep(0.05)
+        return self
+
+    def log(self, chars: int = 3000) -> str:
+        path = self.workdir / "sentinel.log"
+        return path.read_text(errors="replace")[-chars:] if path.exists() else ""
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+@dataclass
+class SentinelGroup:
+    """A primary, `replicas` replicas and `sentinels` Sentinels on 127.0.0.1, each its own
+    process (``azulsim up --sentinel``, tests/test_failover.py). `env` is what every AzulSim
+    process needs to find the primary through them (docs/reliability.md "Failover").
+
+    The data servers keep no snapshots; ``aof=True`` gives each an append-only file (fsync every
+    second). A short ``down_after_ms`` makes a failover take seconds."""
+
+    workdir: Path
+    replicas: int = 1
+    sentinels: int = 3
+    master: str = SENTINEL_MASTER
+    aof: bool = False
+    down_after_ms: int = 2000
+    failover_timeout_ms: int = 10000
+    servers: list[RedisServer] = field(default_factory=list)
+    watchers: list[SentinelServer] = field(default_factory=list)
+
+    @property
+    def primary(self) -> RedisServer:
+        """The server that was started as the primary (not necessarily the primary now)."""
+        return self.servers[0]
+
+    @property
+    def sentinel_addresses(self) -> str:
+        return ",".join(w.address for w in self.watchers)
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {
+            "AZULSIM_REDIS_URL": "redis://127.0.0.1:6379/0",  # only its password and database
+            "AZULSIM_REDIS_SENTINELS": self.sentinel_addresses,
+            "AZULSIM_REDIS_MASTER": self.master,
+        }
+
+    def start(self, timeout: float = 60.0) -> SentinelGroup:
+        try:
+            primary = RedisServer(
+                self.workdir / "redis-0", aof=self.aof, fsync="everysec", extra=_DATA_OPTIONS
+            ).start()
+            self.servers.append(primary)
+            for i in range(1, self.replicas + 1):
+                replica = RedisServer(
+                    self.workdir / f"redis-{i}",
+                    aof=self.aof,
+                    fsync="everysec",
+                    extra=(*_DATA_OPTIONS, "--replicaof", "127.0.0.1", str(primary.port)),
+                ).start()
+                self.servers.append(replica)
+            for i in range(self.sentinels):
+                self.watchers.append(
+                    SentinelServer(
+                        self.workdir / f"sentinel-{i}",
+                        primary.port,
+                        self.master,
+                        quorum=self.sentinels // 2 + 1,
+                        down_after_ms=self.down_after_ms,
+                        failover_timeout_ms=self.failover_timeout_ms,
+                    ).start()
+                )
+            self.wait_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Until every replica is in sync and every Sentinel knows the replicas and the other
+        Sentinels (before that, a failover could find no one to promote or no majority)."""
+        import redis
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                ok = all(
+                    redis.Redis(port=s.port).info("replication").get("master_link_status") == "up"
+                    for s in self.servers[1:]
+                )
+                for w in self.watchers:
+                    client = redis.Redis(port=w.port)
+                    state = client.sentinel_master(self.master)
+                    ok = ok and int(state.get("num-slaves", 0)) >= self.replicas
+                    ok = ok and int(state.get("num-other-sentinels", 0)) >= self.sentinels - 1
+                    client.close()
+            except redis.RedisError:
+                ok = False
+            if ok:
+                return
+            if time.monotonic() > deadline:
+                raise StackError(
+                    f"the Sentinels did not see the replicas and each other in {timeout:.0f} s:"
+                    f"\n{self.watchers[0].log() if self.watchers else ''}"
+                )
+            time.sleep(0.1)
+
+    def current_primary(self) -> RedisServer | None:
+        """The server the Sentinels name the primary now (asked of each in turn), or None."""
+        import redis
+
+        for w in self.watchers:
+            try:
+                client = redis.Redis(port=w.port, socket_timeout=2)
+                _, port = client.sentinel_get_master_addr_by_name(self.master)
+                client.close()
+            except (redis.RedisError, TypeError):
+                continue
+            for server in self.servers:
+                if server.port == int(port):
+                    return server
+        return None
+
+    def stop(self) -> None:
+        for part in [*self.watchers, *self.servers]:
+            part.stop()
+
+    def __enter__(self) -> SentinelGroup:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+# A replica that lost its primary for good is not promoted after 10 x down-after; repl-timeout
+# lets a primary notice a silent replica in seconds rather than a minute.
+_DATA_OPTIONS = ("--repl-timeout", "10", "--protected-mode", "no")
 
 
 @dataclass

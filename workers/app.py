@@ -21,6 +21,7 @@ from sim.alloc import tune_allocator
 from . import logs as log_setup
 from . import metrics
 from .settings import Settings, load_settings, tcp_options
+from .store.connect import broker_url, sentinel_kwargs
 from .tasks import TASK_NAME, register
 
 
@@ -48,8 +49,12 @@ def celery_config(settings: Settings) -> dict:
     }
     if settings.broker_key_prefix:  # AZULSIM_PREFIX_BROKER_KEYS: kombu's keys under the prefix
         transport["global_keyprefix"] = settings.broker_key_prefix
+    if settings.redis_sentinels:  # kombu's sentinel:// transport asks them for the primary
+        transport["master_name"] = settings.redis_master
+        transport["sentinel_kwargs"] = sentinel_kwargs(settings)
     return {
-        "broker_url": settings.redis_url,  # Redis is the broker and the job store
+        # Redis is the broker and the job store: its URL, or the Sentinels (`broker_url`)
+        "broker_url": broker_url(settings),
         "broker_transport_options": transport,
         "visibility_timeout": settings.visibility_timeout_s,  # the docs: set it here too
         "broker_connection_retry_on_startup": True,  # wait for Redis at start; silences 6.0 warning

@@ -79,14 +79,24 @@ class QueueDepthCollector:
     """
 
     def __init__(
-        self, redis_url: str, queues: list[str] | tuple[str, ...], client=None, key_prefix=""
+        self,
+        redis_url: str,
+        queues: list[str] | tuple[str, ...],
+        client=None,
+        key_prefix="",
+        settings=None,
     ):
         self.redis_url = redis_url
+        self.settings = settings  # with AZULSIM_REDIS_SENTINELS: the primary they name
         self.queues = list(queues)
         self._client = client
         self.key_prefix = key_prefix  # `Settings.broker_key_prefix`: kombu's key prefix
 
     def _redis(self):
+        if self._client is None and self.settings is not None and self.settings.redis_sentinels:
+            from .store.connect import connect
+
+            self._client = connect(self.settings, socket_connect_timeout=2, socket_timeout=5)
         if self._client is None:
             import redis
 
@@ -255,7 +265,9 @@ def prepare_multiprocess_dir(env=None) -> str:
     return path
 
 
-def worker_registry(redis_url: str | None = None, queues=(), key_prefix: str = ""):
+def worker_registry(
+    redis_url: str | None = None, queues=(), key_prefix: str = "", settings=None
+):
     """A registry that sums the pool processes' files, plus the queue depth when `redis_url`."""
     from prometheus_client import CollectorRegistry
     from prometheus_client.multiprocess import MultiProcessCollector
@@ -263,7 +275,9 @@ def worker_registry(redis_url: str | None = None, queues=(), key_prefix: str = "
     registry = CollectorRegistry()
     MultiProcessCollector(registry)
     if redis_url and queues:
-        registry.register(QueueDepthCollector(redis_url, list(queues), key_prefix=key_prefix))
+        registry.register(
+            QueueDepthCollector(redis_url, list(queues), key_prefix=key_prefix, settings=settings)
+        )
     return registry
 
 
@@ -303,6 +317,7 @@ def _on_worker_init(sender=None, **_):
         getattr(settings, "redis_url", None),
         [settings.queue] if settings else [],
         key_prefix=getattr(settings, "broker_key_prefix", ""),
+        settings=settings,
     )
     try:
         start_metrics_server(port, registry, metrics_addr())

@@ -43,6 +43,20 @@ from sim.settings import (  # noqa: F401 - the loader, re-exported for service.c
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
+
+def _sentinels(var: str, text: str) -> tuple[str, ...]:
+    """``host:port,host:port`` -> ``("host:port", ...)``; each port 1..65535."""
+    out = []
+    for item in (part.strip() for part in text.split(",")):
+        host, sep, port = item.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"{var} must be host:port items, comma-separated; got {item!r}")
+        out.append(f"{host}:{int(port)}")
+    return tuple(out)
+
+
+SENTINELS = Kind("host:port list", _sentinels)
+
 # --- the models of this package -------------------------------------------------------------
 
 
@@ -56,6 +70,19 @@ class Settings:
     """
 
     redis_url: str = setting("AZULSIM_REDIS_URL", DEFAULT_REDIS_URL)
+    # Redis Sentinel (`workers.store.connect`, docs/reliability.md "Failover"): ``host:port`` of
+    # each Sentinel, comma-separated; set, every process asks them for the primary of
+    # `redis_master` (AZULSIM_REDIS_URL then gives only the password and the database).
+    redis_sentinels: tuple[str, ...] = setting(
+        "AZULSIM_REDIS_SENTINELS", (), SENTINELS, doc_default="unset"
+    )
+    redis_master: str = setting("AZULSIM_REDIS_MASTER", "azulsim")
+    # Replicas that must hold a chunk's merge (Redis WAIT) before its message is acked, and how
+    # long to wait for them; None: 1 with Sentinels, else 0 (`wait_for`).
+    redis_wait_replicas: int | None = setting(
+        "AZULSIM_REDIS_WAIT_REPLICAS", None, INTEGER, doc_default="1 with Sentinels, else 0"
+    )
+    redis_wait_timeout_s: float = setting("AZULSIM_REDIS_WAIT_TIMEOUT_S", 5.0, NUMBER)
     prefix: str = setting("AZULSIM_PREFIX", "azulsim")
     queue: str = setting("AZULSIM_QUEUE", "azulsim.chunks")
     job_ttl_s: int = setting("AZULSIM_JOB_TTL_S", 7 * 24 * 3600, INTEGER)
@@ -86,6 +113,13 @@ class Settings:
     # Per-game records of jobs with game_records (`sim.gamerows`): a directory shared by the
     # cluster, one folder per job, gathered by `azulsim export`; unset: such jobs are refused.
     games_dir: str = setting("AZULSIM_GAMES_DIR", "", doc_default="unset")
+
+    @property
+    def wait_for(self) -> int:
+        """Replicas a merge must reach before its chunk's message is acked (0: no WAIT)."""
+        if self.redis_wait_replicas is not None:
+            return self.redis_wait_replicas
+        return 1 if self.redis_sentinels else 0
 
     @property
     def broker_key_prefix(self) -> str:
@@ -126,6 +160,16 @@ class Settings:
             if getattr(self, name) <= 0:
                 value = getattr(self, name)
                 raise ValueError(f"AZULSIM_{name.upper()} must be positive; got {value}")
+        if self.redis_wait_replicas is not None and self.redis_wait_replicas < 0:
+            raise ValueError(
+                f"AZULSIM_REDIS_WAIT_REPLICAS must not be negative; got {self.redis_wait_replicas}"
+            )
+        if not self.redis_wait_timeout_s > 0:
+            raise ValueError(
+                f"AZULSIM_REDIS_WAIT_TIMEOUT_S must be positive; got {self.redis_wait_timeout_s}"
+            )
+        if self.redis_sentinels and not self.redis_master.strip():
+            raise ValueError("AZULSIM_REDIS_MASTER must not be empty with AZULSIM_REDIS_SENTINELS")
         if self.watchdog_s < 0:
             raise ValueError(f"AZULSIM_WATCHDOG_S must not be negative; got {self.watchdog_s}")
         if self.concurrency is not None and self.concurrency < 1:

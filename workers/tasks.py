@@ -10,7 +10,10 @@ A chunk task has two JSON arguments, ``(job_id, chunk)``. Its steps:
    alone), load the spec (parsed once per process), then play and count the chunk's games with
    `sim.chunk.play_chunk` (the function `sim.local` uses too);
 3. check the job is still running, then merge with ``merge_chunk.lua`` (which checks again,
-   atomically, and test-and-sets the chunk's done bit, so a duplicate never counts twice).
+   atomically, and test-and-sets the chunk's done bit, so a duplicate never counts twice);
+4. with replicas to wait for (``AZULSIM_REDIS_WAIT_REPLICAS``, 1 with Sentinels), ``WAIT`` for
+   them after the merge: unconfirmed, the message is requeued, not acked, so a failover that
+   loses the merge replays the chunk rather than losing it (`workers.store.NotReplicated`).
 
 A job with a stopping rule parks its chunks instead (``park_chunk.lua``) and then moves the
 contiguous prefix over every chunk parked in order (`advance`): the rule is read at each check
@@ -31,14 +34,13 @@ import time
 import traceback
 from typing import Any
 
-import redis
 from celery.exceptions import Reject
 
 from sim.chunk import play_chunk  # a module global: tests/faults_util.py wraps it
 
 from .leases import keep_lease
-from .settings import Settings, redis_client_options
-from .store import JobStore, StoreUnavailable
+from .settings import Settings
+from .store import JobStore, NotReplicated, StoreUnavailable, connect
 
 log = logging.getLogger("azulsim.workers")
 
@@ -52,8 +54,7 @@ def store_for(settings: Settings) -> JobStore:
     key = (os.getpid(), settings)
     store = _stores.get(key)
     if store is None:
-        client = redis.Redis.from_url(settings.redis_url, **redis_client_options(settings))
-        store = _stores[key] = JobStore(client, settings)
+        store = _stores[key] = JobStore(connect(settings), settings)
     return store
 
 
@@ -73,7 +74,10 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
         if status == "done":  # parked by an attempt that may have died before advancing
             job = store.get_job(job_id)
             if job.spec.stop is not None:
-                advance(store, job)
+                try:
+                    advance(store, job)
+                except StoreUnavailable as exc:  # NotReplicated too: the advance may be lost
+                    raise Reject(exc, requeue=True) from exc
         return {"status": "skipped", "reason": status, "detail": detail}
     attempt = int(detail)
     try:
@@ -99,6 +103,12 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
             else:
                 code, state = store.merge_chunk(job_id, chunk, games, counters, job.request_id)
             timings["merge"] = time.perf_counter() - t0
+    except NotReplicated as exc:
+        # Merged on a primary whose replica did not confirm it: not acked, so a failover that
+        # loses the merge replays the chunk; if it is not lost, the redelivery finds the done
+        # bit and only waits for the replica again (docs/reliability.md "Failover").
+        log.warning("chunk %s/%d attempt %d not acked: %s", job_id, chunk, attempt, exc)
+        raise Reject(exc, requeue=True) from exc
     except Exception as exc:  # SoftTimeLimitExceeded included: a failed attempt
         error = f"{type(exc).__name__}: {exc}"
         log.error(

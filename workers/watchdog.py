@@ -129,14 +129,11 @@ class Watchdog:
         import redis
 
         from .reconciler import queue_length
-        from .settings import redis_client_options
-        from .store import JobStore
+        from .store import JobStore, connect
 
         try:
             if self._store is None:
-                opts = redis_client_options(self.settings, api=True)
-                client = redis.Redis.from_url(self.settings.redis_url, **opts)
-                self._store = JobStore(client, self.settings)
+                self._store = JobStore(connect(self.settings, api=True), self.settings)
             return queue_length(self._store, self.settings.queue)
         except (redis.RedisError, OSError):
             return None

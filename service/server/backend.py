@@ -91,14 +91,12 @@ class Backend:
 
 def make_backend(config: ServerConfig, settings=None) -> Backend:
     """A `Backend` on the Redis of `settings` (default: `workers.settings.load_settings()`)."""
-    import redis
-
     from workers.app import make_app
-    from workers.settings import load_settings, redis_client_options
-    from workers.store import JobStore
+    from workers.settings import load_settings
+    from workers.store import JobStore, connect
 
     settings = settings or load_settings()
     # Short timeouts and one retry (AZULSIM_API_REDIS_TIMEOUT_S): a call into a partition fails
     # UNAVAILABLE inside the client's deadline (tests/test_netns.py::test_api_partitioned...).
-    client = redis.Redis.from_url(settings.redis_url, **redis_client_options(settings, api=True))
-    return Backend(JobStore(client, settings), make_app(settings), config)
+    # With Sentinels, the primary they name (workers.store.connect).
+    return Backend(JobStore(connect(settings, api=True), settings), make_app(settings), config)

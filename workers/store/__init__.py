@@ -3,7 +3,8 @@
 One module per job: `keys` (the key names and layout), `records` (`JobInfo` from a stored hash),
 `jobs` (create, read, cancel; the merged counters), `paging` (listing), `chunks` (the chunk
 protocol of `workers.tasks`), `prefix` (chunks of jobs with a stopping rule, merged in game
-order), `active` (the active set and the reconciler's reads), `errors`.
+order), `active` (the active set and the reconciler's reads), `errors`, `connect` (a plain URL
+or the primary the Sentinels name).
 `JobStore` puts them together; import everything from here.
 
 Memory per job is a few kilobytes whatever the number of games: counters are per group and
@@ -18,7 +19,15 @@ from __future__ import annotations
 from .active import ActiveJobs
 from .base import LUA_DIR
 from .chunks import ChunkProtocol
-from .errors import JobFinished, JobNotFound, RequestConflict, StoreError, StoreUnavailable
+from .connect import broker_url, connect
+from .errors import (
+    JobFinished,
+    JobNotFound,
+    NotReplicated,
+    RequestConflict,
+    StoreError,
+    StoreUnavailable,
+)
 from .jobs import JobRecords
 from .paging import JobPages
 from .prefix import PrefixProtocol
@@ -31,9 +40,12 @@ __all__ = [
     "JobInfo",
     "JobNotFound",
     "JobStore",
+    "NotReplicated",
     "RequestConflict",
     "StoreError",
     "StoreUnavailable",
+    "broker_url",
+    "connect",
 ]
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from sim.chunk import chunk_games_range
 
 from .base import StoreBase
-from .errors import unavailable
+from .errors import NotReplicated, unavailable
 from .records import parse_spec, text
 
 
@@ -31,7 +31,8 @@ class ChunkProtocol(StoreBase):
             f"chunk {chunk} ({where}, games {start}..{stop - 1}) failed "
             f"{self.settings.max_attempts} attempts"
         )
-        status, detail = self._scripts[name](
+        (status, detail), replicas = self._replicated(
+            name,
             keys=self.script_keys(job_id, text(raw[2]) if raw[2] else None),
             args=[
                 job_id,
@@ -42,8 +43,14 @@ class ChunkProtocol(StoreBase):
                 *extra,
                 failed,
             ],
+            must=False,
         )
-        return text(status), text(detail)
+        status, detail = text(status), text(detail)
+        if status != "run" and replicas < self.settings.wait_for:
+            # The message is acked after this answer ("done": merged already; a failure
+            # recorded): it must rest on replicated state. A "run" is only an attempt counted.
+            raise NotReplicated(f"{name} of chunk {chunk}: {replicas} replica(s) confirmed it")
+        return status, detail
 
     @unavailable
     def begin_chunk(self, job_id: str, chunk: int) -> tuple[str, str]:
@@ -93,7 +100,8 @@ class ChunkProtocol(StoreBase):
         if request_id is None:
             raw = self.redis.hget(self.meta_key(job_id), "request_id")
             request_id = text(raw) if raw else None
-        code, state = self._scripts["merge_chunk"](
+        (code, state), _ = self._replicated(
+            "merge_chunk",
             keys=self.script_keys(job_id, request_id),
             args=[
                 job_id,

@@ -45,6 +45,12 @@ class StoreUnavailable(StoreError):
     """Redis cannot be reached (connection refused, reset or timed out)."""
 
 
+class NotReplicated(StoreUnavailable):
+    """A write was applied on the primary but fewer replicas than ``AZULSIM_REDIS_WAIT_REPLICAS``
+    confirmed it within ``AZULSIM_REDIS_WAIT_TIMEOUT_S``: a failover now could lose it, so the
+    chunk's message must not be acked (the task requeues it: replayed, never lost)."""
+
+
 def unavailable(method):
     """Turn redis-py's connection and timeout errors into `StoreUnavailable`."""
 
@@ -54,5 +60,11 @@ def unavailable(method):
             return method(*args, **kwargs)
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
+        except redis.ResponseError as exc:
+            # A primary cut off from its replicas refuses writes (min-replicas-to-write): as
+            # unavailable as a dead one, and the next connection may find the new primary.
+            if str(exc).startswith(("NOREPLICAS", "READONLY", "MASTERDOWN")):
+                raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
+            raise
 
     return wrapper

@@ -24,6 +24,8 @@ Keys (``P`` = ``settings.prefix``; a job's keys share the hash tag ``{<job id>}`
     P:reconciler         string  the reconciler's sweep lock (`workers.reconciler`)
     P:reconciler:scan    string  the reconciler's queue-scan slot (expires after AZULSIM_STALL_S)
     P:republished        string  chunks the reconciler published again, service-wide (a count)
+    P:replicated         string  written before each WAIT for the replicas, a write that always
+                                 replicates (`StoreBase._replicated`); expires after a minute
 """
 
 from __future__ import annotations
@@ -76,6 +78,10 @@ class KeyNames:
     def republished_key(self) -> str:
         """Chunks the reconciler published again, service-wide (a counter; never expires)."""
         return f"{self.prefix}:republished"
+
+    @property
+    def replicated_key(self) -> str:
+        return f"{self.prefix}:replicated"
 
     def script_keys(self, job_id: str, request_id: str | None) -> list[str]:
         """KEYS of the per-job scripts: the job's four keys, the active set, the request key

@@ -39,7 +39,8 @@ class PrefixProtocol(StoreBase):
     ) -> tuple[int, str]:
         """Park chunk `chunk`'s result: ``(code, state)``, code 1 parked, 0 duplicate, -1 the job
         is not QUEUED/RUNNING."""
-        code, state = self._scripts["park_chunk"](
+        (code, state), _ = self._replicated(
+            "park_chunk",
             keys=self._prefix_keys(job_id, request_id),
             args=[
                 job_id,
@@ -82,7 +83,8 @@ class PrefixProtocol(StoreBase):
         extrema: list[Any] = []
         for key, value in counters.items():
             (extrema if key.startswith(("min|", "max|")) else additive).extend((key, int(value)))
-        code, job_state = self._scripts["advance_prefix"](
+        (code, job_state), _ = self._replicated(
+            "advance_prefix",
             keys=self._prefix_keys(job_id, request_id),
             args=[
                 job_id,
