@@ -13,6 +13,7 @@ tests/test_failover_netns.py.
 
 from __future__ import annotations
 
+import signal
 import time
 import uuid
 
@@ -21,6 +22,7 @@ import redis
 
 from service.stack import SentinelGroup
 from sim.local import run_local
+from sim.spec import JobSpec
 from tests.faults_util import FAULT_PREAMBLE, busy_children
 from tests.test_compare_service import SPEC as SPRT_SPEC
 from tests.test_compare_service import summary_of
@@ -68,7 +70,7 @@ def merged(store: JobStore, job_id: str) -> int | None:
 
 def wait_finished(store: JobStore, job_id: str, workers, timeout: float = 180.0):
     return wait_until(
-        lambda: (job := settled(lambda: store.get_job(job_id))) is not None and job.finished and job,
+        lambda: (job := settled(lambda: store.get_job(job_id))) and job.finished and job,
         timeout,
         f"job {job_id} to finish across the failover",
         interval=0.2,
@@ -169,3 +171,41 @@ def test_failover_during_sprt_job_stops_where_in_process_stops(
     assert summary_of(store, done) == expected.stopping
     assert done.games_done == expected.stopping["games"] < done.games_total
     report("redis-failover-sprt", stop_games=done.games_done, **figures)
+
+
+def test_merge_is_not_acked_until_the_replica_holds_it(group, tmp_path, celery_worker_process):
+    """The replica is frozen (SIGSTOP): the chunk's merge lands on the primary, but its message
+    is not acked ("not acked", requeued) while the replica cannot confirm it, so a failover to
+    that replica would replay the chunk, not lose it. Once the replica runs again, the message
+    is acked. (With ``AZULSIM_REDIS_WAIT_REPLICAS=0`` it is acked at once: this test fails.)"""
+    fault_dir = tmp_path / "faults"
+    fault_dir.mkdir()
+    env = {**env_for(group, fault_dir), "AZULSIM_REDIS_WAIT_TIMEOUT_S": "0.5"}
+    settings = load_settings(env)
+    store, app = JobStore(connect(settings), settings), make_app(settings)
+    workers = start_workers(celery_worker_process, env, n=1, delay=0.0)
+    replica = group.servers[1]
+    spec = JobSpec.from_dict({**SPEC.to_dict(), "games": 50})  # one chunk per configuration
+    replica.proc.send_signal(signal.SIGSTOP)
+    try:
+        job, _ = submit(store, app, spec, None)
+        wait_until(
+            lambda: logs_of(workers).count("not acked") >= 2,
+            90,
+            "the merge to wait for the frozen replica",
+            details=lambda: logs_of(workers)[-4000:],
+        )
+        assert store.get_job(job.job_id).state == "SUCCEEDED"  # merged on the primary...
+        unacked = store.redis.hlen(settings.broker_key("unacked"))
+        waiting = store.redis.llen(settings.queue_key)
+        assert unacked + waiting >= 1  # ...and its message kept for a replay
+    finally:
+        replica.proc.send_signal(signal.SIGCONT)
+    wait_until(
+        lambda: store.redis.hlen(settings.broker_key("unacked")) == 0
+        and store.redis.llen(settings.queue_key) == 0,
+        90,
+        "the message to be acked once the replica confirms",
+        details=lambda: logs_of(workers)[-4000:],
+    )
+    report("redis-merge-waits-for-replica", not_acked=logs_of(workers).count("not acked"))
