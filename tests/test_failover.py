@@ -51,6 +51,7 @@ def env_for(group: SentinelGroup, fault_dir) -> dict[str, str]:
         "AZULSIM_QUEUE": f"test{tag}.chunks",
         "AZULSIM_CHUNK_GAMES": "50",
         "AZULSIM_RECONCILE_INTERVAL_S": "1",  # lost messages come back in seconds
+        "AZULSIM_REDIS_WAIT_TIMEOUT_S": "1",  # below half the chunks' soft limit (6 s)
         "AZULSIM_FAULT_DIR": str(fault_dir),
     }
 

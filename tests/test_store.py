@@ -307,3 +307,23 @@ def test_chunks_of_slow_bots_are_smaller():
     assert chunk_games_for(spec("rollout", "rollout"), 5_000) == MIN_CHUNK_GAMES
     assert chunk_games_for(spec("greedy", "greedy", games=300), 50_000) == 300
     assert chunk_games_for(spec("rollout", "rollout"), 50) == 50  # a tiny setting is kept
+
+
+def test_an_exception_between_replies_drops_the_connections(azulsim_env):
+    """An exception raised while a pipeline's replies are read (as a soft time limit's signal
+    does, anywhere) leaves the connection with unread replies; the store drops its pooled
+    connections, so the next command does not read a stale reply as its own."""
+    settings = load_settings({**azulsim_env, "AZULSIM_REDIS_WAIT_REPLICAS": "1"})
+    client = redis.Redis.from_url(azulsim_env["AZULSIM_REDIS_URL"])
+    store = JobStore(client, settings)
+    job = store.create_job(SPEC, None)[0]
+
+    def boom(response, **_):
+        raise RuntimeError("a signal between two replies")
+
+    client.set_response_callback("ROLE", boom)  # ROLE's reply read, INFO's still unread
+    with pytest.raises(RuntimeError):
+        store.merge_chunk(job.job_id, 0, 50, {"games": 50})
+    client.set_response_callback("ROLE", lambda r, **_: r)
+    assert client.get(store.replicated_key) == b"merge_chunk"  # not the INFO text
+    client.close()

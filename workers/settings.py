@@ -168,6 +168,15 @@ class Settings:
             raise ValueError(
                 f"AZULSIM_REDIS_WAIT_TIMEOUT_S must be positive; got {self.redis_wait_timeout_s}"
             )
+        for var, limit in (("AZULSIM_REDIS_TIMEOUT_S", self.redis_timeout_s),
+                           ("AZULSIM_TASK_SOFT_LIMIT_S", self.task_soft_limit_s)):  # fmt: skip
+            # else the socket times out first and sends the WAIT again, or the chunk's time
+            # limit fires while it waits
+            if self.wait_for and not self.redis_wait_timeout_s < limit / 2:
+                raise ValueError(
+                    f"AZULSIM_REDIS_WAIT_TIMEOUT_S ({self.redis_wait_timeout_s}) must be less "
+                    f"than half of {var} ({limit})"
+                )
         if self.redis_sentinels and not self.redis_master.strip():
             raise ValueError("AZULSIM_REDIS_MASTER must not be empty with AZULSIM_REDIS_SENTINELS")
         if self.watchdog_s < 0:

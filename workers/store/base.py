@@ -7,6 +7,7 @@ each), so concurrent workers, retries and cancels never see or leave a half-upda
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import redis
@@ -85,6 +86,8 @@ class StoreBase(KeyNames):
             ok = int(replicas) >= need and again.get("run_id") == run_id
         else:
             ok = self._alone(run_id)
+            if not ok:  # pace the redelivery as a WAIT would, not a loop without a pause
+                time.sleep(self.settings.redis_wait_timeout_s)
         if must and not ok:
             raise NotReplicated(
                 f"{name}: {replicas} of {need} replica(s) confirmed it in "

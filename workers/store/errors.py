@@ -66,5 +66,16 @@ def unavailable(method):
             if str(exc).startswith(("NOREPLICAS", "READONLY", "MASTERDOWN")):
                 raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
             raise
+        except redis.RedisError:
+            raise
+        except BaseException:
+            # Raised between a request and its reply (a soft time limit's signal lands anywhere,
+            # and a WAIT makes a merge's replies slow): the connection, back in the pool, may
+            # hold unread replies that the next command would take for its own. Drop them.
+            client = getattr(args[0], "redis", None) if args else None
+            pool = getattr(client, "connection_pool", None)
+            if pool is not None:
+                pool.disconnect(inuse_connections=False)
+            raise
 
     return wrapper
