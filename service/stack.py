@@ -426,6 +426,10 @@ class Stack:
     port: int = 0
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     redis: RedisServer | None = None  # the private one, when the stack started it
+    # A primary, a replica and three Sentinels instead of one Redis (``azulsim up --sentinel``):
+    # kill the primary and the stack goes on on the replica. They keep no data.
+    sentinel: bool = False
+    group: SentinelGroup | None = None
     _own_workdir: bool = False
     _lock: Any = None
 
@@ -499,6 +503,18 @@ class Stack:
         return self
 
     def _start_redis(self) -> None:
+        if self.sentinel:
+            base = self.data_dir / "redis-sentinel" if self.data_dir else self.workdir
+            for old in base.glob("*/sentinel.conf"):  # Sentinel rewrites it: start afresh
+                old.unlink()
+            self.group = SentinelGroup(base).start(timeout=60)
+            for i, server in enumerate(self.group.servers):
+                self.procs[f"redis-{i}"] = server.proc
+            for i, watcher in enumerate(self.group.watchers):
+                self.procs[f"sentinel-{i}"] = watcher.proc
+            self.env.update(self.group.env)
+            self.redis_url = f"Sentinels {self.group.sentinel_addresses}"
+            return
         if self.data_dir is not None:  # keeps its data: an append-only file, fsync every second
             # Redis holds the data directory's lock too: should this process die, a Redis left
             # running on the append-only file still keeps a second stack off it.
@@ -517,8 +533,11 @@ class Stack:
         self.env["AZULSIM_REDIS_URL"] = self.redis_url
 
     def check(self) -> None:
-        """Raise StackError if a child process has exited."""
+        """Raise StackError if a child process has exited (with Sentinels, a Redis server or a
+        Sentinel may die: that is what they are for)."""
         for name, proc in self.procs.items():
+            if self.sentinel and name.startswith(("redis-", "sentinel-")):
+                continue
             if proc.poll() is not None:
                 raise StackError(
                     f"{name} exited with status {proc.returncode}; its log "
@@ -527,7 +546,8 @@ class Stack:
 
     def stop(self, timeout: float = 20.0) -> None:
         """SIGTERM the API, then the worker, then Redis; SIGKILL whatever outlives `timeout`."""
-        for name in ("api", "worker", "redis"):
+        rest = [n for n in self.procs if n not in ("api", "worker", "redis")]
+        for name in ("api", "worker", "redis", *rest):
             proc = self.procs.get(name)
             if proc is None or proc.poll() is not None:
                 continue

@@ -207,3 +207,32 @@ def test_a_redis_left_running_keeps_a_second_stack_off_its_data(tmp_path):
         up.stop()
     finally:
         up.kill()
+
+
+def test_up_with_sentinels_survives_the_loss_of_its_primary(tmp_path):
+    """`azulsim up --sentinel`: a primary, a replica and three Sentinels. The primary is
+    SIGKILLed for good; the next job still runs to the end on the promoted replica."""
+    up = Up("--ephemeral", "--sentinel", XDG_DATA_HOME=str(tmp_path / "xdg"))
+    try:
+        assert "Sentinels 127.0.0.1:" in up.banner, up.banner
+        ports = re.search(r"primary and replica on 127.0.0.1 ports (\d+), (\d+)", up.banner)
+        titles = {p: " ".join(p.cmdline()) for p in up.children}  # redis-server sets its title
+        primary = next(p for p, t in titles.items() if f"127.0.0.1:{ports.group(1)}" in t)
+        sentinels = [p for p, t in titles.items() if "sentinel" in t]
+        assert len(sentinels) == 3
+        first = up.cli("submit", "--bots", "greedy,random", "--games", "200", "--seed", "3")
+        assert up.cli("watch", first.stdout.strip()).returncode == 0
+        primary.kill()  # never started again
+        # While the Sentinels fail over (seconds) a call answers UNAVAILABLE: retry, as a
+        # client would.
+        job = wait_until(
+            lambda: (r := up.cli("submit", "--bots", "greedy,random", "--games", "200",
+                                 "--seed", "4", check=False)).returncode == 0 and r,
+            120, "a submit on the promoted replica", interval=1,
+        )  # fmt: skip
+        assert up.cli("watch", job.stdout.strip(), timeout=180).returncode == 0
+        stats = json.loads(up.cli("stats", job.stdout.strip(), "--json").stdout)
+        assert stats["games_done"] == 200
+        up.stop()
+    finally:
+        up.kill()

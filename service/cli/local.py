@@ -82,6 +82,12 @@ def add_up(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="keep nothing: a temporary folder, deleted when the stack stops",
     )
+    p.add_argument(
+        "--sentinel",
+        action="store_true",
+        help="a Redis primary, a replica and three Sentinels instead of one Redis: the stack "
+        "survives the loss of the primary (docs/reliability.md \"Failover\"); they keep no data",
+    )
     p.add_argument("--demo", action="store_true", help="run the demo batch, print statistics, stop")
     _demo_args(p)
     p.set_defaults(func=cmd_up)
@@ -93,18 +99,27 @@ def cmd_up(args: argparse.Namespace) -> int:
     if args.demo:
         return cmd_demo(args)
     data_dir = None if args.ephemeral else (args.data_dir or default_data_dir()).expanduser()
-    stack = Stack(workers=args.workers, listen=args.listen, data_dir=data_dir)
+    if args.sentinel and os.environ.get("AZULSIM_REDIS_URL", "").strip():
+        raise UsageError("--sentinel starts its own Redis servers: unset AZULSIM_REDIS_URL")
+    stack = Stack(
+        workers=args.workers, listen=args.listen, data_dir=data_dir, sentinel=args.sentinel
+    )
     try:
         with _sigterm_as_interrupt():
             stack.start()
-            private = "redis" in stack.procs
+            private = "redis" in stack.procs or stack.group is not None
             redis_note = (
                 f"{stack.redis_url} (private; stops with this command)"
                 if private
                 else f"{stack.redis_url} (AZULSIM_REDIS_URL)"
             )
+            if stack.group is not None:
+                ports = ", ".join(str(s.port) for s in stack.group.servers)
+                redis_note += f"\n           primary and replica on 127.0.0.1 ports {ports}"
             if data_dir is None:
                 data_note = f"{stack.workdir}/  (--ephemeral: logs only, deleted at stop)"
+            elif stack.group is not None:
+                data_note = f"{data_dir}/  (logs; --sentinel keeps no Redis data)"
             elif private:
                 data_note = f"{data_dir}/  (Redis append-only file and logs; kept)"
             else:
