@@ -313,7 +313,9 @@ def test_an_exception_between_replies_drops_the_connections(azulsim_env):
     """An exception raised while a pipeline's replies are read (as a soft time limit's signal
     does, anywhere) leaves the connection with unread replies; the store drops its pooled
     connections, so the next command does not read a stale reply as its own."""
-    settings = load_settings({**azulsim_env, "AZULSIM_REDIS_WAIT_REPLICAS": "1"})
+    settings = load_settings(
+        {**azulsim_env, "AZULSIM_REDIS_WAIT_REPLICAS": "1", "AZULSIM_REDIS_WAIT_TIMEOUT_S": "0.2"}
+    )
     client = redis.Redis.from_url(azulsim_env["AZULSIM_REDIS_URL"])
     store = JobStore(client, settings)
     job = store.create_job(SPEC, None)[0]

@@ -47,6 +47,7 @@ class StoreBase(KeyNames):
         super().__init__(settings.prefix)
         self.redis = redis
         self.settings = settings
+        self._replicas_seen = 1 << 30  # replicas the primary had at the last ROLE (`_replicated`)
         common = (LUA_DIR / "common.lua").read_text()
         self._scripts = {
             name: redis.register_script(common + "\n" + (LUA_DIR / f"{name}.lua").read_text())
@@ -56,37 +57,50 @@ class StoreBase(KeyNames):
     def _replicated(self, name: str, keys, args, must: bool = True):
         """Run script `name`; with ``settings.wait_for`` replicas, make sure they hold it.
 
-        One pipeline (one connection, one server) runs the script, a write that always
+        One pipeline (one connection, so one server) runs the script, a write that always
         replicates (so a script that changed nothing is covered too: its answer may rest on
-        other connections' writes), ``ROLE`` and the server's run id. With enough replicas
-        connected, ``WAIT`` for them (a second pipeline, which checks it reached the same server:
-        WAIT covers everything that server ran before it). With fewer, the write is safe only
-        if no failover could lose it: the Sentinels name this server the primary and know no
-        replica of it that is up (`_alone`). Otherwise `NotReplicated` when `must`, else the
-        answer anyway. Returns ``(answer, replicas confirmed)``."""
+        other connections' writes), ``WAIT`` for the replicas, ``ROLE`` and the server's run id.
+        The WAIT is left out while the last ROLE showed fewer replicas connected than needed (it
+        would only wait out its timeout); once they are back, a second pipeline waits, and
+        checks by the run id that it reached the same server (WAIT covers all that server ran
+        before it). With fewer replicas connected, the write is safe only if no failover could
+        lose it: the Sentinels name this server the primary and know no replica of it that is
+        up (`_alone`). Otherwise `NotReplicated` when `must`, else the answer anyway. Returns
+        ``(answer, replicas confirmed)``."""
         need = self.settings.wait_for
         if need <= 0:
             return self._scripts[name](keys=keys, args=args), 0
+        timeout_ms = int(self.settings.redis_wait_timeout_s * 1000)
+        waits = self._replicas_seen >= need
         pipe = self.redis.pipeline(transaction=False)
         self._scripts[name](keys=keys, args=args, client=pipe)
         pipe.set(self.replicated_key, name, px=60_000)
+        if waits:
+            pipe.wait(need, timeout_ms)
         pipe.execute_command("ROLE")
         pipe.info("server")
-        answer, _, role, info = pipe.execute()
-        run_id = info.get("run_id")
-        replicas = 0
-        if text(role[0]) != "master":  # demoted while we wrote: the write is gone or refused
+        out = pipe.execute()
+        answer, role, run_id = out[0], out[-2], out[-1].get("run_id")
+        replicas = int(out[2]) if waits else 0
+        master = text(role[0]) == "master"
+        connected = len(role[2]) if master else 0
+        self._replicas_seen = connected
+        if not master:  # demoted while we wrote: the write is gone or refused
             ok = False
-        elif len(role[2]) >= need:
+        elif replicas >= need:
+            ok = True
+        elif connected >= need and not waits:  # the replicas are back: wait for them now
             pipe = self.redis.pipeline(transaction=False)
             pipe.set(self.replicated_key, name, px=60_000)
-            pipe.wait(need, int(self.settings.redis_wait_timeout_s * 1000))
+            pipe.wait(need, timeout_ms)
             pipe.info("server")
             _, replicas, again = pipe.execute()
             ok = int(replicas) >= need and again.get("run_id") == run_id
+        elif connected >= need:  # connected, and did not confirm in time
+            ok = False
         else:
             ok = self._alone(run_id)
-            if not ok:  # pace the redelivery as a WAIT would, not a loop without a pause
+            if not ok and not waits:  # pace the redelivery as a WAIT would
                 time.sleep(self.settings.redis_wait_timeout_s)
         if must and not ok:
             raise NotReplicated(
