@@ -47,7 +47,9 @@ THIRD_PARTY = {
     "PIP_DISABLE_PIP_VERSION_CHECK": "pip, at image build time",
     "MPLCONFIGDIR": "matplotlib: a writable cache directory for the non-root user",
     "NUMBA_CACHE_DIR": "numba: where the compiled kernels are cached, built into the image",
+    "SENTINEL_NAME": "the Compose Sentinels' start script: the name each announces",
 }
+TOKEN_REQUIRED = "${AZULSIM_TOKEN:?"  # Compose stops when AZULSIM_TOKEN is unset or empty
 
 
 def load_yaml_docs(path: Path) -> list:
@@ -77,6 +79,11 @@ def by_kind(manifests, kind: str) -> dict[str, dict]:
         for d in docs
         if d.get("kind") == kind
     }
+
+
+def redis_services(compose) -> set[str]:
+    """The Compose services that run Redis's image (the data servers and the Sentinels)."""
+    return {n for n, s in compose["services"].items() if s.get("image", "").startswith("redis:")}
 
 
 def containers(manifests) -> dict[str, dict]:
@@ -140,7 +147,88 @@ def test_compose_has_redis_with_aof_and_noeviction_and_scalable_workers(compose)
         assert host == "redis", f"{name} must use the redis service"
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
     port = services["api"]["environment"]["AZULSIM_LISTEN"].rsplit(":", 1)[1]
-    assert f"{port}:{port}" in services["api"]["ports"]
+    assert f"127.0.0.1:{port}:{port}" in services["api"]["ports"]
+
+
+def test_compose_publishes_ports_on_loopback_only(compose):
+    """The README says 127.0.0.1: every published port is bound there, none on all
+    interfaces (``"50051:50051"`` would be)."""
+    published = {
+        (name, p) for name, s in compose["services"].items() for p in s.get("ports", [])
+    }
+    assert {name for name, _ in published} == {"api", "flower"}
+    for name, port in published:
+        assert isinstance(port, str) and port.startswith("127.0.0.1:"), (name, port)
+        assert port.count(":") == 2, (name, port)
+
+
+def test_compose_requires_a_token_for_the_api_and_the_client(compose):
+    """``docker compose run client`` from a shell without AZULSIM_TOKEN must not recreate the
+    API with auth off: both read ``${AZULSIM_TOKEN:?...}``, which stops Compose instead of
+    substituting an empty value (``${AZULSIM_TOKEN:-}`` did)."""
+    services = compose["services"]
+    assert services["api"]["environment"]["AZULSIM_AUTH_TOKENS"].startswith(TOKEN_REQUIRED)
+    assert services["client"]["environment"]["AZULSIM_TOKEN"].startswith(TOKEN_REQUIRED)
+    text = (DEPLOY / "docker-compose.yml").read_text()
+    assert "${AZULSIM_TOKEN:-" not in text and "${AZULSIM_TOKEN}" not in text
+
+
+def test_compose_describes_a_primary_a_replica_and_three_sentinels(compose):
+    services = compose["services"]
+    assert redis_services(compose) == {"redis", "redis-replica", *SENTINEL_SERVICES}
+    replica = services["redis-replica"]["command"]
+    assert replica[replica.index("--replicaof") + 1 :][:2] == ["redis", "6379"]
+    for name in ("redis", "redis-replica"):
+        argv = services[name]["command"]
+        assert argv[argv.index("--replica-announce-ip") + 1] == name  # a name, not an address
+    for name in SENTINEL_SERVICES:
+        sentinel = services[name]
+        script = "\n".join(sentinel["command"])
+        assert "sentinel monitor azulsim redis 6379 2" in script, name
+        assert sentinel["entrypoint"][0] == "sh" and "--sentinel" in script, name
+        assert sentinel["environment"]["SENTINEL_NAME"] == name
+    for name in ("api", "worker", "flower"):
+        env = services[name]["environment"]
+        assert env["AZULSIM_REDIS_SENTINELS"].split(",") == [
+            f"{s}:26379" for s in sorted(SENTINEL_SERVICES)
+        ], name
+        assert env["AZULSIM_REDIS_MASTER"] == "azulsim"
+        depends = services[name]["depends_on"]
+        for s in SENTINEL_SERVICES:
+            assert depends[s]["condition"] == "service_healthy", (name, s)
+
+
+SENTINEL_SERVICES = {"sentinel-1", "sentinel-2", "sentinel-3"}
+
+
+def test_the_games_volume_is_writable_by_the_image_user(compose, manifests):
+    """The image runs as uid 10001; a named volume is created root-owned: the games-owner
+    service chowns it before the API and the workers start, the image's /games is 10001's (a
+    fresh volume takes it), and on Kubernetes the pods' fsGroup is 10001."""
+    instructions = dockerfile_instructions()
+    (install,) = [rest for word, rest in instructions if word == "RUN" and "useradd" in rest]
+    uid = re.search(r"--uid (\d+)", install).group(1)
+    assert f"install -d -o {uid} -g {uid} /games" in install
+    owner = compose["services"]["games-owner"]
+    assert owner["user"] == "0" and owner["entrypoint"] == ["chown", f"{uid}:{uid}", "/games"]
+    assert "games:/games" in owner["volumes"]
+    for name in ("api", "worker"):
+        done = compose["services"][name]["depends_on"]["games-owner"]["condition"]
+        assert done == "service_completed_successfully", name
+        (deployment,) = [d for d in manifests[f"{name}.yaml"] if d["kind"] == "Deployment"]
+        security = deployment["spec"]["template"]["spec"]["securityContext"]
+        assert security["runAsUser"] == security["fsGroup"] == int(uid), name
+
+
+def test_compose_health_check_is_generous_and_the_readme_says_compose_v2(compose):
+    """A 5 s health-check timeout failed twice on a loaded host: the check's own gRPC deadline
+    is generous and below the health check's timeout."""
+    check = compose["services"]["api"]["healthcheck"]
+    seconds = int(check["timeout"].rstrip("s"))
+    deadline = float(re.search(r"timeout=(\d+)", check["test"][-1]).group(1))
+    assert seconds >= 20 and deadline < seconds
+    readme = (REPO / "README.md").read_text()
+    assert "Compose v2" in readme
 
 
 # --- Kubernetes -------------------------------------------------------------------------------
@@ -193,19 +281,22 @@ def test_scaled_object_validates_and_scales_the_worker_on_the_celery_queue(manif
     assert target["name"] == "worker"
     (trigger,) = so["spec"]["triggers"]
     meta = trigger["metadata"]
-    assert trigger["type"] == "redis"
+    assert trigger["type"] == "redis-sentinel"  # the primary is the one the Sentinels name
     from workers.settings import load_settings
 
-    queue_key = load_settings({k: str(v) for k, v in config.items()}).queue_key
-    assert meta["listName"] == queue_key, "KEDA must watch the chunk queue's Redis list"
+    settings = load_settings({k: str(v) for k, v in config.items()})
+    assert meta["listName"] == settings.queue_key, "KEDA must watch the chunk queue's Redis list"
     redis_url = urlsplit(config["AZULSIM_REDIS_URL"])
     assert meta["databaseIndex"] == (redis_url.path.strip("/") or "0")
-    assert meta["address"] == f"{redis_url.hostname}:{redis_url.port}"
-    service, namespace = redis_url.hostname.split(".")[:2]
-    assert service in by_kind(manifests, "Service")
-    assert namespace == manifests["kustomization.yaml"][0]["namespace"]
+    assert tuple(meta["addresses"].split(",")) == settings.redis_sentinels
+    assert meta["sentinelMaster"] == settings.redis_master
+    for address in settings.redis_sentinels:
+        service, namespace = address.split(".")[1:3]
+        assert service in by_kind(manifests, "Service")
+        assert namespace == manifests["kustomization.yaml"][0]["namespace"]
     assert so["spec"]["minReplicaCount"] >= 1  # reconciler and unacked restore live in workers
-    for broken in ({"listName": None}, {"listLength": "four"}, {"lisName": "x"}):
+    for broken in ({"listName": None}, {"listLength": "four"}, {"lisName": "x"},
+                   {"addresses": None}, {"addresses": "a:1;b:2"}):  # fmt: skip
         doc = json.loads(json.dumps(so))
         m = doc["spec"]["triggers"][0]["metadata"]
         for k, v in broken.items():
@@ -214,6 +305,38 @@ def test_scaled_object_validates_and_scales_the_worker_on_the_celery_queue(manif
             else:
                 m[k] = v
         assert not validator.is_valid(doc), broken
+
+
+def test_kubernetes_describes_a_primary_a_replica_and_three_sentinels(manifests):
+    """StatefulSet redis (2: a primary and a replica, each its own DNS name through a headless
+    Service) and StatefulSet sentinel (3, quorum 2); the ConfigMap names each Sentinel pod by
+    its DNS name, and they monitor the master name the code reads."""
+    from workers.settings import load_settings
+
+    sets, services = by_kind(manifests, "StatefulSet"), by_kind(manifests, "Service")
+    assert sets["redis"]["spec"]["replicas"] == 2
+    assert sets["sentinel"]["spec"]["replicas"] == 3
+    namespace = manifests["kustomization.yaml"][0]["namespace"]
+    for name in ("redis", "sentinel"):
+        service = services[sets[name]["spec"]["serviceName"]]
+        assert service["spec"]["clusterIP"] == "None", name  # headless: pod DNS names
+        labels = sets[name]["spec"]["template"]["metadata"]["labels"]
+        assert service["spec"]["selector"].items() <= labels.items(), name
+    config = by_kind(manifests, "ConfigMap")["azulsim-config"]["data"]
+    settings = load_settings({k: str(v) for k, v in config.items()})
+    sentinel_service = sets["sentinel"]["spec"]["serviceName"]
+    assert settings.redis_sentinels == tuple(
+        f"sentinel-{i}.{sentinel_service}.{namespace}.svc.cluster.local:26379" for i in range(3)
+    )
+    assert settings.wait_for == 1
+    scripts = by_kind(manifests, "ConfigMap")["redis-config"]["data"]
+    master = settings.redis_master
+    assert f"sentinel monitor {master} $primary 6379 2" in scripts["start-sentinel.sh"]
+    assert f"get-master-addr-by-name {master}" in scripts["start-redis.sh"]
+    assert f"redis-0.{sets['redis']['spec']['serviceName']}.{namespace}" in scripts["start-redis.sh"]
+    for name, script in (("redis", "start-redis.sh"), ("sentinel", "start-sentinel.sh")):
+        (container,) = sets[name]["spec"]["template"]["spec"]["containers"]
+        assert container["command"] == ["sh", f"/etc/redis/{script}"], name
 
 
 def test_redis_statefulset_keeps_its_data_with_aof_and_noeviction(manifests):
@@ -233,7 +356,11 @@ def test_workloads_use_the_one_image_the_config_map_and_the_token_secret(manifes
     config_maps = by_kind(manifests, "ConfigMap")
     secrets = by_kind(manifests, "Secret")
     assert "azulsim-token" in secrets  # secret.example.yaml documents the real one's shape
-    azulsim = {k: c for k, c in containers(manifests).items() if not k.startswith("redis/")}
+    azulsim = {
+        k: c
+        for k, c in containers(manifests).items()
+        if not k.startswith(("redis/", "sentinel/"))
+    }
     assert set(azulsim) == {"api/api", "worker/worker", "flower/flower"}
     for key, c in azulsim.items():
         assert c["image"] == "azulsim", key
@@ -307,13 +434,13 @@ def test_the_commands_the_deploy_files_run_exist(compose, manifests):
     run = {
         name: s["command"]
         for name, s in compose["services"].items()
-        if "entrypoint" not in s and "command" in s and name != "redis"
+        if "entrypoint" not in s and "command" in s and name not in redis_services(compose)
     }
     run.update(
         {
             k: c["args"]
             for k, c in containers(manifests).items()
-            if not k.startswith("redis/") and "command" not in c
+            if not k.startswith(("redis/", "sentinel/")) and "command" not in c
         }
     )
     assert run
@@ -408,9 +535,10 @@ def test_deploy_values_parse_with_the_codes_own_loaders(compose, manifests):
         "worker": {**places["Dockerfile"], **config, **places["k8s:worker/worker"]},
     }
     defaults = re.compile(r"\$\{[A-Z_]+:-([^}]*)\}")  # Compose's ${NAME:-default}
+    required = re.compile(r"\$\{[A-Z_]+:\?[^}]*\}")  # ${NAME:?error}: a value the user sets
     compose_env = {
         role: {
-            k: defaults.sub(r"\1", v)
+            k: required.sub("example-token", defaults.sub(r"\1", v))
             for k, v in {**places["Dockerfile"], **places[f"compose:{role}"]}.items()
         }
         for role in ("api", "worker", "flower")
