@@ -333,7 +333,8 @@ def test_kubernetes_describes_a_primary_a_replica_and_three_sentinels(manifests)
     master = settings.redis_master
     assert f"sentinel monitor {master} $primary 6379 2" in scripts["start-sentinel.sh"]
     assert f"get-master-addr-by-name {master}" in scripts["start-redis.sh"]
-    assert f"redis-0.{sets['redis']['spec']['serviceName']}.{namespace}" in scripts["start-redis.sh"]
+    first = f"redis-0.{sets['redis']['spec']['serviceName']}.{namespace}"
+    assert first in scripts["start-redis.sh"]
     for name, script in (("redis", "start-redis.sh"), ("sentinel", "start-sentinel.sh")):
         (container,) = sets[name]["spec"]["template"]["spec"]["containers"]
         assert container["command"] == ["sh", f"/etc/redis/{script}"], name
