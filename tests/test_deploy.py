@@ -619,3 +619,19 @@ def test_api_and_workers_share_one_games_volume_at_the_games_dir(compose, manife
         games = svc["environment"]["AZULSIM_GAMES_DIR"]
         assert f"games:{games}" in svc["volumes"], service
     assert "games" in compose["volumes"]
+
+
+def test_the_smoke_script_parses_and_names_what_exists(compose):
+    """deploy/smoke.sh (run by hand where a Docker daemon is) parses, and the services and
+    azulsim commands it uses exist."""
+    import subprocess
+
+    script = DEPLOY / "smoke.sh"
+    assert script.stat().st_mode & 0o111, "deploy/smoke.sh must be executable"
+    subprocess.run(["bash", "-n", str(script)], check=True, timeout=30)
+    text = script.read_text()
+    for service in re.findall(r"dc ps -q (\w[\w-]*)", text):
+        assert service in compose["services"], service
+    used = set(re.findall(r"^\s*client (\w+) |\$\(client (\w+) |azulsim (\w+) --", text, re.M))
+    used = {w for group in used for w in group if w}
+    assert used and used <= cli_subcommands(), used - cli_subcommands()
