@@ -179,12 +179,7 @@ class RedisServer:
 
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM, then SIGKILL if it is still there after `timeout` seconds."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        _end(self.proc, timeout)
 
     def log(self, chars: int = 3000) -> str:
         """The end of its log file."""
@@ -260,13 +255,18 @@ class SentinelServer:
         return path.read_text(errors="replace")[-chars:] if path.exists() else ""
 
     def stop(self, timeout: float = 10.0) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+        _end(self.proc, timeout)
+
+
+def _end(proc: subprocess.Popen | None, timeout: float) -> None:
+    """SIGTERM `proc`, then SIGKILL if it is still there after `timeout` seconds."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
 
 
 def _answers(port: int) -> bool:
