@@ -1,0 +1,305 @@
+"""Balance counters: the measures of game-design research, counted per configuration.
+
+Counted over finished games (``end_reason == row_completed``) from the leader records of
+`sim.leaders` (the score leaders after each wall tiling; Azul scores only at round ends, so a
+round is the unit of time). Keys, per configuration ``c{k}|bal|``:
+
+- ``winset.<m>``: games whose §8.3 winners are the seat set with bitmask ``m`` (bit p: seat p);
+  every seat's win rate and the joint law of the seats' wins follow, so seat balance and its
+  interval are derived on read;
+- moments (``.sum``, ``.sumsq``, ``min|``/``max|``, ``.hist.<v>`` bins of 1) of
+  ``lead_changes`` (rounds r >= 2 whose leader set differs from round r - 1's) and ``decisive``:
+  the round from which the eventual winners led for good, ``1 + max`` over the winners of their
+  last trailing round; ``R + 1`` when a winner trailed after the last round R (won by the end
+  bonuses);
+- ``comeback.<k>`` (k = 1..`COMEBACK_ROUNDS`): games won by a seat that trailed after round k;
+  ``reached.<k>``: games of at least k rounds; ``comeback.final``: games won by a seat that
+  trailed after the last round (decided by the end bonuses, ``decisive == R + 1``).
+
+Paired rule sets (`sim.spec.JobSpec.pairings`, ``c{k}|pbal|``), over the games g finished in both
+configuration k and its baseline: ``n``; ``<m>.sum``/``.sumsq`` of the per-game difference
+``x_k(g) - x_base(g)`` of each of `PAIRED_MEASURES`; ``win.<a>.<b>``: games whose baseline
+winners are the set ``a`` and configuration k's the set ``b``. Over all game pairs: ``all`` and
+``capped.sum``/``.sumsq`` of the difference of the round-cap indicator.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..constants import END_ROUND_CAP
+from ..records import GameRecords
+from .intervals import Z95, wilson
+
+Counters = dict[str, int]
+
+COMEBACK_ROUNDS = 5
+HIST_TOP = {"lead_changes": 20, "decisive": 30}  # last, open bin of each histogram
+PAIRED_MEASURES = ("rounds", "turns", "margin", "lead_changes", "decisive", "shared", "final")
+
+
+def winner_sets(rec: GameRecords) -> np.ndarray:
+    """(N,) int64 bitmask of each game's winners (bit p: seat p)."""
+    return (rec.winners.astype(np.int64) << np.arange(rec.players)).sum(axis=1)
+
+
+def decisive_round(rec: GameRecords) -> np.ndarray:
+    """(N,) int64: 1 + the last round after which a winner trailed (``R + 1``: the bonuses)."""
+    last = np.where(rec.winners, rec.last_trailing_round.astype(np.int64), 0)
+    return last.max(axis=1) + 1
+
+
+def comebacks(rec: GameRecords, k: int) -> np.ndarray:
+    """(N,) bool: a winner trailed after round k (k <= 63)."""
+    bit = (rec.trailing_rounds >> np.int64(k - 1)) & 1
+    return ((bit == 1) & rec.winners).any(axis=1)
+
+
+def margins(rec: GameRecords) -> np.ndarray:
+    """(N,) winners' score minus the best non-winner's (0 when all share the win)."""
+    scores = rec.scores.astype(np.int64)
+    top = scores.max(axis=1)
+    others = np.where(rec.winners, np.iinfo(np.int64).min, scores).max(axis=1)
+    return top - np.where(rec.winners.all(axis=1), top, others)
+
+
+def per_game(rec: GameRecords) -> dict[str, np.ndarray]:
+    """(N,) int64 of each `PAIRED_MEASURES` of finished games `rec`."""
+    decisive = decisive_round(rec)
+    return {
+        "rounds": rec.rounds.astype(np.int64),
+        "turns": rec.turns.astype(np.int64),
+        "margin": margins(rec),
+        "lead_changes": rec.lead_changes.astype(np.int64),
+        "decisive": decisive,
+        "shared": (rec.winners.sum(axis=1) > 1).astype(np.int64),
+        "final": (decisive == rec.rounds.astype(np.int64) + 1).astype(np.int64),
+    }
+
+
+def _add(out: Counters, key: str, value) -> None:
+    value = int(value)
+    if value:
+        out[key] = out.get(key, 0) + value
+
+
+def count_balance(records: GameRecords, config_index: int) -> Counters:
+    """The ``c{k}|bal|`` counters of a batch of games of one configuration."""
+    fin = records.take(~records.truncated)
+    out: Counters = {}
+    if len(fin) == 0:
+        return out
+    c = f"c{config_index}|bal"
+    sets = np.bincount(winner_sets(fin))
+    for m in np.flatnonzero(sets):
+        _add(out, f"{c}|winset.{int(m)}", sets[m])
+    values = per_game(fin)
+    for name in HIST_TOP:
+        v = values[name]
+        _add(out, f"{c}|{name}.sum", v.sum())
+        _add(out, f"{c}|{name}.sumsq", (v * v).sum())
+        out[f"min|{c}|{name}"] = int(v.min())
+        out[f"max|{c}|{name}"] = int(v.max())
+        hist = np.bincount(np.minimum(v, HIST_TOP[name]))
+        for b in np.flatnonzero(hist):
+            _add(out, f"{c}|{name}.hist.{int(b)}", hist[b])
+    rounds = fin.rounds.astype(np.int64)
+    for k in range(1, COMEBACK_ROUNDS + 1):
+        _add(out, f"{c}|comeback.{k}", comebacks(fin, k).sum())
+        _add(out, f"{c}|reached.{k}", (rounds >= k).sum())
+    _add(out, f"{c}|comeback.final", values["final"].sum())
+    return out
+
+
+def count_balance_paired(base: GameRecords, other: GameRecords, config_index: int) -> Counters:
+    """The ``c{k}|pbal|`` counters of configuration k's games against its baseline's: the same
+    games in the same order."""
+    if len(base) != len(other) or not (base.game == other.game).all():
+        raise ValueError("paired records must hold the same games in the same order")
+    out: Counters = {}
+    if len(base) == 0:
+        return out
+    c = f"c{config_index}|pbal"
+    capped = (other.end_reason == END_ROUND_CAP).astype(np.int64) - (
+        base.end_reason == END_ROUND_CAP
+    ).astype(np.int64)
+    _add(out, f"{c}|all", len(base))
+    _add(out, f"{c}|capped.sum", capped.sum())
+    _add(out, f"{c}|capped.sumsq", (capped * capped).sum())
+    both = ~base.truncated & ~other.truncated
+    if not both.any():
+        return out
+    b, o = base.take(both), other.take(both)
+    _add(out, f"{c}|n", both.sum())
+    vb, vo = per_game(b), per_game(o)
+    for name in PAIRED_MEASURES:
+        d = vo[name] - vb[name]
+        _add(out, f"{c}|{name}.sum", d.sum())
+        _add(out, f"{c}|{name}.sumsq", (d * d).sum())
+    players = base.players
+    joint = np.bincount(winner_sets(b) * (1 << players) + winner_sets(o))
+    for j in np.flatnonzero(joint):
+        a, m = divmod(int(j), 1 << players)
+        _add(out, f"{c}|win.{a}.{m}", joint[j])
+    return out
+
+
+# --- derived on read ----------------------------------------------------------------------------
+
+
+def _get(counters: Counters, key: str) -> int:
+    return int(counters.get(key, 0))
+
+
+def _mean_ci(n: int, s: float, q: float) -> dict[str, Any]:
+    """Mean, normal 95 % interval (sample variance) and std of n values of sum s, sum sq. q."""
+    out: dict[str, Any] = {"n": n, "mean": None, "ci95": None, "std": None}
+    if n <= 0:
+        return out
+    mean = s / n
+    out["mean"] = mean
+    if n >= 2:
+        std = math.sqrt(max(q - n * mean * mean, 0.0) / (n - 1))
+        half = Z95 * std / math.sqrt(n)
+        out["std"] = std
+        out["ci95"] = [mean - half, mean + half]
+    return out
+
+
+def _seat_wins(sets: dict[int, int], players: int) -> list[int]:
+    return [sum(c for m, c in sets.items() if m >> p & 1) for p in range(players)]
+
+
+def _gap_seats(wins: list[int]) -> tuple[int, int]:
+    """The seats of the largest and the smallest win count (first of ties)."""
+    return wins.index(max(wins)), wins.index(min(wins))
+
+
+def _balance(sets: dict[int, int], n: int, players: int) -> dict[str, Any]:
+    """Seat balance ``1 - (max_p r_p - min_p r_p)`` and its interval (docs/statistics.md)."""
+    wins = _seat_wins(sets, players)
+    hi, lo = _gap_seats(wins)
+    # Per game y = w_hi - w_lo; its moments from the winner sets.
+    s = q = 0
+    for m, count in sets.items():
+        y = (m >> hi & 1) - (m >> lo & 1)
+        s += count * y
+        q += count * y * y
+    gap = _mean_ci(n, s, q)
+    doc: dict[str, Any] = {
+        "balance": None if gap["mean"] is None else 1.0 - gap["mean"],
+        "balance_ci95": None,
+        "gap_seats": [hi, lo],
+    }
+    if gap["ci95"] is not None:
+        doc["balance_ci95"] = [max(0.0, 1.0 - gap["ci95"][1]), min(1.0, 1.0 - gap["ci95"][0])]
+    return doc
+
+
+def _winsets(counters: Counters, prefix: str) -> dict[int, int]:
+    head = f"{prefix}|winset."
+    return {int(k[len(head) :]): int(v) for k, v in counters.items() if k.startswith(head)}
+
+
+def _moment(counters: Counters, c: str, name: str, n: int) -> dict[str, Any]:
+    out = _mean_ci(n, _get(counters, f"{c}|{name}.sum"), _get(counters, f"{c}|{name}.sumsq"))
+    out["min"] = counters.get(f"min|{c}|{name}") if n else None
+    out["max"] = counters.get(f"max|{c}|{name}") if n else None
+    return out
+
+
+def derive_balance(counters: Counters, k: int, config) -> dict[str, Any]:
+    """The ``balance`` section of configuration k (docs/statistics.md, Balance)."""
+    c, b = f"c{k}", f"c{k}|bal"
+    players = config.players
+    n = _get(counters, f"{c}|games")
+    capped = _get(counters, f"{c}|truncated.round_cap")
+    played = n + sum(v for key, v in counters.items() if key.startswith(f"{c}|truncated."))
+    sets = _winsets(counters, b)
+    wins = _seat_wins(sets, players)
+    first_wins, first_n = _get(counters, f"{c}|pos=0|wins"), _get(counters, f"{c}|pos=0|n")
+    shared = _get(counters, f"{c}|shared_games")
+    doc: dict[str, Any] = {"games": n, "games_played": played}
+    doc.update(_balance(sets, n, players))
+    doc["seat_win_rates"] = [w / n if n else None for w in wins]
+    doc["seat_win_rates_ci95"] = [wilson(w, n) for w in wins]
+    doc["first_player_win_rate"] = first_wins / first_n if first_n else None
+    doc["first_player_win_rate_ci95"] = wilson(first_wins, first_n)
+    doc["shared_win_rate"] = shared / n if n else None
+    doc["shared_win_rate_ci95"] = wilson(shared, n)
+    doc["round_cap_rate"] = capped / played if played else None
+    doc["round_cap_rate_ci95"] = wilson(capped, played)
+    for name in ("rounds", "turns", "margin"):
+        doc[name] = _moment(counters, c, name, n)
+    for name, top in HIST_TOP.items():
+        doc[name] = _moment(counters, b, name, n)
+        doc[name]["histogram"] = [_get(counters, f"{b}|{name}.hist.{v}") for v in range(top + 1)]
+    rows = []
+    for r in range(1, COMEBACK_ROUNDS + 1):
+        reached, won = _get(counters, f"{b}|reached.{r}"), _get(counters, f"{b}|comeback.{r}")
+        rows.append(
+            {
+                "after_round": r,
+                "games": reached,
+                "comebacks": won,
+                "rate": won / reached if reached else None,
+                "rate_ci95": wilson(won, reached),
+            }
+        )
+    doc["comebacks"] = rows
+    final = _get(counters, f"{b}|comeback.final")
+    doc["decided_by_bonuses"] = final
+    doc["decided_by_bonuses_rate"] = final / n if n else None
+    doc["decided_by_bonuses_rate_ci95"] = wilson(final, n)
+    return doc
+
+
+def _joint(counters: Counters, prefix: str) -> dict[tuple[int, int], int]:
+    head = f"{prefix}|win."
+    out = {}
+    for key, v in counters.items():
+        if key.startswith(head):
+            a, m = key[len(head) :].split(".")
+            out[int(a), int(m)] = int(v)
+    return out
+
+
+def derive_balance_paired(counters: Counters, k: int, baseline: int, players: int) -> dict:
+    """The ``balance_paired`` section: configuration k minus its baseline, game for game."""
+    c = f"c{k}|pbal"
+    n = _get(counters, f"{c}|n")
+    every = _get(counters, f"{c}|all")
+    doc: dict[str, Any] = {"baseline": baseline, "games": n, "game_pairs": every}
+    for name in PAIRED_MEASURES:
+        doc[name] = _mean_ci(
+            n, _get(counters, f"{c}|{name}.sum"), _get(counters, f"{c}|{name}.sumsq")
+        )
+    doc["round_cap_rate"] = _mean_ci(
+        every, _get(counters, f"{c}|capped.sum"), _get(counters, f"{c}|capped.sumsq")
+    )
+    joint = _joint(counters, c)
+    base_sets: dict[int, int] = {}
+    other_sets: dict[int, int] = {}
+    for (a, m), v in joint.items():
+        base_sets[a] = base_sets.get(a, 0) + v
+        other_sets[m] = other_sets.get(m, 0) + v
+    bh, bl = _gap_seats(_seat_wins(base_sets, players))
+    oh, ol = _gap_seats(_seat_wins(other_sets, players))
+    # balance_k - balance_base = gap_base - gap_k: per game y, its moments from the joint sets.
+    s = q = 0
+    seat_s = [0] * players
+    seat_q = [0] * players
+    for (a, m), v in joint.items():
+        y = ((a >> bh & 1) - (a >> bl & 1)) - ((m >> oh & 1) - (m >> ol & 1))
+        s += v * y
+        q += v * y * y
+        for p in range(players):
+            d = (m >> p & 1) - (a >> p & 1)
+            seat_s[p] += v * d
+            seat_q[p] += v * d * d
+    doc["balance"] = _mean_ci(n, s, q)
+    doc["seat_win_rates"] = [_mean_ci(n, seat_s[p], seat_q[p]) for p in range(players)]
+    return doc
