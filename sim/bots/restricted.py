@@ -16,7 +16,9 @@ position in which the forbidden options are absent, so it plays its best among w
 - ``bonus``: never complete a column or a colour (the 7- and 10-point end bonuses): a pattern line
   whose tile would be the fifth of its column (coloured wall) or of its colour accepts nothing,
   and on the gray wall a column that the tile would complete is not chosen while another legal
-  one is left. Complete rows (which end the game) stay allowed.
+  one is left (this round's full lines count as tiled). Complete rows (which end the game) stay
+  allowed. On the coloured wall no column or colour is ever completed; on the gray wall no colour
+  is, and a column only when every legal column of a tile completes one.
 
 Each restriction bends only when it must: when every option is forbidden (only the centre is
 left, only the floor, ...) the bot plays as it would unrestricted.
@@ -35,6 +37,8 @@ from .registry import Param, make_bot, parse_bot_spec
 ELEMENTS = ("marker", "floor", "five", "bonus")
 _ALL_LINES = 0x108421  # bit 5 c of every colour c: line 0 of each colour in `accept`
 _CENTRE = np.int64(sum(1 << (11 * c) for c in range(5)))  # source 0's bit of every colour
+# _WALL_COLUMN[5 colour + row]: the coloured wall's column of the colour on that row.
+_WALL_COLUMN = np.array([wall_column(r, c) for c in range(5) for r in range(5)], np.int64)
 
 
 def inner_spec(text: str) -> str:
@@ -124,9 +128,17 @@ class RestrictedBot(Bot):
 
 
 def _completing_lines(st, seat: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """(n,) accept bits (5 colour + line) whose tile would complete a column or a colour."""
+    """(n,) accept bits (5 colour + line) whose tile would complete a column or a colour, the
+    full pattern lines counted as tiled (they are, at this round's end)."""
     wall = st.wall[seat, at].astype(np.int64)
     rows = st.row_colours[seat, at].astype(np.int64)
+    for r in range(5):  # the tiles of this round's full lines
+        hue = st.line_colour[seat, r, at].astype(np.int64)
+        full = st.line_count[seat, r, at] == r + 1
+        rows |= np.where(full, 1 << (5 * r + np.maximum(hue, 0)), 0)
+        if not st.gray:
+            col = _WALL_COLUMN.take(5 * np.maximum(hue, 0) + r)
+            wall |= np.where(full, 1 << (5 * r + col), 0)
     out = np.zeros(at.shape[0], np.int64)
     for c in range(5):
         colour_full = np.bitwise_count(rows >> c & 0x108421) == 4  # on 4 rows: the 5th completes
