@@ -82,6 +82,7 @@ def count_chunk(spec: JobSpec, records: list[GameRecords], start: int, stop: int
         counters = merge(counters, count(records[k], k, config))
     for k, base in spec.pairings():
         counters = merge(counters, count_paired(records[base], records[k], k))
+    for k, base in spec.pairs:  # rule sets paired: the balance measures' differences too
         counters = merge(counters, count_balance_paired(records[base], records[k], k))
     segments = rule_counters(spec, records, start, stop) if spec.stop else []
     return {

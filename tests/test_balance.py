@@ -256,3 +256,58 @@ def test_balance_job_statistics_are_the_same_for_any_workers_and_chunks():
     parts = [count_chunk(spec, [r.take(slice(a, a + 10)) for r in records], a, a + 10)["counters"]
              for a in range(0, 30, 10)]  # fmt: skip
     assert merge_all(parts) == one.counters
+
+
+def test_pairs_and_a_configurations_own_round_cap_in_the_spec_and_the_api():
+    from service.convert import spec_from_proto, spec_to_proto
+
+    data = {
+        "configurations": [
+            {"bots": ["greedy", "random"]},
+            {"bots": ["greedy", "random"], "wall": "gray", "max_rounds": 9},
+        ],
+        "games": 10,
+        "pairs": [[1, 0]],
+    }
+    spec = JobSpec.from_dict(data)
+    assert spec.pairs == ((1, 0),) and spec.pairings() == [(1, 0)] and spec.joint_chunks
+    assert [spec.max_rounds_of(c) for c in spec.configurations] == [100, 9]
+    assert JobSpec.from_json(spec.to_json()) == spec
+    assert spec_from_proto(spec_to_proto(spec)) == spec
+    plain = JobSpec.from_dict({"configurations": [{"bots": ["greedy", "random"]}]})
+    assert set(plain.to_dict()) == {"configurations", "games", "seed", "max_rounds"}
+    assert set(plain.to_dict()["configurations"][0]) == {"players", "bots", "seating", "wall"}
+    bad = [
+        ({"pairs": [[1, 1]]}, "pairs[0] must be two different configuration indices"),
+        ({"pairs": [[1, 5]]}, "pairs[0] must be two different configuration indices"),
+        ({"pairs": [[1, 0], [1, 0]]}, "pairs[1]: configuration 1 is already paired"),
+        ({"pairs": "1,0"}, "pairs must be a list"),
+    ]
+    for extra, message in bad:
+        with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+            JobSpec.from_dict({**data, **extra})
+    other = {"bots": ["random", "greedy"]}
+    with pytest.raises(ValueError, match=r"configurations\[1\]\.bots must be the baseline's"):
+        JobSpec.from_dict({**data, "configurations": [data["configurations"][0], other]})
+    capped = {"bots": ["greedy", "random"], "max_rounds": 0}
+    with pytest.raises(ValueError, match=r"configurations\[0\]\.max_rounds must be an integer"):
+        JobSpec.from_dict({"configurations": [capped]})
+
+
+def test_a_configurations_round_cap_is_the_one_it_plays():
+    spec = JobSpec.from_dict(
+        {
+            "configurations": [
+                {"bots": ["random", "random"]},
+                {"bots": ["random", "random"], "max_rounds": 3},
+            ],
+            "games": 20,
+            "max_rounds": 6,
+        }
+    )
+    doc = run_local(spec, workers=1).statistics()
+    first, second = doc["configurations"]
+    assert first["max_rounds"] == 6 and second["max_rounds"] == 3
+    assert second["truncated_by_reason"]["round_cap"] == 20
+    assert first["truncated_by_reason"]["round_cap"] + first["games_finished"] == 20
+    assert first["truncated_by_reason"]["round_cap"] < 20

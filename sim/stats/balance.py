@@ -16,7 +16,7 @@ round is the unit of time). Keys, per configuration ``c{k}|bal|``:
   ``reached.<k>``: games of at least k rounds; ``comeback.final``: games won by a seat that
   trailed after the last round (decided by the end bonuses, ``decisive == R + 1``).
 
-Paired rule sets (`sim.spec.JobSpec.pairings`, ``c{k}|pbal|``), over the games g finished in both
+Paired rule sets (`sim.spec.JobSpec.pairs`, ``c{k}|pbal|``), over the games g finished in both
 configuration k and its baseline: ``n``; ``<m>.sum``/``.sumsq`` of the per-game difference
 ``x_k(g) - x_base(g)`` of each of `PAIRED_MEASURES`; ``win.<a>.<b>``: games whose baseline
 winners are the set ``a`` and configuration k's the set ``b``. Over all game pairs: ``all`` and
@@ -41,43 +41,67 @@ HIST_TOP = {"lead_changes": 20, "decisive": 30}  # last, open bin of each histog
 PAIRED_MEASURES = ("rounds", "turns", "margin", "lead_changes", "decisive", "shared", "final")
 
 
-def winner_sets(rec: GameRecords) -> np.ndarray:
-    """(N,) int64 bitmask of each game's winners (bit p: seat p)."""
-    return (rec.winners.astype(np.int64) << np.arange(rec.players)).sum(axis=1)
+class Seats:
+    """The per-seat columns of the games ``rec[mask]`` that the measures read, one (n,) array
+    per seat: numpy's reductions along a short last axis are slow, loops over seats are not."""
 
+    def __init__(self, rec: GameRecords, mask: np.ndarray):
+        self.n = int(mask.sum())
+        self.players = rec.players
+        self.won = [rec.winners[mask, p] for p in range(rec.players)]
+        self.last = [rec.last_trailing_round[mask, p].astype(np.int64) for p in range(rec.players)]
+        self.trailing = [rec.trailing_rounds[mask, p] for p in range(rec.players)]
+        self.scores = [rec.scores[mask, p].astype(np.int64) for p in range(rec.players)]
+        self.rounds = rec.rounds[mask].astype(np.int64)
+        self.turns = rec.turns[mask].astype(np.int64)
+        self.lead_changes = rec.lead_changes[mask].astype(np.int64)
 
-def decisive_round(rec: GameRecords) -> np.ndarray:
-    """(N,) int64: 1 + the last round after which a winner trailed (``R + 1``: the bonuses)."""
-    last = np.where(rec.winners, rec.last_trailing_round.astype(np.int64), 0)
-    return last.max(axis=1) + 1
+    def winner_sets(self) -> np.ndarray:
+        """(n,) int64 bitmask of each game's winners (bit p: seat p)."""
+        out = np.zeros(self.n, np.int64)
+        for p, won in enumerate(self.won):
+            out |= won.astype(np.int64) << p
+        return out
 
+    def decisive(self) -> np.ndarray:
+        """(n,) 1 + the last round after which a winner trailed (``R + 1``: the bonuses)."""
+        out = np.zeros(self.n, np.int64)
+        for won, last in zip(self.won, self.last, strict=True):
+            np.maximum(out, np.where(won, last, 0), out=out)
+        return out + 1
 
-def comebacks(rec: GameRecords, k: int) -> np.ndarray:
-    """(N,) bool: a winner trailed after round k (k <= 63)."""
-    bit = (rec.trailing_rounds >> np.int64(k - 1)) & 1
-    return ((bit == 1) & rec.winners).any(axis=1)
+    def comebacks(self, k: int) -> np.ndarray:
+        """(n,) bool: a winner trailed after round k (k <= 63)."""
+        out = np.zeros(self.n, bool)
+        for won, trailing in zip(self.won, self.trailing, strict=True):
+            out |= won & ((trailing >> np.int64(k - 1)) & 1 == 1)
+        return out
 
+    def margins(self) -> np.ndarray:
+        """(n,) winners' score minus the best non-winner's (0 when all share the win)."""
+        low = np.iinfo(np.int64).min
+        top = np.full(self.n, low)
+        others = np.full(self.n, low)
+        for won, score in zip(self.won, self.scores, strict=True):
+            np.maximum(top, score, out=top)
+            np.maximum(others, np.where(won, low, score), out=others)
+        return np.where(others == low, 0, top - others)
 
-def margins(rec: GameRecords) -> np.ndarray:
-    """(N,) winners' score minus the best non-winner's (0 when all share the win)."""
-    scores = rec.scores.astype(np.int64)
-    top = scores.max(axis=1)
-    others = np.where(rec.winners, np.iinfo(np.int64).min, scores).max(axis=1)
-    return top - np.where(rec.winners.all(axis=1), top, others)
+    def shared(self) -> np.ndarray:
+        return sum(w.astype(np.int64) for w in self.won) > 1
 
-
-def per_game(rec: GameRecords) -> dict[str, np.ndarray]:
-    """(N,) int64 of each `PAIRED_MEASURES` of finished games `rec`."""
-    decisive = decisive_round(rec)
-    return {
-        "rounds": rec.rounds.astype(np.int64),
-        "turns": rec.turns.astype(np.int64),
-        "margin": margins(rec),
-        "lead_changes": rec.lead_changes.astype(np.int64),
-        "decisive": decisive,
-        "shared": (rec.winners.sum(axis=1) > 1).astype(np.int64),
-        "final": (decisive == rec.rounds.astype(np.int64) + 1).astype(np.int64),
-    }
+    def per_game(self) -> dict[str, np.ndarray]:
+        """(n,) int64 of each of `PAIRED_MEASURES`."""
+        decisive = self.decisive()
+        return {
+            "rounds": self.rounds,
+            "turns": self.turns,
+            "margin": self.margins(),
+            "lead_changes": self.lead_changes,
+            "decisive": decisive,
+            "shared": self.shared().astype(np.int64),
+            "final": (decisive == self.rounds + 1).astype(np.int64),
+        }
 
 
 def _add(out: Counters, key: str, value) -> None:
@@ -88,15 +112,15 @@ def _add(out: Counters, key: str, value) -> None:
 
 def count_balance(records: GameRecords, config_index: int) -> Counters:
     """The ``c{k}|bal|`` counters of a batch of games of one configuration."""
-    fin = records.take(~records.truncated)
+    fin = Seats(records, ~records.truncated)
     out: Counters = {}
-    if len(fin) == 0:
+    if fin.n == 0:
         return out
     c = f"c{config_index}|bal"
-    sets = np.bincount(winner_sets(fin))
+    sets = np.bincount(fin.winner_sets())
     for m in np.flatnonzero(sets):
         _add(out, f"{c}|winset.{int(m)}", sets[m])
-    values = per_game(fin)
+    values = fin.per_game()
     for name in HIST_TOP:
         v = values[name]
         _add(out, f"{c}|{name}.sum", v.sum())
@@ -106,9 +130,9 @@ def count_balance(records: GameRecords, config_index: int) -> Counters:
         hist = np.bincount(np.minimum(v, HIST_TOP[name]))
         for b in np.flatnonzero(hist):
             _add(out, f"{c}|{name}.hist.{int(b)}", hist[b])
-    rounds = fin.rounds.astype(np.int64)
+    rounds = fin.rounds
     for k in range(1, COMEBACK_ROUNDS + 1):
-        _add(out, f"{c}|comeback.{k}", comebacks(fin, k).sum())
+        _add(out, f"{c}|comeback.{k}", fin.comebacks(k).sum())
         _add(out, f"{c}|reached.{k}", (rounds >= k).sum())
     _add(out, f"{c}|comeback.final", values["final"].sum())
     return out
@@ -132,15 +156,15 @@ def count_balance_paired(base: GameRecords, other: GameRecords, config_index: in
     both = ~base.truncated & ~other.truncated
     if not both.any():
         return out
-    b, o = base.take(both), other.take(both)
-    _add(out, f"{c}|n", both.sum())
-    vb, vo = per_game(b), per_game(o)
+    b, o = Seats(base, both), Seats(other, both)
+    _add(out, f"{c}|n", b.n)
+    vb, vo = b.per_game(), o.per_game()
     for name in PAIRED_MEASURES:
         d = vo[name] - vb[name]
         _add(out, f"{c}|{name}.sum", d.sum())
         _add(out, f"{c}|{name}.sumsq", (d * d).sum())
     players = base.players
-    joint = np.bincount(winner_sets(b) * (1 << players) + winner_sets(o))
+    joint = np.bincount(b.winner_sets() * (1 << players) + o.winner_sets())
     for j in np.flatnonzero(joint):
         a, m = divmod(int(j), 1 << players)
         _add(out, f"{c}|win.{a}.{m}", joint[j])

@@ -163,9 +163,10 @@ def derive(counters: Counters, spec) -> dict[str, Any]:
     for k, cfg in enumerate(spec.configurations):
         configs[k]["balance"] = derive_balance(counters, k, cfg)
     for k, base in spec.pairings():
-        cfg = spec.configurations[k]
-        configs[k]["paired"] = derive_paired(counters, k, cfg, base)
-        configs[k]["balance_paired"] = derive_balance_paired(counters, k, base, cfg.players)
+        configs[k]["paired"] = derive_paired(counters, k, spec.configurations[k], base)
+    for k, base in spec.pairs:
+        players = spec.configurations[k].players
+        configs[k]["balance_paired"] = derive_balance_paired(counters, k, base, players)
     finished = sum(c["games_finished"] for c in configs)
     truncated = sum(c["games_truncated"] for c in configs)
     doc: dict[str, Any] = {
