@@ -21,14 +21,7 @@ import json
 import sys
 from typing import Any
 
-from .common import (
-    CommandError,
-    UsageError,
-    add_client_options,
-    make_client,
-    rpc_errors,
-    whole_number,
-)
+from .common import UsageError, add_client_options, whole_number
 
 
 def add_balance(subparsers: argparse._SubParsersAction) -> None:
@@ -176,37 +169,8 @@ def _write(out: dict[str, Any], args: argparse.Namespace) -> None:
         sys.stdout.write(format_balance(out["balance_sheet"]))
 
 
-def _on_server(args: argparse.Namespace, spec) -> dict[str, Any]:
-    from ..api import azulsim_pb2 as pb
-
-    with rpc_errors(args), make_client(args) as client:
-        submitted, _ = client.submit(spec)
-        job = submitted
-        for job in client.watch(submitted.job_id):  # noqa: B007 - the last one is the result
-            pass
-        if job.state != pb.SUCCEEDED:
-            raise CommandError(
-                f"job {job.job_id} ended {pb.JobState.Name(job.state)}: {job.error or 'no error'}"
-            )
-        return client.statistics_document(job.job_id)
-
-
 def cmd_balance(args: argparse.Namespace) -> int:
-    spec = balance_job(args)
-    if args.server:
-        stats = _on_server(args, spec)
-    else:
-        from sim.local import run_local
+    from .study import run_to_end
 
-        from . import simulate
-
-        if args.workers < 1:
-            raise UsageError(f"--workers must be at least 1; got {args.workers}")
-        if args.chunk_size is not None and args.chunk_size < 1:
-            raise UsageError(f"--chunk-size must be at least 1; got {args.chunk_size}")
-        result = run_local(
-            spec, workers=args.workers, chunk_size=args.chunk_size, play=simulate.PLAY
-        )
-        stats = result.statistics()
-    _write(balance_output(stats), args)
+    _write(balance_output(run_to_end(balance_job(args), args)), args)
     return 0

@@ -25,14 +25,13 @@ winners are the set ``a`` and configuration k's the set ``b``. Over all game pai
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from ..constants import END_ROUND_CAP
 from ..records import GameRecords
-from .intervals import Z95, wilson
+from .intervals import moments, wilson
 
 Counters = dict[str, int]
 
@@ -178,21 +177,6 @@ def _get(counters: Counters, key: str) -> int:
     return int(counters.get(key, 0))
 
 
-def _mean_ci(n: int, s: float, q: float) -> dict[str, Any]:
-    """Mean, normal 95 % interval (sample variance) and std of n values of sum s, sum sq. q."""
-    out: dict[str, Any] = {"n": n, "mean": None, "ci95": None, "std": None}
-    if n <= 0:
-        return out
-    mean = s / n
-    out["mean"] = mean
-    if n >= 2:
-        std = math.sqrt(max(q - n * mean * mean, 0.0) / (n - 1))
-        half = Z95 * std / math.sqrt(n)
-        out["std"] = std
-        out["ci95"] = [mean - half, mean + half]
-    return out
-
-
 def _seat_wins(sets: dict[int, int], players: int) -> list[int]:
     return [sum(c for m, c in sets.items() if m >> p & 1) for p in range(players)]
 
@@ -212,7 +196,7 @@ def _balance(sets: dict[int, int], n: int, players: int) -> dict[str, Any]:
         y = (m >> hi & 1) - (m >> lo & 1)
         s += count * y
         q += count * y * y
-    gap = _mean_ci(n, s, q)
+    gap = moments(n, s, q)
     doc: dict[str, Any] = {
         "balance": None if gap["mean"] is None else 1.0 - gap["mean"],
         "balance_ci95": None,
@@ -229,7 +213,7 @@ def _winsets(counters: Counters, prefix: str) -> dict[int, int]:
 
 
 def _moment(counters: Counters, c: str, name: str, n: int) -> dict[str, Any]:
-    out = _mean_ci(n, _get(counters, f"{c}|{name}.sum"), _get(counters, f"{c}|{name}.sumsq"))
+    out = moments(n, _get(counters, f"{c}|{name}.sum"), _get(counters, f"{c}|{name}.sumsq"))
     out["min"] = counters.get(f"min|{c}|{name}") if n else None
     out["max"] = counters.get(f"max|{c}|{name}") if n else None
     return out
@@ -298,10 +282,10 @@ def derive_balance_paired(counters: Counters, k: int, baseline: int, players: in
     every = _get(counters, f"{c}|all")
     doc: dict[str, Any] = {"baseline": baseline, "games": n, "game_pairs": every}
     for name in PAIRED_MEASURES:
-        doc[name] = _mean_ci(
+        doc[name] = moments(
             n, _get(counters, f"{c}|{name}.sum"), _get(counters, f"{c}|{name}.sumsq")
         )
-    doc["round_cap_rate"] = _mean_ci(
+    doc["round_cap_rate"] = moments(
         every, _get(counters, f"{c}|capped.sum"), _get(counters, f"{c}|capped.sumsq")
     )
     joint = _joint(counters, c)
@@ -324,6 +308,6 @@ def derive_balance_paired(counters: Counters, k: int, baseline: int, players: in
             d = (m >> p & 1) - (a >> p & 1)
             seat_s[p] += v * d
             seat_q[p] += v * d * d
-    doc["balance"] = _mean_ci(n, s, q)
-    doc["seat_win_rates"] = [_mean_ci(n, seat_s[p], seat_q[p]) for p in range(players)]
+    doc["balance"] = moments(n, s, q)
+    doc["seat_win_rates"] = [moments(n, seat_s[p], seat_q[p]) for p in range(players)]
     return doc
