@@ -28,7 +28,11 @@ DEFAULT_BOT = "heuristic"  # the strongest bot that plays millions of games (doc
 
 # (key in the document, key in the balance section, what it is) of the balance sheet's measures.
 MEASURES = (
-    ("balance", "balance", "seat balance: 1 - the largest gap between two seats' win rates"),
+    (
+        "balance",
+        "balance",
+        "1 - the largest gap between the win rates of two turn-order positions (round 1)",
+    ),
     ("first_player", "first_player_win_rate", "win rate of the seat that starts round 1"),
     ("shared", "shared_win_rate", "games won by more than one player"),
     ("round_cap", "round_cap_rate", "games ended by the round cap"),
@@ -147,14 +151,14 @@ def balance_document(stats: dict[str, Any]) -> dict[str, Any]:
             "lead_change_histogram": section["lead_changes"]["histogram"],
             "decisive_histogram": section["decisive"]["histogram"],
             "comebacks": section["comebacks"],
-            "seat_win_rates": section["seat_win_rates"],
+            "position_win_rates": section["position_win_rates"],
         }
         diff = cfg.get("balance_paired") if k in paired else None
         for name, key, _what in MEASURES:
             value, ci = _interval(section, key)
             entry: dict[str, Any] = {"value": value, "ci95": ci}
-            if diff is not None and name in _PAIRED:
-                d = diff[_PAIRED[name]]
+            if diff is not None and (name in _PAIRED or name == "first_player"):
+                d = diff["position_win_rates"][0] if name == "first_player" else diff[_PAIRED[name]]
                 entry["diff"], entry["diff_ci95"] = d["mean"], d["ci95"]
             row["measures"][name] = entry
         if diff is not None:

@@ -117,6 +117,13 @@ def measures_by_hand(history, record) -> dict:
     }
 
 
+def positions(winners: list[int], record: dict) -> int:
+    """Bitmask of the winners' turn-order positions in round 1 (bit q: the q-th seat after the
+    start player)."""
+    players = len(record["scores"])
+    return sum(1 << ((w - record["first_player"]) % players) for w in winners)
+
+
 CASES = [
     (2, "coloured", ("heuristic", "greedy"), 100),
     (3, "gray", ("heuristic", "greedy", "random"), 100),
@@ -156,7 +163,7 @@ def test_balance_counters_match_the_games_counted_by_hand(played):
     values = defaultdict(list)
     for history, record in finished:
         m = measures_by_hand(history, record)
-        want[f"c0|bal|winset.{sum(1 << w for w in m['winners'])}"] += 1
+        want[f"c0|bal|winset.{positions(m['winners'], record)}"] += 1
         for name in HIST_TOP:
             v = m[name]
             values[name].append(v)
@@ -176,15 +183,20 @@ def test_balance_counters_match_the_games_counted_by_hand(played):
     assert finished, "some games must finish"
 
 
-def test_derived_balance_is_the_seat_win_rates_gap(played):
+def test_derived_balance_is_the_turn_order_win_rates_gap(played):
     config, rec, rows = played
     spec = JobSpec(configurations=[config], games=len(rec), seed=SEED)
     doc = derive(count(rec, 0, config), spec)["configurations"][0]["balance"]
     finished = [r for _h, r in rows if r["terminated"]]
     n = len(finished)
-    rates = [sum(p in r["winners"] for r in finished) / n for p in range(config.players)]
+    players = config.players
+    rates = [
+        sum((r["first_player"] + q) % players in r["winners"] for r in finished) / n
+        for q in range(players)
+    ]
     assert doc["games"] == n
-    assert doc["seat_win_rates"] == pytest.approx(rates)
+    assert doc["position_win_rates"] == pytest.approx(rates)
+    assert doc["first_player_win_rate"] == pytest.approx(rates[0])
     assert doc["balance"] == pytest.approx(1 - (max(rates) - min(rates)))
     lo, hi = doc["balance_ci95"]
     assert lo <= doc["balance"] <= hi
@@ -198,10 +210,6 @@ def test_derived_balance_is_the_seat_win_rates_gap(played):
     )
     assert doc["decisive"]["mean"] == pytest.approx(sum(m["decisive"] for m in measures) / n)
     assert doc["decided_by_bonuses"] == sum(m["final"] for m in measures)
-    first = [r for r in finished]
-    assert doc["first_player_win_rate"] == pytest.approx(
-        sum(r["first_player"] in r["winners"] for r in first) / n
-    )
 
 
 def test_paired_rule_sets_match_the_differences_by_hand():
@@ -227,8 +235,8 @@ def test_paired_rule_sets_match_the_differences_by_hand():
             d = int(mo[name]) - int(mb[name])
             want[f"c1|pbal|{name}.sum"] += d
             want[f"c1|pbal|{name}.sumsq"] += d * d
-        a = sum(1 << w for w in mb["winners"])
-        b = sum(1 << w for w in mo["winners"])
+        assert rb["first_player"] == ro["first_player"]  # paired games start alike
+        a, b = positions(mb["winners"], rb), positions(mo["winners"], ro)
         want[f"c1|pbal|win.{a}.{b}"] += 1
     assert got == {k: v for k, v in want.items() if v}
     assert want["c1|pbal|n"] > 20 and want["c1|pbal|capped.sum"] > 0

@@ -35,6 +35,9 @@ def test_the_document_is_the_same_for_any_workers_and_chunk_size(capsys):
         assert (printed["rule_set"], gray["rule_set"]) == ("printed", "wall=gray,max_rounds=7")
         assert gray["paired_with"] == printed["configuration"]
         assert "diff" in gray["measures"]["lead_changes"]
+        assert set(gray["measures"]) == {
+            m for m in gray["measures"] if "diff" in gray["measures"][m]
+        }
         assert "diff" not in printed["measures"]["lead_changes"]
         assert {r["element"] for r in table["restricted"]} == {"marker", "five"}
         k = gray["configuration"]

@@ -4,9 +4,11 @@ Counted over finished games (``end_reason == row_completed``) from the leader re
 `sim.leaders` (the score leaders after each wall tiling; Azul scores only at round ends, so a
 round is the unit of time). Keys, per configuration ``c{k}|bal|``:
 
-- ``winset.<m>``: games whose §8.3 winners are the seat set with bitmask ``m`` (bit p: seat p);
-  every seat's win rate and the joint law of the seats' wins follow, so seat balance and its
-  interval are derived on read;
+- ``winset.<m>``: games whose §8.3 winners are the turn-order positions of bitmask ``m`` (bit q:
+  position q in round 1, seat ``(first_player + q) % P``; 0 is the start player). Every
+  position's win rate and the joint law of their wins follow, so the balance between positions
+  and its interval are derived on read. Positions, not seats: the start seat is drawn at random,
+  so seats are alike by construction, and who plays first is what a game's balance is about;
 - moments (``.sum``, ``.sumsq``, ``min|``/``max|``, ``.hist.<v>`` bins of 1) of
   ``lead_changes`` (rounds r >= 2 whose leader set differs from round r - 1's) and ``decisive``:
   the round from which the eventual winners led for good, ``1 + max`` over the winners of their
@@ -19,7 +21,8 @@ round is the unit of time). Keys, per configuration ``c{k}|bal|``:
 Paired rule sets (`sim.spec.JobSpec.pairs`, ``c{k}|pbal|``), over the games g finished in both
 configuration k and its baseline: ``n``; ``<m>.sum``/``.sumsq`` of the per-game difference
 ``x_k(g) - x_base(g)`` of each of `PAIRED_MEASURES`; ``win.<a>.<b>``: games whose baseline
-winners are the set ``a`` and configuration k's the set ``b``. Over all game pairs: ``all`` and
+winners are the positions ``a`` and configuration k's the positions ``b`` (paired games share
+their start seat). Over all game pairs: ``all`` and
 ``capped.sum``/``.sumsq`` of the difference of the round-cap indicator.
 """
 
@@ -48,6 +51,11 @@ class Seats:
         self.n = int(mask.sum())
         self.players = rec.players
         self.won = [rec.winners[mask, p] for p in range(rec.players)]
+        # By turn-order position q in round 1: seat (first_player + q) % P.
+        flat = rec.winners[mask].reshape(-1)
+        base = np.arange(self.n) * rec.players
+        first = rec.first_player[mask].astype(np.int64)
+        self.won_at = [flat.take(base + (first + q) % rec.players) for q in range(rec.players)]
         self.last = [rec.last_trailing_round[mask, p].astype(np.int64) for p in range(rec.players)]
         self.trailing = [rec.trailing_rounds[mask, p] for p in range(rec.players)]
         self.scores = [rec.scores[mask, p].astype(np.int64) for p in range(rec.players)]
@@ -56,10 +64,10 @@ class Seats:
         self.lead_changes = rec.lead_changes[mask].astype(np.int64)
 
     def winner_sets(self) -> np.ndarray:
-        """(n,) int64 bitmask of each game's winners (bit p: seat p)."""
+        """(n,) int64 bitmask of each game's winners (bit q: turn-order position q)."""
         out = np.zeros(self.n, np.int64)
-        for p, won in enumerate(self.won):
-            out |= won.astype(np.int64) << p
+        for q, won in enumerate(self.won_at):
+            out |= won.astype(np.int64) << q
         return out
 
     def decisive(self) -> np.ndarray:
@@ -177,19 +185,19 @@ def _get(counters: Counters, key: str) -> int:
     return int(counters.get(key, 0))
 
 
-def _seat_wins(sets: dict[int, int], players: int) -> list[int]:
+def _position_wins(sets: dict[int, int], players: int) -> list[int]:
     return [sum(c for m, c in sets.items() if m >> p & 1) for p in range(players)]
 
 
-def _gap_seats(wins: list[int]) -> tuple[int, int]:
-    """The seats of the largest and the smallest win count (first of ties)."""
+def _gap_positions(wins: list[int]) -> tuple[int, int]:
+    """The positions of the largest and the smallest win count (first of ties)."""
     return wins.index(max(wins)), wins.index(min(wins))
 
 
 def _balance(sets: dict[int, int], n: int, players: int) -> dict[str, Any]:
-    """Seat balance ``1 - (max_p r_p - min_p r_p)`` and its interval (docs/statistics.md)."""
-    wins = _seat_wins(sets, players)
-    hi, lo = _gap_seats(wins)
+    """Balance ``1 - (max_q r_q - min_q r_q)`` over turn-order positions, and its interval."""
+    wins = _position_wins(sets, players)
+    hi, lo = _gap_positions(wins)
     # Per game y = w_hi - w_lo; its moments from the winner sets.
     s = q = 0
     for m, count in sets.items():
@@ -200,7 +208,7 @@ def _balance(sets: dict[int, int], n: int, players: int) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "balance": None if gap["mean"] is None else 1.0 - gap["mean"],
         "balance_ci95": None,
-        "gap_seats": [hi, lo],
+        "gap_positions": [hi, lo],
     }
     if gap["ci95"] is not None:
         doc["balance_ci95"] = [max(0.0, 1.0 - gap["ci95"][1]), min(1.0, 1.0 - gap["ci95"][0])]
@@ -227,15 +235,14 @@ def derive_balance(counters: Counters, k: int, config) -> dict[str, Any]:
     capped = _get(counters, f"{c}|truncated.round_cap")
     played = n + sum(v for key, v in counters.items() if key.startswith(f"{c}|truncated."))
     sets = _winsets(counters, b)
-    wins = _seat_wins(sets, players)
-    first_wins, first_n = _get(counters, f"{c}|pos=0|wins"), _get(counters, f"{c}|pos=0|n")
+    wins = _position_wins(sets, players)
     shared = _get(counters, f"{c}|shared_games")
     doc: dict[str, Any] = {"games": n, "games_played": played}
     doc.update(_balance(sets, n, players))
-    doc["seat_win_rates"] = [w / n if n else None for w in wins]
-    doc["seat_win_rates_ci95"] = [wilson(w, n) for w in wins]
-    doc["first_player_win_rate"] = first_wins / first_n if first_n else None
-    doc["first_player_win_rate_ci95"] = wilson(first_wins, first_n)
+    doc["position_win_rates"] = [w / n if n else None for w in wins]
+    doc["position_win_rates_ci95"] = [wilson(w, n) for w in wins]
+    doc["first_player_win_rate"] = wins[0] / n if n else None  # position 0 starts round 1
+    doc["first_player_win_rate_ci95"] = wilson(wins[0], n)
     doc["shared_win_rate"] = shared / n if n else None
     doc["shared_win_rate_ci95"] = wilson(shared, n)
     doc["round_cap_rate"] = capped / played if played else None
@@ -294,8 +301,8 @@ def derive_balance_paired(counters: Counters, k: int, baseline: int, players: in
     for (a, m), v in joint.items():
         base_sets[a] = base_sets.get(a, 0) + v
         other_sets[m] = other_sets.get(m, 0) + v
-    bh, bl = _gap_seats(_seat_wins(base_sets, players))
-    oh, ol = _gap_seats(_seat_wins(other_sets, players))
+    bh, bl = _gap_positions(_position_wins(base_sets, players))
+    oh, ol = _gap_positions(_position_wins(other_sets, players))
     # balance_k - balance_base = gap_base - gap_k: per game y, its moments from the joint sets.
     s = q = 0
     seat_s = [0] * players
@@ -309,5 +316,5 @@ def derive_balance_paired(counters: Counters, k: int, baseline: int, players: in
             seat_s[p] += v * d
             seat_q[p] += v * d * d
     doc["balance"] = moments(n, s, q)
-    doc["seat_win_rates"] = [moments(n, seat_s[p], seat_q[p]) for p in range(players)]
+    doc["position_win_rates"] = [moments(n, seat_s[p], seat_q[p]) for p in range(players)]
     return doc
