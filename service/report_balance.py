@@ -63,7 +63,8 @@ def draw_balance(sub, doc: Mapping[str, Any]) -> None:
         for h in dec:
             running += h
             curve.append(running / total)
-        ax_decisive.plot(range(len(dec)), curve, marker=".", label=f"{p}p {r['rule_set']}")
+        # decisive >= 1: bin 0 is always empty
+        ax_decisive.plot(range(1, len(dec)), curve[1:], marker=".", label=f"{p}p {r['rule_set']}")
     ax_lead.set_xlabel("lead changes per game")
     ax_lead.set_ylabel("share of games")
     ax_lead.set_xlim(-0.5, 12.5)
