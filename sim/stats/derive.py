@@ -138,6 +138,7 @@ _TOP_KEYS = (
     "positions",
     "head_to_head",
     "turn_order",
+    "balance",
 )
 
 
