@@ -81,14 +81,15 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
             )
         if c.wall not in WALL:
             raise ValueError(f"{where}.wall must be COLOURED or GRAY; got {c.wall}")
-        configs.append(
-            {
-                "players": c.players,
-                "bots": list(c.bots),
-                "seating": SEATING[c.seating],
-                "wall": WALL[c.wall],
-            }
-        )
+        config = {
+            "players": c.players,
+            "bots": list(c.bots),
+            "seating": SEATING[c.seating],
+            "wall": WALL[c.wall],
+        }
+        if c.max_rounds:
+            config["max_rounds"] = c.max_rounds
+        configs.append(config)
     data: dict[str, Any] = {"configurations": configs, "games": msg.games, "seed": msg.seed}
     if msg.max_rounds:
         data["max_rounds"] = msg.max_rounds
@@ -102,6 +103,8 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
         data["sweep"] = list(msg.sweep)
     if msg.game_records:
         data["game_records"] = True
+    if msg.pairs:
+        data["pairs"] = [[p.configuration, p.baseline] for p in msg.pairs]
     try:
         return JobSpec.from_dict(data)
     except ValueError as exc:
@@ -165,6 +168,7 @@ def spec_to_proto(spec: JobSpec) -> pb.JobSpec:
                 bots=list(c.bots),
                 seating=SEATING_TO_PB[c.seating],
                 wall=WALL_TO_PB[c.wall],
+                max_rounds=c.max_rounds or 0,
             )
             for c in spec.configurations
         ],
@@ -176,6 +180,7 @@ def spec_to_proto(spec: JobSpec) -> pb.JobSpec:
         ratings=pb.Ratings(anchor=spec.ratings.anchor) if spec.ratings is not None else None,
         sweep=list(spec.sweep or ()),
         game_records=spec.game_records,
+        pairs=[pb.Pair(configuration=k, baseline=b) for k, b in spec.pairs],
     )
 
 

@@ -68,7 +68,7 @@ def replay_game(spec: JobSpec, configuration: int, game: int) -> GameReplay:
     config = spec.configurations[configuration]
     table = set_table(config, spec.seed, np.array([game], np.int64))
     steps = _Steps()
-    rec = play_table(table, spec.max_rounds, recorder=steps)
+    rec = play_table(table, spec.max_rounds_of(config), recorder=steps)
     return GameReplay(
         configuration=configuration,
         game=game,

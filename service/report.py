@@ -372,7 +372,9 @@ def _draw_stopping(sub, stopping: Mapping[str, Any]) -> None:
 
 def study_configurations(doc: Mapping[str, Any]) -> list[int] | None:
     """The configurations a study's report details by default: a sweep its baseline and best
-    value, a tournament of more than 6 pairings none; None: all."""
+    value, a tournament of more than 6 pairings none, a balance study none; None: all."""
+    if doc.get("balance_sheet"):
+        return []
     if doc.get("sweep"):
         sw = doc["sweep"]
         best = (sw.get("best") or {}).get("configuration")
@@ -383,7 +385,8 @@ def study_configurations(doc: Mapping[str, Any]) -> list[int] | None:
 
 
 def study_kind(doc: Mapping[str, Any]) -> str | None:
-    """``"ratings"`` for a tournament, ``"sweep"`` for a sweep, else None."""
+    """``"ratings"`` for a tournament, ``"sweep"`` for a sweep, ``"balance_sheet"`` for a balance
+    study (``azulsim balance --json``), else None."""
     for kind in STUDY_DRAWERS:
         if doc.get(kind):
             return kind
@@ -585,7 +588,13 @@ def _draw_sweep(sub, doc: Mapping[str, Any]) -> None:
         sub.colorbar(image, ax=ax, label=label)
 
 
-STUDY_DRAWERS = {"ratings": _draw_ratings, "sweep": _draw_sweep}
+def _draw_balance(sub, doc: Mapping[str, Any]) -> None:
+    from .report_balance import draw_balance
+
+    draw_balance(sub, doc)
+
+
+STUDY_DRAWERS = {"ratings": _draw_ratings, "sweep": _draw_sweep, "balance_sheet": _draw_balance}
 
 
 # --- writing ----------------------------------------------------------------------------------

@@ -138,7 +138,9 @@ def play_chunk(
         from .sequential import count_chunk
 
         t0 = time.perf_counter()
-        records = [play(c, spec.seed, start, stop, spec.max_rounds) for c in spec.configurations]
+        records = [
+            play(c, spec.seed, start, stop, spec.max_rounds_of(c)) for c in spec.configurations
+        ]
         t1 = time.perf_counter()
         if any(len(r) != stop - start for r in records):
             raise RuntimeError(
@@ -150,7 +152,7 @@ def play_chunk(
         return ChunkResult(games, joint["counters"], timings, joint)
     config = spec.configurations[config_index]
     t0 = time.perf_counter()
-    records = play(config, spec.seed, start, stop, spec.max_rounds)
+    records = play(config, spec.seed, start, stop, spec.max_rounds_of(config))
     t1 = time.perf_counter()
     if len(records) != stop - start:
         raise RuntimeError(f"play_games returned {len(records)} records for {stop - start} games")

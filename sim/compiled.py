@@ -6,7 +6,8 @@ so cheap that the fixed cost is a large share (`sim.self_play`). Here the same t
 loops over single games:
 
 - `pick`: one pick, as `engine.play` plays it (§5);
-- `end_round`: one round end, as `engine.end_rounds(..., deal=False)` ends it (§6-§8), with the
+- `end_round`: one round end, as `engine.end_rounds(..., deal=False)` ends it (§6-§8) and the
+  leader records with it (`record_leaders`, `sim.leaders`), with the
   gray wall's columns uniformly random (the `random` bot's) or by the highest key of a table
   (the heuristic's, `features.column_keys`);
 - `start_round`: the next deal, as `engine.start_rounds` deals it (§7, §10.5);
@@ -181,6 +182,27 @@ def finish(i, reason, wall, row_colours, scores, bonus, done, end_reason):
 
 
 @inline
+def record_leaders(i, scores, rounds, lead_changes, trailing_rounds, last_trailing_round):
+    """`leaders.record_leaders` of game i: the leader records of the wall tiling just done."""
+    players = scores.shape[0]
+    r = rounds[i]
+    top = scores[0, i]
+    for p in range(1, players):
+        top = max(top, scores[p, i])
+    changed = False
+    for p in range(players):
+        trailing = scores[p, i] < top
+        if r >= 2 and trailing != (last_trailing_round[p, i] == r - 1):
+            changed = True
+        if trailing:
+            if r <= 63:
+                trailing_rounds[p, i] |= np.int64(1) << np.int64(r - 1)
+            last_trailing_round[p, i] = r
+    if changed:
+        lead_changes[i] += 1
+
+
+@inline
 def end_round(
     i,
     wall,
@@ -195,6 +217,9 @@ def end_round(
     floor_penalty,
     scores,
     bonus,
+    lead_changes,
+    trailing_rounds,
+    last_trailing_round,
     start_player,
     current,
     marker_holder,
@@ -268,6 +293,7 @@ def end_round(
         floor_penalty[p, i] += penalty
         scores[p, i] = max(0, scores[p, i] + points - penalty)
         floor[p, i] = 0
+    record_leaders(i, scores, rounds, lead_changes, trailing_rounds, last_trailing_round)
     holder = marker_holder[i]
     start = holder if holder >= 0 else start_player[i]
     start_player[i] = start
@@ -404,6 +430,9 @@ def play_random(
     floor_penalty,
     marker_takes,
     bonus,
+    lead_changes,
+    trailing_rounds,
+    last_trailing_round,
     deal_key,
     max_rounds,
     gray,
@@ -455,6 +484,9 @@ def play_random(
                 floor_penalty,
                 scores,
                 bonus,
+                lead_changes,
+                trailing_rounds,
+                last_trailing_round,
                 start_player,
                 current,
                 marker_holder,

@@ -27,6 +27,7 @@ from .constants import (
     wall_colour,
 )
 from .deal import deal
+from .leaders import record_leaders
 from .records import GameRecords
 from .scoring import winners
 from .state import BatchState, empty_state
@@ -98,6 +99,9 @@ def reset_slots(
     st.floor_penalty[:, slots] = 0
     st.marker_takes[:, slots] = 0
     st.bonus[:, slots] = 0
+    st.lead_changes[slots] = 0
+    st.trailing_rounds[:, slots] = 0
+    st.last_trailing_round[:, slots] = 0
     st.turn[slots] = 0
     st.round[slots] = 0
     st.done[slots] = False
@@ -305,6 +309,7 @@ def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None, deal: boo
     ``deal=False`` the games that go on wait (not done, no tiles) for a `start_rounds` call.
     """
     tile_walls(st, slots, choose_columns)
+    record_leaders(st, slots)  # before the end bonuses (sim.leaders)
 
     # The marker's holder starts next; untaken, the round's start player again (decision 10.4).
     holder = st.marker_holder[slots]
@@ -382,6 +387,9 @@ def records(st: BatchState, slots=None, seat_bot=None) -> GameRecords:
         marker_takes=st.marker_takes[:, slots].T.copy(),
         winners=provisional & natural[:, None],
         provisional_winners=provisional,
+        lead_changes=st.lead_changes[slots].copy(),
+        trailing_rounds=st.trailing_rounds[:, slots].T.copy(),
+        last_trailing_round=st.last_trailing_round[:, slots].T.copy(),
     )
 
 

@@ -149,6 +149,8 @@ class ReferenceGame:
         self.floor_penalty = [0] * players  # sum over rounds of CUM[min(objects, 7)], pre-clamp
         self.marker_takes = [0] * players
         self.bonus = [0] * players
+        # Scores after each wall tiling (floor penalties and clamp applied, bonuses not yet).
+        self.score_history: list[list[int]] = []
 
         # §3.6-3.7: fill the factories; the start player puts the marker in the centre.
         self._start_round(1)
@@ -387,6 +389,7 @@ class ReferenceGame:
                 if obj != MARKER:
                     self.lid[obj] += 1
             self.floor[seat] = []
+        self.score_history.append(list(self.scores))
         # §5.4 / §10.4: the marker's holder starts next; untaken, the start player starts again.
         if self.marker_holder >= 0:
             self.start_player = self.marker_holder
@@ -468,6 +471,25 @@ class ReferenceGame:
             "wall": [[list(row) for row in w] for w in self.wall],
             "floor": [len(f) for f in self.floor],
             "scores": list(self.scores),
+        }
+
+    def leaders(self) -> dict:
+        """The leader records of `sim.leaders` (``lead_changes``, ``trailing_rounds``,
+        ``last_trailing_round``), from the score history: the seats with the largest score after
+        each wall tiling."""
+        lead = [{p for p, s in enumerate(row) if s == max(row)} for row in self.score_history]
+        trailing = [0] * self.players
+        last = [0] * self.players
+        for r, leaders in enumerate(lead, start=1):
+            for p in range(self.players):
+                if p not in leaders:
+                    last[p] = r
+                    if r <= 63:
+                        trailing[p] += 2 ** (r - 1)
+        return {
+            "lead_changes": sum(lead[r] != lead[r - 1] for r in range(1, len(lead))),
+            "trailing_rounds": trailing,
+            "last_trailing_round": last,
         }
 
     def record(self) -> dict:

@@ -23,6 +23,7 @@ from typing import Any
 from .records import GameRecords
 from .spec import JobSpec
 from .stats import Counters, count, merge
+from .stats.balance import count_balance_paired
 from .stats.groups import count_groups, count_paired
 from .stopping import evaluate, llr_bounds
 
@@ -77,11 +78,12 @@ def count_chunk(spec: JobSpec, records: list[GameRecords], start: int, stop: int
     counters of the chunk, and the rule's counters per check-point segment (none without a
     rule). JSON-ready (segments as ``[j, counters]`` lists)."""
     counters: Counters = {}
-    paired = spec.paired_configurations()
     for k, config in enumerate(spec.configurations):
         counters = merge(counters, count(records[k], k, config))
-        if k in paired:
-            counters = merge(counters, count_paired(records[spec.baseline], records[k], k))
+    for k, base in spec.pairings():
+        counters = merge(counters, count_paired(records[base], records[k], k))
+    for k, base in spec.pairs:  # rule sets paired: the balance measures' differences too
+        counters = merge(counters, count_balance_paired(records[base], records[k], k))
     segments = rule_counters(spec, records, start, stop) if spec.stop else []
     return {
         "start": start,
@@ -99,7 +101,7 @@ def play_joint(
         from .play import play_games as play
     records = []
     for config in spec.configurations:
-        rec = play(config, spec.seed, start, stop, spec.max_rounds)
+        rec = play(config, spec.seed, start, stop, spec.max_rounds_of(config))
         if len(rec) != stop - start:
             raise RuntimeError(f"play_games returned {len(rec)} records for {stop - start} games")
         records.append(rec)

@@ -16,7 +16,9 @@ use it::
 
 Only ``configurations`` and each one's ``bots`` are required; the rest default as on the command
 line: ``players`` to the number of bots, ``games`` to 1000 (`DEFAULT_GAMES`), ``seed`` to 0,
-``seating`` to rotate, ``wall`` to coloured, ``max_rounds`` to 100.
+``seating`` to rotate, ``wall`` to coloured, ``max_rounds`` to 100 (a configuration's own
+``max_rounds``, when given, overrides the job's for its games). ``pairs`` (``[[k, b], ...]``)
+pairs configuration k with baseline b game for game.
 
 Bot specs are checked through the registry (`sim.bots.registry`) and stored in their canonical
 form (`BotSpec.label`), so two spellings of the same bot give the same spec, the same JSON and the
@@ -70,12 +72,15 @@ class Configuration:
     seating : ``"rotate"`` (default), ``"fixed"``, ``"shuffle"`` or ``"mirrored"``; see
         `seat_assignment` and `deal_keys`
     wall : ``"coloured"`` (default) or ``"gray"``; ``"colored"`` and ``"grey"`` are aliases
+    max_rounds : this configuration's round cap (RULES §10.6), 1 .. 1000, or None (default) for
+        the job's; with `wall` it is the configuration's rule set (`sim.rulesets`)
     """
 
     players: int
     bots: tuple[str, ...]
     seating: str = "rotate"
     wall: str = "coloured"
+    max_rounds: int | None = None
     _specs: tuple[BotSpec, ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -103,6 +108,10 @@ class Configuration:
         wall = WALL_ALIASES.get(self.wall, self.wall) if isinstance(self.wall, str) else self.wall
         if wall not in WALLS:
             raise _fail(f"{path}.wall", "one of " + ", ".join(WALLS), self.wall)
+        cap = self.max_rounds
+        if cap is not None and (not _is_int(cap) or not 1 <= cap <= MAX_ROUNDS_LIMIT):
+            raise _fail(f"{path}.max_rounds", f"an integer between 1 and {MAX_ROUNDS_LIMIT}", cap)
+        object.__setattr__(self, "max_rounds", None if cap is None else int(cap))
         object.__setattr__(self, "players", int(self.players))
         object.__setattr__(self, "bots", tuple(s.label for s in specs))
         object.__setattr__(self, "wall", wall)
@@ -114,19 +123,22 @@ class Configuration:
         return self._specs
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "players": self.players,
             "bots": list(self.bots),
             "seating": self.seating,
             "wall": self.wall,
         }
+        if self.max_rounds is not None:  # only when set: older specs keep their JSON
+            out["max_rounds"] = self.max_rounds
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "configuration") -> Configuration:
         """Build from a dict, naming `path` in errors (e.g. ``configurations[1]``)."""
         if not isinstance(data, Mapping):
             raise _fail(path, "an object", data)
-        _check_keys(data, {"players", "bots", "seating", "wall"}, path)
+        _check_keys(data, {"players", "bots", "seating", "wall", "max_rounds"}, path)
         if "bots" not in data:
             raise ValueError(f"{path}.bots is required")
         bots = data["bots"]
@@ -138,6 +150,7 @@ class Configuration:
         object.__setattr__(obj, "bots", bots)
         object.__setattr__(obj, "seating", data.get("seating", "rotate"))
         object.__setattr__(obj, "wall", data.get("wall", "coloured"))
+        object.__setattr__(obj, "max_rounds", data.get("max_rounds"))
         obj._validate(path)
         return obj
 
@@ -203,6 +216,10 @@ class JobSpec:
         ``sweep`` section, one row per value
     game_records : write every game's record (`sim.gamerows`) to the cluster's games directory
         (service jobs; ``azulsim export`` gathers them); not with a stopping rule
+    pairs : ``(configuration, baseline)`` index pairs, each configuration paired game for game
+        with a baseline of its own (same players, seating and bots; any rule set): rule sets
+        compared at several player counts in one job (`sim.balance`). A configuration is paired
+        at most once, and not also through `baseline`
     """
 
     configurations: tuple[Configuration, ...]
@@ -214,6 +231,7 @@ class JobSpec:
     ratings: Ratings | None = None
     sweep: tuple[str, ...] | None = None
     game_records: bool = False
+    pairs: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         configs = self.configurations
@@ -267,6 +285,7 @@ class JobSpec:
             object.__setattr__(self, "ratings", Ratings.from_dict(self.ratings, labels))
         if self.sweep is not None:
             object.__setattr__(self, "sweep", _check_sweep(self.sweep, checked, self.baseline))
+        object.__setattr__(self, "pairs", _check_pairs(self.pairs, checked, self))
         if not isinstance(self.game_records, bool):
             raise _fail("game_records", "true or false", self.game_records)
         if self.game_records and self.stop is not None:
@@ -287,6 +306,16 @@ class JobSpec:
             if k != self.baseline and c.players == base.players and c.wall == base.wall
         ]
 
+    def pairings(self) -> list[tuple[int, int]]:
+        """Every ``(configuration, baseline)`` pair played game for game: those of `baseline`
+        (`paired_configurations`), then `pairs`."""
+        base = [(k, self.baseline) for k in self.paired_configurations()]
+        return base + list(self.pairs)
+
+    def max_rounds_of(self, config: Configuration) -> int:
+        """The round cap `config` plays under: its own, else the job's."""
+        return self.max_rounds if config.max_rounds is None else config.max_rounds
+
     @property
     def group_size(self) -> int:
         """Games a chunk boundary must keep together: the least common multiple of the player
@@ -297,7 +326,7 @@ class JobSpec:
     def joint_chunks(self) -> bool:
         """Whether a chunk plays its game range in every configuration at once (paired
         configurations and stopping rules need the outcomes of game g of all of them together)."""
-        return self.baseline is not None or self.stop is not None
+        return self.baseline is not None or self.stop is not None or bool(self.pairs)
 
     @property
     def total_games(self) -> int:
@@ -331,6 +360,8 @@ class JobSpec:
             out["sweep"] = list(self.sweep)
         if self.game_records:
             out["game_records"] = True
+        if self.pairs:
+            out["pairs"] = [list(p) for p in self.pairs]
         return out
 
     @classmethod
@@ -349,6 +380,7 @@ class JobSpec:
                 "ratings",
                 "sweep",
                 "game_records",
+                "pairs",
             },
             "job spec",
         )
@@ -364,6 +396,7 @@ class JobSpec:
             ratings=data.get("ratings"),
             sweep=data.get("sweep"),
             game_records=data.get("game_records", False),
+            pairs=data.get("pairs", ()),
         )
 
     def to_json(self) -> str:
@@ -377,6 +410,35 @@ class JobSpec:
         except json.JSONDecodeError as exc:
             raise ValueError(f"job spec is not valid JSON: {exc}") from None
         return cls.from_dict(data)
+
+
+def _check_pairs(pairs: Any, configs: list[Configuration], spec: JobSpec) -> tuple:
+    """`JobSpec.pairs` as a tuple of ``(configuration, baseline)`` int pairs, checked."""
+    if isinstance(pairs, str | Mapping) or not isinstance(pairs, list | tuple):
+        raise _fail("pairs", "a list of [configuration, baseline] index pairs", pairs)
+    out = []
+    taken = set(spec.paired_configurations())
+    for i, pair in enumerate(pairs):
+        ok = isinstance(pair, list | tuple) and len(pair) == 2 and all(map(_is_int, pair))
+        if not ok or not all(0 <= x < len(configs) for x in pair) or pair[0] == pair[1]:
+            raise _fail(
+                f"pairs[{i}]",
+                f"two different configuration indices in 0..{len(configs) - 1}",
+                list(pair) if isinstance(pair, tuple) else pair,
+            )
+        k, b = int(pair[0]), int(pair[1])
+        if k in taken:
+            raise ValueError(f"pairs[{i}]: configuration {k} is already paired")
+        a, base = configs[k], configs[b]
+        for name in ("players", "seating", "bots"):
+            if getattr(a, name) != getattr(base, name):
+                raise ValueError(
+                    f"pairs[{i}]: configurations[{k}].{name} must be the baseline's "
+                    f"(configurations[{b}]) to pair game for game; got {shown(getattr(a, name))}"
+                )
+        taken.add(k)
+        out.append((k, b))
+    return tuple(out)
 
 
 def _check_sweep(sweep: Any, configs: list[Configuration], baseline: int | None) -> tuple:

@@ -62,6 +62,11 @@ class BatchState:
     floor_penalty: np.ndarray  # (P, B) int32: sum of CUM[min(objects, 7)] over rounds
     marker_takes: np.ndarray  # (P, B) int16: rounds in which the seat took the marker
     bonus: np.ndarray  # (P, B) int16: end bonus (added to scores only on a natural end)
+    # The score leaders after each wall tiling (`sim.leaders`): lead changes so far, and per seat
+    # the rounds after which it trailed (bit r - 1, r <= 63) and the last such round (0: never).
+    lead_changes: np.ndarray  # (B,) int16
+    trailing_rounds: np.ndarray  # (P, B) int64
+    last_trailing_round: np.ndarray  # (P, B) int16
 
     @property
     def batch(self) -> int:
@@ -127,4 +132,7 @@ def empty_state(players: int, gray: bool, seed: int, max_rounds: int, batch: int
         floor_penalty=np.zeros((p, b), np.int32),
         marker_takes=np.zeros((p, b), np.int16),
         bonus=np.zeros((p, b), np.int16),
+        lead_changes=np.zeros(b, np.int16),
+        trailing_rounds=np.zeros((p, b), np.int64),
+        last_trailing_round=np.zeros((p, b), np.int16),
     )

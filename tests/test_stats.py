@@ -52,6 +52,9 @@ def hand_records() -> tuple[GameRecords, Configuration]:
         marker_takes=np.array([[2, 3], [3, 3], [1, 4], [4, 3], [50, 50], [3, 3]], np.int16),
         winners=winners,
         provisional_winners=winners_of(scores, rows),
+        lead_changes=np.array([1, 0, 2, 3, 40, 0], np.int16),
+        trailing_rounds=np.array([[5, 0], [0, 63], [1, 6], [0, 0], [0, 0], [32, 0]], np.int64),
+        last_trailing_round=np.array([[3, 0], [0, 6], [1, 3], [0, 0], [0, 0], [6, 0]], np.int16),
     )
     return rec, cfg
 

@@ -48,19 +48,29 @@ FAILED: JobState
 CANCELLED: JobState
 
 class Configuration(_message.Message):
-    __slots__ = ("players", "bots", "seating", "wall")
+    __slots__ = ("players", "bots", "seating", "wall", "max_rounds")
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     BOTS_FIELD_NUMBER: _ClassVar[int]
     SEATING_FIELD_NUMBER: _ClassVar[int]
     WALL_FIELD_NUMBER: _ClassVar[int]
+    MAX_ROUNDS_FIELD_NUMBER: _ClassVar[int]
     players: int
     bots: _containers.RepeatedScalarFieldContainer[str]
     seating: Seating
     wall: Wall
-    def __init__(self, players: _Optional[int] = ..., bots: _Optional[_Iterable[str]] = ..., seating: _Optional[_Union[Seating, str]] = ..., wall: _Optional[_Union[Wall, str]] = ...) -> None: ...
+    max_rounds: int
+    def __init__(self, players: _Optional[int] = ..., bots: _Optional[_Iterable[str]] = ..., seating: _Optional[_Union[Seating, str]] = ..., wall: _Optional[_Union[Wall, str]] = ..., max_rounds: _Optional[int] = ...) -> None: ...
+
+class Pair(_message.Message):
+    __slots__ = ("configuration", "baseline")
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_FIELD_NUMBER: _ClassVar[int]
+    configuration: int
+    baseline: int
+    def __init__(self, configuration: _Optional[int] = ..., baseline: _Optional[int] = ...) -> None: ...
 
 class JobSpec(_message.Message):
-    __slots__ = ("configurations", "games", "seed", "max_rounds", "baseline", "stop", "ratings", "sweep", "game_records")
+    __slots__ = ("configurations", "games", "seed", "max_rounds", "baseline", "stop", "ratings", "sweep", "game_records", "pairs")
     CONFIGURATIONS_FIELD_NUMBER: _ClassVar[int]
     GAMES_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
@@ -70,6 +80,7 @@ class JobSpec(_message.Message):
     RATINGS_FIELD_NUMBER: _ClassVar[int]
     SWEEP_FIELD_NUMBER: _ClassVar[int]
     GAME_RECORDS_FIELD_NUMBER: _ClassVar[int]
+    PAIRS_FIELD_NUMBER: _ClassVar[int]
     configurations: _containers.RepeatedCompositeFieldContainer[Configuration]
     games: int
     seed: int
@@ -79,7 +90,8 @@ class JobSpec(_message.Message):
     ratings: Ratings
     sweep: _containers.RepeatedScalarFieldContainer[str]
     game_records: bool
-    def __init__(self, configurations: _Optional[_Iterable[_Union[Configuration, _Mapping]]] = ..., games: _Optional[int] = ..., seed: _Optional[int] = ..., max_rounds: _Optional[int] = ..., baseline: _Optional[int] = ..., stop: _Optional[_Union[StopRule, _Mapping]] = ..., ratings: _Optional[_Union[Ratings, _Mapping]] = ..., sweep: _Optional[_Iterable[str]] = ..., game_records: _Optional[bool] = ...) -> None: ...
+    pairs: _containers.RepeatedCompositeFieldContainer[Pair]
+    def __init__(self, configurations: _Optional[_Iterable[_Union[Configuration, _Mapping]]] = ..., games: _Optional[int] = ..., seed: _Optional[int] = ..., max_rounds: _Optional[int] = ..., baseline: _Optional[int] = ..., stop: _Optional[_Union[StopRule, _Mapping]] = ..., ratings: _Optional[_Union[Ratings, _Mapping]] = ..., sweep: _Optional[_Iterable[str]] = ..., game_records: _Optional[bool] = ..., pairs: _Optional[_Iterable[_Union[Pair, _Mapping]]] = ...) -> None: ...
 
 class Ratings(_message.Message):
     __slots__ = ("anchor",)

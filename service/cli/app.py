@@ -21,6 +21,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from .balance import add_balance
 from .common import PROG, CommandError, Parser
 from .compare import add_compare
 from .export import add_export
@@ -38,6 +39,7 @@ COMMANDS = [
     add_compare,
     add_tournament,
     add_sweep,
+    add_balance,
     add_serve,
     add_worker,
     add_up,

@@ -12,7 +12,8 @@ from .common import CommandError, UsageError, make_client, rpc_errors
 
 def run_to_end(spec, args: argparse.Namespace) -> dict:
     """The statistics document of `spec` played to the end: through the service with
-    ``--server``, else in this process with ``--workers`` processes (sweep, tournament)."""
+    ``--server``, else in this process with ``--workers`` processes (and ``--chunk-size``
+    where the command has it: sweep, tournament, balance)."""
     if args.server:
         from ..api import azulsim_pb2 as pb
         from ..convert import spec_to_proto
@@ -34,7 +35,12 @@ def run_to_end(spec, args: argparse.Namespace) -> dict:
 
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1; got {args.workers}")
-    return run_local(spec, workers=args.workers, play=simulate.PLAY).statistics()
+    chunk_size = getattr(args, "chunk_size", None)
+    if chunk_size is not None and chunk_size < 1:
+        raise UsageError(f"--chunk-size must be at least 1; got {chunk_size}")
+    return run_local(
+        spec, workers=args.workers, chunk_size=chunk_size, play=simulate.PLAY
+    ).statistics()
 
 
 def run_study(spec, args: argparse.Namespace, section: str, render: Callable[[dict], str]) -> int:

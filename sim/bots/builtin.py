@@ -8,6 +8,10 @@ from .heuristic import PARAMS as HEURISTIC_PARAMS
 from .heuristic import make_heuristic
 from .random_bot import RandomBot
 from .registry import register_bot
+from .restricted import PARAMS as RESTRICTED_PARAMS
+from .restricted import check as restricted_check
+from .restricted import cost as restricted_cost
+from .restricted import make_restricted
 from .round_search import PARAMS as SEARCH_PARAMS
 from .round_search import make_search, search_cost
 from .search import PARAMS as ROLLOUT_PARAMS
@@ -63,4 +67,15 @@ register_bot(
     SEARCH_PARAMS,
     source="builtin",
     cost=search_cost,
+)
+
+register_bot(
+    "restricted",
+    "Any bot forbidden one strategic element: the first-player marker, the floor while a line "
+    "can take tiles, the five-tile line, or completing a column or colour (docs/bots.md).",
+    make_restricted,
+    RESTRICTED_PARAMS,
+    source="builtin",
+    cost=restricted_cost,
+    check=restricted_check,
 )

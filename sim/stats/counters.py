@@ -56,9 +56,9 @@ Head to head, per ordered pair of different labels ``a``, ``b`` (``c{k}|h2h=a|vs
 
 Mirrored configurations also count their groups, and paired configurations their differences
 to the baseline (``c{k}|group|...``, ``c{k}|penta|...``, ``c{k}|paired|...``; `sim.stats.groups`).
-Every configuration counts its turn order per start seat and bot (``c{k}|turn|...``;
-`sim.stats.turn_order`), and the focal player (``bots[0]``) on its own (``c{k}|focal|...``;
-`sim.stats.sweep`).
+Every configuration counts its balance measures (``c{k}|bal|...``; `sim.stats.balance`), its
+turn order per start seat and bot (``c{k}|turn|...``; `sim.stats.turn_order`), and the focal
+player (``bots[0]``) on its own (``c{k}|focal|...``; `sim.stats.sweep`).
 
 Bots are grouped by their canonical label (`sim.bots.registry`), so a label that sits in two seats
 of a configuration is one group.
@@ -70,6 +70,7 @@ import numpy as np
 
 from ..constants import END_REASONS
 from ..records import GameRecords
+from .balance import count_balance
 from .groups import count_groups
 from .sweep import count_focal
 from .turn_order import count_turn_order
@@ -307,6 +308,7 @@ def count(records: GameRecords, config_index: int, config) -> Counters:
         em.group(f"{c}|pos={k}", [k], pos_stats)
     em.out.update(count_turn_order(records, config_index, seat_label, labels))
     em.out.update(count_focal(records, config_index))
+    em.out.update(count_balance(records, config_index))
 
     if n_lab > 1 and len(fin):
         _head_to_head(em, c, labels, seat_label[finished], fin)

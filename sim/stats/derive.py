@@ -20,6 +20,7 @@ from typing import Any
 
 from .. import RULES_VERSION
 from ..constants import END_REASONS
+from .balance import derive_balance, derive_balance_paired
 from .counters import GAME_MOMENTS, HISTOGRAMS, PLAYER_MOMENTS, Counters
 from .groups import derive_groups, derive_paired
 from .intervals import Z95, moments, wilson
@@ -70,7 +71,7 @@ class _Reader:
         return doc
 
 
-def _configuration(r: _Reader, k: int, config) -> dict[str, Any]:
+def _configuration(r: _Reader, k: int, config, spec) -> dict[str, Any]:
     c = f"c{k}"
     finished = r.get(f"{c}|games")
     truncated = {reason: r.get(f"{c}|truncated.{reason}") for reason in END_REASONS[1:]}
@@ -78,6 +79,7 @@ def _configuration(r: _Reader, k: int, config) -> dict[str, Any]:
         "index": k,
         "players": config.players,
         "wall": config.wall,
+        "max_rounds": spec.max_rounds_of(config),
         "seating": config.seating,
         "seat_bots": list(config.bots),
         "games_finished": finished,
@@ -136,6 +138,7 @@ _TOP_KEYS = (
     "positions",
     "head_to_head",
     "turn_order",
+    "balance",
 )
 
 
@@ -154,12 +157,17 @@ def derive(counters: Counters, spec) -> dict[str, Any]:
         ``games_truncated`` always at the top level, over the whole job.
     """
     r = _Reader(counters)
-    configs = [_configuration(r, k, cfg) for k, cfg in enumerate(spec.configurations)]
+    configs = [_configuration(r, k, cfg, spec) for k, cfg in enumerate(spec.configurations)]
     for k, cfg in enumerate(spec.configurations):
         if cfg.seating == "mirrored":
             configs[k]["groups"] = derive_groups(counters, k, cfg)
-    for k in spec.paired_configurations():
-        configs[k]["paired"] = derive_paired(counters, k, spec.configurations[k], spec.baseline)
+    for k, cfg in enumerate(spec.configurations):
+        configs[k]["balance"] = derive_balance(counters, k, cfg)
+    for k, base in spec.pairings():
+        configs[k]["paired"] = derive_paired(counters, k, spec.configurations[k], base)
+    for k, base in spec.pairs:
+        players = spec.configurations[k].players
+        configs[k]["balance_paired"] = derive_balance_paired(counters, k, base, players)
     finished = sum(c["games_finished"] for c in configs)
     truncated = sum(c["games_truncated"] for c in configs)
     doc: dict[str, Any] = {

@@ -1,0 +1,157 @@
+"""What the balance measures cost a chunk: the leader records at every wall tiling and the
+balance counters, against the chunk's play (target: at most 3 %).
+
+For each case below, one chunk of games is played (``--games N`` each; the service's chunks are
+20,000 heuristic games) and timed:
+
+- ``leaders``: the leader records' share of play. In the numpy engine, `sim.leaders.record_leaders`
+  is timed inside play (wrapped where `sim.engine` calls it); in the compiled self-play it is
+  inlined into the round end, so `sim.compiled.record_leaders` is timed alone, called for every
+  round of every game of the chunk, in a compiled loop;
+- ``counters``: `sim.stats.balance.count_balance` of the chunk, and
+  `count_balance_paired` of the chunk against itself (a paired rule set's extra counting), the
+  best of 3 calls (a worker counts chunk after chunk; the first call also pays cold caches);
+- ``count``: all of `sim.stats.count` for context.
+
+Writes bench/results/balance.json::
+
+    python bench/balance.py [--games 20000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CASES = [
+    # (label, configuration, path)
+    ("heuristic 2p coloured, compiled", {"players": 2, "bots": ["heuristic"] * 2}, "compiled"),
+    (
+        "heuristic 4p gray, compiled",
+        {"players": 4, "bots": ["heuristic"] * 4, "wall": "gray"},
+        "compiled",
+    ),
+    ("greedy+heuristic 2p, numpy", {"players": 2, "bots": ["greedy", "heuristic"]}, "numpy"),
+    ("greedy+random 4p, numpy", {"players": 4, "bots": ["greedy", "random"] * 2}, "numpy"),
+]
+
+
+def _compiled_leaders_seconds(records) -> float:
+    """Seconds of `compiled.record_leaders` for every round of every game of `records`."""
+    import numba
+    import numpy as np
+
+    from sim import compiled
+
+    @numba.njit(cache=False, nogil=True)
+    def replay(scores, rounds, lead, trailing, last, cur):
+        n = scores.shape[1]
+        for i in range(n):
+            for r in range(1, rounds[i] + 1):
+                cur[i] = r
+                compiled.record_leaders(i, scores, cur, lead, trailing, last)
+
+    n, players = len(records), records.players
+    scores = np.ascontiguousarray(records.scores.T.astype(np.int32))
+    rounds = records.rounds.astype(np.int16)
+    args = lambda: (  # noqa: E731 - fresh outputs for each call
+        scores,
+        rounds,
+        np.zeros(n, np.int16),
+        np.zeros((players, n), np.int64),
+        np.zeros((players, n), np.int16),
+        np.zeros(n, np.int16),
+    )
+    replay(*args())  # compile
+    best = math.inf
+    for _ in range(3):
+        fresh = args()
+        t = time.perf_counter()
+        replay(*fresh)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def main() -> None:
+    from sim.alloc import tune_allocator
+
+    tune_allocator()
+    import numpy as np
+
+    from sim import engine, leaders, self_play
+    from sim.play import play_games
+    from sim.spec import JobSpec
+    from sim.stats import count
+    from sim.stats.balance import count_balance, count_balance_paired
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=20_000)
+    args = parser.parse_args()
+    results = []
+    for label, cfg, path in CASES:
+        spec = JobSpec.from_dict({"configurations": [cfg], "games": args.games, "seed": 1})
+        config = spec.configurations[0]
+        spent = [0.0]
+
+        def timed(st, slots, spent=spent):
+            t = time.perf_counter()
+            leaders.record_leaders(st, slots)
+            spent[0] += time.perf_counter() - t
+
+        engine.record_leaders = timed
+        play_games(config, spec.seed, 0, min(args.games, self_play.MIN_GAMES + 1), 100)  # warm
+        spent[0] = 0.0
+        t0 = time.perf_counter()
+        records = play_games(config, spec.seed, 0, args.games, spec.max_rounds)
+        play_s = time.perf_counter() - t0
+        engine.record_leaders = leaders.record_leaders
+        took_compiled = path == "compiled" and args.games >= self_play.MIN_GAMES
+        leaders_s = _compiled_leaders_seconds(records) if took_compiled else spent[0]
+        counters_s = math.inf  # the best of 3: a worker counts chunk after chunk, warm
+        for _ in range(3):
+            t1 = time.perf_counter()
+            count_balance(records, 0)
+            count_balance_paired(records, records, 1)
+            counters_s = min(counters_s, time.perf_counter() - t1)
+        t2 = time.perf_counter()
+        count(records, 0, config)
+        count_s = time.perf_counter() - t2
+        row = {
+            "case": label,
+            "path": "compiled" if took_compiled else "numpy",
+            "games": args.games,
+            "rounds_mean": float(np.mean(records.rounds)),
+            "play_s": round(play_s, 4),
+            "leaders_s": round(leaders_s, 5),
+            "counters_s": round(counters_s, 5),
+            "count_s": round(count_s, 4),
+            "leaders_share": round(leaders_s / play_s, 5),
+            "counters_share": round(counters_s / play_s, 5),
+            "balance_share": round((leaders_s + counters_s) / play_s, 5),
+        }
+        results.append(row)
+        print(json.dumps(row))
+    out = {
+        "benchmark": "balance",
+        "command": f"python bench/balance.py --games {args.games}",
+        "target": "leader records + balance counters <= 3 % of a chunk's play",
+        "machine": {"python": platform.python_version(), "processor": platform.processor()},
+        "note": "measured on a shared, loaded 2-core machine: shares are what counts",
+        "results": results,
+        "worst_share": max(r["balance_share"] for r in results),
+    }
+    path = ROOT / "bench" / "results" / "balance.json"
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"wrote {path}: worst share {out['worst_share']:.2%}")
+
+
+if __name__ == "__main__":
+    main()
