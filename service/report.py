@@ -48,7 +48,8 @@ def unwrap(data: Any) -> dict[str, Any]:
     """The statistics document inside `data`.
 
     Accepts the document itself (``azulsim simulate --json``), a wrapper holding it under
-    ``statistics`` or ``document``, or one holding its JSON text under ``statistics_json``
+    ``statistics`` or ``document`` (the ``--json`` of ``compare``, ``sweep`` and
+    ``tournament``), or one holding its JSON text under ``statistics_json``
     (the API's ``Statistics`` message as JSON).
     """
     if isinstance(data, Mapping):
@@ -67,7 +68,8 @@ def unwrap(data: Any) -> dict[str, Any]:
             return unwrap(json.loads(text))
     raise ReportError(
         "not a statistics document (schema azulsim.stats/1): expected a JSON object with "
-        "'configurations', as `azulsim simulate --json` prints"
+        "'configurations', as `azulsim simulate --json` prints (or one under 'statistics', as "
+        "the --json of compare, sweep and tournament holds it)"
     )
 
 

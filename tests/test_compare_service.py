@@ -217,6 +217,11 @@ def test_through_the_api_and_compare_server(azulsim_env, expected, celery_worker
         assert main(argv) == 0
         here = json.loads(capsys.readouterr().out)
         assert main([*argv, "--server", server.address]) == 0
-        there = json.loads(capsys.readouterr().out)
+        out, err = capsys.readouterr()
+        there = json.loads(out)
+        job_id = there.pop("job_id")  # said on stderr, as every job-making command does
+        assert f"azulsim compare: submitted job {job_id}: " in err
+        with Client(server.address) as client:
+            assert client.get(job_id).state == pb.SUCCEEDED
     assert there == here
     assert here["verdict"] == "h1_accepted" and here["games"] == expected.stopping["games"]

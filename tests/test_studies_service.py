@@ -39,6 +39,21 @@ def _finish(client, job, timeout=120.0):
     return job
 
 
+def _said_its_job(capsys, address: str, command: str) -> dict:
+    """The ``--json`` of a study run with ``--server``, less its job id, checked: the command
+    said the id on stderr, the server has that job, and its report draws from the JSON."""
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    job_id = doc.pop("job_id")
+    assert f"azulsim {command}: submitted job {job_id}: " in err
+    with Client(address) as client:
+        assert client.get(job_id).state == pb.SUCCEEDED
+        assert doc["statistics"] == {
+            k: v for k, v in client.statistics_document(job_id).items() if k != "timing"
+        }
+    return doc
+
+
 def test_tournament_is_one_job_with_ratings(azulsim_env, celery_worker_process, capsys):
     from service.cli import main
 
@@ -64,7 +79,7 @@ def test_tournament_is_one_job_with_ratings(azulsim_env, celery_worker_process, 
         assert main(argv) == 0
         here = json.loads(capsys.readouterr().out)
         assert main([*argv, "--server", server.address]) == 0
-        there = json.loads(capsys.readouterr().out)
+        there = _said_its_job(capsys, server.address, "tournament")
     assert there == here
     assert here["bots"] == local["ratings"]["bots"]
 
@@ -82,7 +97,7 @@ def test_sweep_is_one_job_equal_to_in_process(azulsim_env, celery_worker_process
     assert len(here["rows"]) == 4
     with ServerThread(make_backend(config, load_settings(env)), config) as server:
         assert main([*argv, "--server", server.address]) == 0
-        there = json.loads(capsys.readouterr().out)
+        there = _said_its_job(capsys, server.address, "sweep")
     assert there == here
 
 

@@ -22,11 +22,11 @@ watched and read back over gRPC; ``--workers`` is then the cluster's business).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from .common import PROG, CommandError, UsageError, add_client_options, make_client, rpc_errors
+from .common import PROG, UsageError, add_client_options
+from .study import run_on_server, study_json, write_json
 
 VERDICTS = {
     "h1_accepted": "H1 accepted",
@@ -248,47 +248,47 @@ def _progress_line(games: int, llr: float | None, estimate: float | None) -> Non
 
 def _write(out: dict[str, Any], args: argparse.Namespace) -> None:
     if args.json:
-        json.dump(out, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        write_json(out)
     else:
         sys.stdout.write(format_compare(out, args.a, args.b))
 
 
-def _compare_on_server(args: argparse.Namespace, spec) -> int:
+def _compare_on_server(args: argparse.Namespace, spec) -> tuple[str, dict[str, Any]]:
     import math
 
-    from ..convert import spec_to_proto
-
     tty = sys.stderr.isatty()
-    with rpc_errors(args), make_client(args) as client:
-        submitted, _ = client.submit(spec_to_proto(spec))
-        job = submitted
-        for job in client.watch(submitted.job_id):  # noqa: B007 - the last one is the result
-            s = job.stopping
-            if tty and s.check_points:
-                llr = None if math.isnan(s.llr) else s.llr
-                _progress_line(s.games, llr, None if math.isnan(s.estimate) else s.estimate)
+
+    def progress(job) -> None:
+        s = job.stopping
+        if tty and s.check_points:
+            llr = None if math.isnan(s.llr) else s.llr
+            _progress_line(s.games, llr, None if math.isnan(s.estimate) else s.estimate)
+
+    try:
+        return run_on_server(spec, args, progress)
+    finally:
         if tty:
             sys.stderr.write("\n")
-        if job.state != 3:  # SUCCEEDED
-            from ..api import azulsim_pb2 as pb
-
-            raise CommandError(
-                f"job {job.job_id} ended {pb.JobState.Name(job.state)}: {job.error or 'no error'}"
-            )
-        doc = client.statistics_document(job.job_id)
-    _write(compare_document(doc), args)
-    return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    spec = compare_spec(args)
+    if args.server:
+        job_id, doc = _compare_on_server(args, spec)
+    else:
+        job_id, doc = None, _compare_here(args, spec)
+    out = compare_document(doc)
+    if args.json:
+        out = study_json(out, doc, job_id)
+    _write(out, args)
+    return 0
+
+
+def _compare_here(args: argparse.Namespace, spec) -> dict[str, Any]:
     from sim.local import run_local
 
     from . import simulate
 
-    spec = compare_spec(args)
-    if args.server:
-        return _compare_on_server(args, spec)
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1; got {args.workers}")
     if args.chunk_size is not None and args.chunk_size < 1:
@@ -307,5 +307,4 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     if tty:
         sys.stderr.write("\n")
-    _write(compare_document(result.statistics()), args)
-    return 0
+    return result.statistics()
