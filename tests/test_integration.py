@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -191,3 +192,6 @@ def test_demo_runs_the_whole_stack(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "SUCCEEDED" in out.stderr
     assert "By bot" in out.stdout and "heuristic" in out.stdout
+    # It says which job it made, as every job-making command does.
+    job_id = re.search(r"submitted job ([0-9a-f]{32}): ", out.stderr).group(1)
+    assert f"job {job_id} SUCCEEDED" in out.stderr

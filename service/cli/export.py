@@ -13,14 +13,14 @@ import argparse
 import os
 import sys
 
-from .common import CommandError, UsageError
+from .common import CommandError, UsageError, plain
 
 
 def add_export(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "export",
         help="gather a service job's per-game records (game_records) into one Parquet file",
-        description=__doc__.split("\n\n", 1)[1],
+        description=plain(__doc__.split("\n\n", 1)[1]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("job", metavar="JOB", help="the job id")

@@ -59,6 +59,11 @@ def games_out(args: argparse.Namespace, spec):
     path = getattr(args, "games_out", None)
     if path is None:
         return None
+    if Path(path).suffix.lower() != ".parquet":  # what it writes, whatever the name says
+        raise UsageError(
+            f"--games-out writes Parquet: the file must end in .parquet; got {path!r} (for CSV: "
+            "pandas.read_parquet(FILE).to_csv(...))"
+        )
     if spec.stop is not None:
         raise UsageError("--games-out cannot be combined with a stopping rule")
     if not Path(path).resolve().parent.is_dir():
