@@ -207,3 +207,41 @@ def test_a_redis_left_running_keeps_a_second_stack_off_its_data(tmp_path):
         up.stop()
     finally:
         up.kill()
+
+
+def test_game_records_on_the_local_stack_export_by_prefix_from_any_shell(tmp_path):
+    """`azulsim up`, a spec with game_records, then `azulsim export PREFIX` from a shell that
+    has no AZULSIM_GAMES_DIR: the stack keeps the records in its data directory and the API
+    sends them; the rows are those of `simulate --games-out` of the same spec."""
+    import pyarrow.parquet as pq
+
+    data = tmp_path / "azulsim-data"
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({
+        "configurations": [{"players": 2, "bots": ["greedy", "random"]}],
+        "games": 200, "seed": 5, "game_records": True,
+    }))  # fmt: skip
+    local = tmp_path / "local.parquet"
+    azulsim("simulate", "--spec", str(spec), "--workers", "1", "--games-out", str(local))
+    up = Up("--data-dir", str(data))
+    try:
+        assert re.search(rf"games +{re.escape(str(data / 'games'))}/", up.banner)
+        job_id = up.cli("submit", "--spec", str(spec)).stdout.strip()
+        assert up.cli("watch", job_id).returncode == 0
+        out = tmp_path / "export.parquet"
+        long = tmp_path / "long.parquet"
+        done = up.cli("export", job_id[:6], "-o", str(out), "--long-out", str(long), cwd=tmp_path)
+        assert "wrote 200 games" in done.stderr  # (user_env: no AZULSIM_* in this shell)
+        assert pq.read_table(long).num_rows == 400
+        assert pq.read_table(out).equals(pq.read_table(local))
+        assert list((data / "games" / job_id).glob("chunk-*.parquet"))
+        # A job without records says what it lacks, in one line.
+        plain = up.cli("submit", "--bots", "greedy,random", "--games", "10").stdout.strip()
+        assert up.cli("watch", plain).returncode == 0
+        refused = up.cli("export", plain, "-o", str(tmp_path / "x.parquet"), check=False)
+        assert refused.returncode == 1 and "FAILED_PRECONDITION" in refused.stderr
+        assert '"game_records": true' in refused.stderr
+        assert not (tmp_path / "x.parquet").exists()
+        up.stop()
+    finally:
+        up.kill()

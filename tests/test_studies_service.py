@@ -132,11 +132,16 @@ def test_game_records_of_a_service_job_export_equal_to_in_process(
         with Client(server.address) as client:
             job, _ = client.submit(spec)
             job = _finish(client, job)
+        # Through the API (ExportGames), the job named by a prefix: no games directory here.
+        through = tmp_path / "through.parquet"
+        assert main(["export", job.job_id[:8], "-o", str(through), "--server", server.address]) == 0
+        assert "wrote 240 games" in capsys.readouterr().err
     assert len(list((games_dir / job.job_id).glob("chunk-*.parquet"))) > 2
     out = tmp_path / "export.parquet"
     assert main(["export", job.job_id, "-o", str(out), "--games-dir", str(games_dir)]) == 0
     assert "wrote 240 games" in capsys.readouterr().err
     assert pq.read_table(out).equals(pq.read_table(local))
+    assert pq.read_table(through).equals(pq.read_table(local))
     # A server whose cluster has no games directory refuses such a job, naming what is missing.
     bare = {k: v for k, v in env.items() if k != "AZULSIM_GAMES_DIR"}
     with ServerThread(make_backend(config, load_settings(bare)), config) as server:

@@ -104,7 +104,7 @@ def cmd_up(args: argparse.Namespace) -> int:
                 else f"{stack.redis_url} (AZULSIM_REDIS_URL)"
             )
             if data_dir is None:
-                data_note = f"{stack.workdir}/  (--ephemeral: logs only, deleted at stop)"
+                data_note = f"{stack.workdir}/  (--ephemeral: logs and records, deleted at stop)"
             elif private:
                 data_note = f"{data_dir}/  (Redis append-only file and logs; kept)"
             else:
@@ -115,6 +115,8 @@ def cmd_up(args: argparse.Namespace) -> int:
                 f"  Redis    {redis_note}\n"
                 f"  workers  {args.workers} pool processes\n"
                 f"  data     {data_note}\n"
+                f"  games    {stack.games_dir}/  (per-game records of game_records jobs; "
+                f"`azulsim export JOB`)\n"
                 f"  logs     {stack.logdir}/\n"
                 f"Try:  azulsim submit --server {stack.address} --bots greedy,random "
                 f"--games 100000 --watch\n"
