@@ -24,6 +24,7 @@ from .records import GameRecords
 from .spec import JobSpec
 from .stats import Counters, count, merge
 from .stats.groups import count_groups, count_paired
+from .stats.sweep import count_pairs
 from .stopping import evaluate, llr_bounds
 
 Segment = tuple[int, Counters]
@@ -82,6 +83,8 @@ def count_chunk(spec: JobSpec, records: list[GameRecords], start: int, stop: int
         counters = merge(counters, count(records[k], k, config))
         if k in paired:
             counters = merge(counters, count_paired(records[spec.baseline], records[k], k))
+    if spec.sweep:  # every pair of values, for the tests against the best (sim.stats.sweep)
+        counters = merge(counters, count_pairs(records))
     segments = rule_counters(spec, records, start, stop) if spec.stop else []
     return {
         "start": start,
