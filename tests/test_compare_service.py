@@ -23,6 +23,7 @@ from service.testing import ServerThread
 from sim.chunk import chunk_games_for, chunks_total, play_chunk
 from sim.local import run_local
 from sim.spec import JobSpec
+from tests.waits import generous
 from workers.app import make_app
 from workers.dispatch import submit
 from workers.settings import load_settings
@@ -52,7 +53,7 @@ def stack_for(env):
 
 
 def wait_finished(store, job_id, workers=None, timeout=90.0):
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + generous(timeout)
     while time.monotonic() < deadline:
         job = store.get_job(job_id)
         if job.finished:

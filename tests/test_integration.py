@@ -25,6 +25,7 @@ from service.testing import ServerThread
 from sim.local import run_local
 from sim.play import play_games
 from sim.spec import JobSpec
+from tests.waits import generous
 from workers.settings import load_settings  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -186,7 +187,7 @@ def test_demo_runs_the_whole_stack(tmp_path):
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=generous(120),
         cwd=tmp_path,
     )
     assert out.returncode == 0, out.stderr
