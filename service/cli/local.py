@@ -64,9 +64,10 @@ def add_up(subparsers: argparse._SubParsersAction) -> None:
         help="run a local stack: Redis (private unless AZULSIM_REDIS_URL is set), workers, API",
         description="Start a private redis-server (unless AZULSIM_REDIS_URL is set), a Celery "
         "worker with one process per core and the gRPC API server; print where it listens; stop "
-        "them all on Ctrl-C or SIGTERM. Jobs, results and logs are kept in a data directory "
-        "(the private Redis writes an append-only file there), so they are still there after a "
-        "restart; --ephemeral keeps nothing. With --demo, run the demo batch on a throw-away "
+        "them all on Ctrl-C or SIGTERM. Jobs, results, logs and the per-game records of "
+        "game_records jobs (`azulsim export`) are kept in a data directory (the private Redis "
+        "writes an append-only file there), so they are still there after a restart; "
+        "--ephemeral keeps nothing. With --demo, run the demo batch on a throw-away "
         "stack and stop.",
     )
     _stack_args(p, "127.0.0.1:50051")
