@@ -102,9 +102,9 @@ def _pair(text: str, option: str) -> tuple[float, float]:
 
 SAME_BOT = (
     "A and B are the same bot ({label}): a bot compared with itself is 0 Elo by symmetry, and "
-    "a deterministic one (heuristic) plays the same game in every seat order of a mirrored "
-    "group, so every sample is the same and no stopping rule can decide. Compare two "
-    "different bots or parameter values"
+    "a deterministic one (such as heuristic) plays the same game in every seat order of a "
+    "mirrored group (with --against, the same games on the same deals), so every sample is the "
+    "same and no stopping rule can decide. Compare two different bots or parameter values"
 )
 
 
