@@ -37,6 +37,7 @@ from .config import ClientSettings
 
 DEFAULT_TIMEOUT_S = 30.0
 REPLAY_TIMEOUT_S = 120.0
+EXPORT_TIMEOUT_S = 600.0  # a whole job's records: the gather on the server and the transfer
 
 
 class Client:
@@ -195,7 +196,7 @@ class Client:
             with open(tmp, "wb") as f:
                 for part in self.stub.ExportGames(
                     pb.ExportGamesRequest(job_id=job_id),
-                    timeout=REPLAY_TIMEOUT_S if timeout is None else timeout,
+                    timeout=EXPORT_TIMEOUT_S if timeout is None else timeout,
                     metadata=self.metadata,
                 ):
                     f.write(part.data)
