@@ -96,8 +96,7 @@ class Backend:
         info = self.store.get_job(job_id)  # NOT_FOUND for an unknown job
         if not info.spec.game_records:
             raise Precondition(
-                f"job {job_id} has no per-game records: submit its spec with "
-                '"game_records": true'
+                f'job {job_id} has no per-game records: submit its spec with "game_records": true'
             )
         if info.state not in TERMINAL:
             raise Precondition(
@@ -134,4 +133,3 @@ def make_backend(config: ServerConfig, settings=None) -> Backend:
     # UNAVAILABLE inside the client's deadline (tests/test_netns.py::test_api_partitioned...).
     client = redis.Redis.from_url(settings.redis_url, **redis_client_options(settings, api=True))
     return Backend(JobStore(client, settings), make_app(settings), config)
-
