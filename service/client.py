@@ -37,6 +37,7 @@ from .config import ClientSettings
 
 DEFAULT_TIMEOUT_S = 30.0
 REPLAY_TIMEOUT_S = 120.0
+EXPORT_TIMEOUT_S = 600.0  # a whole job's records: the gather on the server and the transfer
 
 
 class Client:
@@ -183,6 +184,27 @@ class Client:
 
     def bots(self, timeout: float | None = None) -> list[pb.Bot]:
         return list(self.stub.ListBots(pb.ListBotsRequest(), **self._kw(timeout)).bots)
+
+    def export_games(self, job_id: str, path: str | Path, timeout: float | None = None) -> int:
+        """Write the per-game records of job `job_id` (submitted with ``game_records``) to the
+        Parquet file `path`, as the server gathers them; the games (rows) written. The file
+        appears whole or not at all (written beside it, then renamed)."""
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.part")
+        games = 0
+        try:
+            with open(tmp, "wb") as f:
+                for part in self.stub.ExportGames(
+                    pb.ExportGamesRequest(job_id=job_id),
+                    timeout=EXPORT_TIMEOUT_S if timeout is None else timeout,
+                    metadata=self.metadata,
+                ):
+                    f.write(part.data)
+                    games = part.games
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return games
 
     def replay(
         self, job_id: str, game: int, configuration: int = 0, timeout: float | None = None

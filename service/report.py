@@ -48,7 +48,8 @@ def unwrap(data: Any) -> dict[str, Any]:
     """The statistics document inside `data`.
 
     Accepts the document itself (``azulsim simulate --json``), a wrapper holding it under
-    ``statistics`` or ``document``, or one holding its JSON text under ``statistics_json``
+    ``statistics`` or ``document`` (the ``--json`` of ``compare``, ``sweep`` and
+    ``tournament``), or one holding its JSON text under ``statistics_json``
     (the API's ``Statistics`` message as JSON).
     """
     if isinstance(data, Mapping):
@@ -67,7 +68,8 @@ def unwrap(data: Any) -> dict[str, Any]:
             return unwrap(json.loads(text))
     raise ReportError(
         "not a statistics document (schema azulsim.stats/1): expected a JSON object with "
-        "'configurations', as `azulsim simulate --json` prints"
+        "'configurations', as `azulsim simulate --json` prints (or one under 'statistics', as "
+        "the --json of compare, sweep and tournament holds it)"
     )
 
 
@@ -275,18 +277,35 @@ def _configuration_title(cfg: Mapping[str, Any]) -> str:
     )
 
 
+STOP_REASONS = {
+    "h1_accepted": "H1 accepted",
+    "h0_accepted": "H0 accepted",
+    "precision_reached": "precision reached",
+    "max_games": "maximum games reached",
+}
+
+
+def games_played(done: int, total: int, reason: str | None = None) -> str:
+    """Games done of a job's `total`: ``"500/1,000 games"``; a job its stopping rule ended
+    early says so, since ``1,200/24,000`` would read as unfinished."""
+    if reason and done < total:
+        why = STOP_REASONS.get(reason, reason.replace("_", " "))
+        return f"{done:,} games (stopped early: {why}; at most {total:,})"
+    return f"{done:,}/{total:,} games"
+
+
 def document_title(doc: Mapping[str, Any], title: str | None = None) -> str:
     """The report's heading: `title`, or a summary of the document."""
     if title:
         return title
     spec = doc.get("spec") or {}
     done, total = doc.get("games_done"), doc.get("games_total")
-    partial = done is not None and total is not None and done < total
-    if (doc.get("stopping") or {}).get("reason"):  # stopped by its rule: complete, not partial
-        partial = False
+    reason = (doc.get("stopping") or {}).get("reason")
+    # Stopped by its rule: complete, not partial.
+    partial = done is not None and total is not None and done < total and not reason
     parts = [f"AzulSim statistics — seed {spec.get('seed', '?')}"]
     if total is not None:
-        parts.append(f"{done:,}/{total:,} games" + (" (partial)" if partial else ""))
+        parts.append(games_played(done, total, reason) + (" (partial)" if partial else ""))
     if doc.get("rules_version"):
         parts.append(str(doc["rules_version"]))
     return ", ".join(parts)

@@ -414,7 +414,8 @@ class Stack:
     temporary folder that `cleanup` deletes: logs there, and a Redis without persistence. With
     `data_dir` the stack keeps its data across restarts: the private Redis writes an append-only
     file under ``data_dir/redis`` (jobs, results and queued chunks survive), logs go to
-    ``data_dir/logs``, and a lock file keeps a second stack off the same folder.
+    ``data_dir/logs``, per-game records to ``data_dir/games`` (`games_dir`), and a lock file
+    keeps a second stack off the same folder.
     """
 
     workers: int
@@ -436,6 +437,16 @@ class Stack:
     @property
     def logdir(self) -> Path:
         return self.data_dir / "logs" if self.data_dir is not None else self.workdir
+
+    @property
+    def games_dir(self) -> Path:
+        """Where the stack's workers write per-game records (``game_records`` jobs) and its API
+        reads them for ExportGames: ``AZULSIM_GAMES_DIR`` when set, else ``data_dir/games``
+        (the temporary folder's ``games`` without a data directory)."""
+        given = self.env.get("AZULSIM_GAMES_DIR", "").strip()
+        if given:
+            return Path(given)
+        return (self.data_dir if self.data_dir is not None else self.workdir) / "games"
 
     @property
     def address(self) -> str:
@@ -478,6 +489,8 @@ class Stack:
         )
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             self.env.setdefault(var, "1")
+        # Workers and API share one games directory, so game_records jobs work out of the box.
+        self.env["AZULSIM_GAMES_DIR"] = str(self.games_dir)
         try:
             self.redis_url = self.env.get("AZULSIM_REDIS_URL", "").strip()
             if not self.redis_url:
@@ -569,7 +582,7 @@ class Stack:
         import fcntl
 
         try:
-            for sub in ("redis", "logs"):
+            for sub in ("redis", "logs", "games"):
                 (data_dir / sub).mkdir(parents=True, exist_ok=True)
             lock = open(data_dir / "lock", "a+")  # noqa: SIM115 - held until cleanup
         except OSError as exc:

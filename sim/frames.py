@@ -57,10 +57,16 @@ def sweep_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per value of a sweep, the swept parameters as columns."""
     rows = []
     for r in doc["sweep"]["rows"]:
-        row = {k: v for k, v in r.items() if k != "values"}
+        row = {k: v for k, v in r.items() if k not in ("values", "vs_best")}
         row.update(r["values"])
         for key in ("win_rate", "score", "score_diff", "win_rate_diff"):
             _split(row, key)
+        best = r.get("vs_best") or {}  # the test against the best, flat (None: the best itself)
+        row["best_diff"] = best.get("win_rate_diff")
+        row["best_diff_ci95"] = best.get("win_rate_diff_ci95")
+        _split(row, "best_diff")
+        row["best_p_holm"] = best.get("p_holm")
+        row["best_distinguishable"] = best.get("distinguishable", False)
         rows.append(row)
     return rows
 

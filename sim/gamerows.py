@@ -295,3 +295,83 @@ def gather(directory, out, spec=None, expected_chunks: int | None = None) -> int
             if len(opened) > 8:  # constant memory: keep few files open
                 opened.pop(next(iter(opened)))
     return rows
+
+
+# --- the long form: one row per game and seat --------------------------------------------------
+
+_GAME_FIELDS = ("spec", "configuration", "game", "group", "players", "wall", "first_player")
+_END_FIELDS = ("rounds", "turns", "end_reason", "winners")
+
+
+def long_schema():
+    """The Arrow schema of the long form: the game's columns, then ``seat``, ``position`` (in
+    the turn order of round 1: 0 is the start player), ``bot`` and the seat's figures without
+    the ``_<p>`` suffix; no seat a table lacks, so no nulls and one type per column."""
+    pa, _ = _pa()
+    wide = schema()
+    fields = [wide.field(n) for n in _GAME_FIELDS]
+    fields += [pa.field("seat", pa.int8()), pa.field("position", pa.int8())]
+    fields.append(pa.field("bot", pa.dictionary(pa.int8(), pa.string())))
+    fields += [pa.field(name, wide.field(f"{name}_0").type) for name, _, _ in _SEAT_FIELDS]
+    fields.append(pa.field("winner", pa.bool_()))
+    fields += [wide.field(n) for n in _END_FIELDS]
+    return pa.schema(fields)
+
+
+def long_table(wide):
+    """The rows of a wide table (`records_table`, or a row group of a gathered file) in the long
+    form (`long_schema`), ordered by configuration, game and seat."""
+    pa, _ = _pa()
+    import pyarrow.compute as pc
+
+    sch = long_schema()
+    players = wide.column("players").to_numpy()
+    first = wide.column("first_player").to_numpy()
+    parts = []
+    for p in range(MAX_SEATS):
+        keep = players > p
+        if not keep.any():
+            continue
+        sub = wide.filter(pa.array(keep))
+        n = sub.num_rows
+        cols = {name: sub.column(name) for name in (*_GAME_FIELDS, *_END_FIELDS)}
+        cols["seat"] = pa.array(np.full(n, p, np.int8))
+        cols["position"] = pa.array(((p - first[keep]) % players[keep]).astype(np.int8))
+        cols["bot"] = pc.cast(sub.column(f"bot_{p}"), pa.string())
+        for name, _, _ in _SEAT_FIELDS:
+            cols[name] = sub.column(f"{name}_{p}")
+        cols["winner"] = sub.column(f"winner_{p}")
+        arrays = [cols[f.name] for f in sch if f.name != "bot"]
+        names = [f.name for f in sch if f.name != "bot"]
+        table = pa.table(dict(zip(names, arrays, strict=True)))
+        bot = pc.dictionary_encode(pc.cast(cols["bot"], pa.string()))
+        table = table.append_column("bot", bot.cast(sch.field("bot").type))
+        parts.append(table.select([f.name for f in sch]).cast(sch))
+    if not parts:
+        return sch.empty_table()
+    # Each part holds its own dictionaries; unify them so the table has one per column.
+    table = pa.concat_tables(parts).unify_dictionaries().combine_chunks()
+    return table.sort_by([("configuration", "ascending"), ("game", "ascending"),
+                          ("seat", "ascending")])  # fmt: skip
+
+
+def write_long(wide_path, out) -> int:
+    """Write the long form of the gathered (or ``--games-out``) file `wide_path` to `out`, one
+    row group per row group read (constant memory), with the same key-value metadata; the rows
+    written (games times seats)."""
+    _, pq = _pa()
+    source = pq.ParquetFile(wide_path)
+    meta = source.schema_arrow.metadata or {}
+    out = Path(out)
+    tmp = Path(str(out) + ".tmp")
+    rows = 0
+    try:
+        with pq.ParquetWriter(tmp, long_schema().with_metadata(meta), compression="zstd") as w:
+            for group in range(source.num_row_groups):
+                table = long_table(source.read_row_group(group))
+                w.write_table(table)
+                rows += table.num_rows
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return rows

@@ -25,6 +25,7 @@ from .spec import JobSpec
 from .stats import Counters, count, merge
 from .stats.balance import count_balance_paired
 from .stats.groups import count_groups, count_paired
+from .stats.sweep import count_pairs
 from .stopping import evaluate, llr_bounds
 
 Segment = tuple[int, Counters]
@@ -84,6 +85,8 @@ def count_chunk(spec: JobSpec, records: list[GameRecords], start: int, stop: int
         counters = merge(counters, count_paired(records[base], records[k], k))
     for k, base in spec.pairs:  # rule sets paired: the balance measures' differences too
         counters = merge(counters, count_balance_paired(records[base], records[k], k))
+    if spec.sweep:  # every pair of values, for the tests against the best (sim.stats.sweep)
+        counters = merge(counters, count_pairs(records))
     segments = rule_counters(spec, records, start, stop) if spec.stop else []
     return {
         "start": start,

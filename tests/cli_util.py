@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waits import generous
+
 REPO = Path(__file__).resolve().parent.parent
 AZULSIM = Path(sys.executable).with_name("azulsim")  # the console script of this venv
 
@@ -27,7 +29,7 @@ def azulsim(
     """``azulsim ARGS`` with stdout and stderr on pipes; `check`: exit status 0 expected."""
     kw.setdefault("env", user_env())
     done = subprocess.run(
-        [str(AZULSIM), *args], capture_output=True, text=True, timeout=timeout, **kw
+        [str(AZULSIM), *args], capture_output=True, text=True, timeout=generous(timeout), **kw
     )
     if check:
         assert done.returncode == 0, f"azulsim {' '.join(args)}: {done.returncode}\n{done.stderr}"

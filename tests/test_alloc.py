@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waits import generous
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Plays a warm-up job, then N heuristic games through run_local, and prints the minor page faults
@@ -48,7 +50,7 @@ def faults_per_game(workers: int, games: int, env_extra: dict | None = None) -> 
         check=True,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=generous(300),
     ).stdout
     return json.loads(out)["per_game"]
 

@@ -18,6 +18,7 @@ from tests.cli_util import (  # noqa: F401 - fixture
     in_process_server,
     user_env,
 )
+from tests.waits import generous
 
 SIM = ("simulate", "--bots", "greedy,random", "--games", "300", "--workers", "1")
 
@@ -46,7 +47,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(in_process_server):  #
         capture_output=True,
         text=True,
         env=user_env(),
-        timeout=120,
+        timeout=generous(120),
     )
     assert shell.stdout.splitlines() == ["{", '  "schema": "azulsim.stats/1",']
     assert shell.stderr == "" and shell.returncode in (0, 141)  # 0 if it all fit the pipe

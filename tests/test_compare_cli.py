@@ -11,6 +11,7 @@ import pytest
 
 from service.cli import main
 from sim.stats.sprt import llr_pentanomial
+from tests.waits import generous
 
 KEYS = {"verdict", "games", "pairs", "pentanomial", "score", "score_ci95", "elo", "elo_ci95",
         "llr", "llr_bounds", "spec"}  # fmt: skip
@@ -83,7 +84,7 @@ def test_bad_options_name_the_option(capsys, argv, message):
 def test_console_script_help_lists_compare():
     out = subprocess.run(
         [sys.executable, "-m", "service", "compare", "--help"],
-        capture_output=True, text=True, timeout=60, check=True,
+        capture_output=True, text=True, timeout=generous(60), check=True,
     ).stdout  # fmt: skip
     for option in ("--against", "--sprt", "--alpha", "--beta", "--precision", "--max-games",
                    "--seed", "--workers", "--json"):  # fmt: skip

@@ -23,6 +23,7 @@ from service.testing import ServerThread
 from sim.chunk import chunk_games_for, chunks_total, play_chunk
 from sim.local import run_local
 from sim.spec import JobSpec
+from tests.waits import generous
 from workers.app import make_app
 from workers.dispatch import submit
 from workers.settings import load_settings
@@ -52,7 +53,7 @@ def stack_for(env):
 
 
 def wait_finished(store, job_id, workers=None, timeout=90.0):
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + generous(timeout)
     while time.monotonic() < deadline:
         job = store.get_job(job_id)
         if job.finished:
@@ -217,6 +218,11 @@ def test_through_the_api_and_compare_server(azulsim_env, expected, celery_worker
         assert main(argv) == 0
         here = json.loads(capsys.readouterr().out)
         assert main([*argv, "--server", server.address]) == 0
-        there = json.loads(capsys.readouterr().out)
+        out, err = capsys.readouterr()
+        there = json.loads(out)
+        job_id = there.pop("job_id")  # said on stderr, as every job-making command does
+        assert f"azulsim compare: submitted job {job_id}: " in err
+        with Client(server.address) as client:
+            assert client.get(job_id).state == pb.SUCCEEDED
     assert there == here
     assert here["verdict"] == "h1_accepted" and here["games"] == expected.stopping["games"]

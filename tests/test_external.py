@@ -25,6 +25,7 @@ from sim.bots.external import ExternalBot, ExternalBotError
 from sim.bots.random_bot import RandomBot
 from sim.local import run_local
 from sim.spec import JobSpec
+from tests.waits import generous
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "docs" / "examples" / "random_bot.py"
@@ -272,7 +273,7 @@ def test_a_bad_bot_fails_the_simulate_command(tmp_path):
     out = _cli(
         ["--bots", f"external:cmd={argv[0]},args={argv[1]},random", "--games", "20", "--workers",
          "1"],
-        timeout=60,
+        timeout=generous(60),
     )  # fmt: skip
     assert out.returncode == 1  # one line, as for every failure the user should read
     assert out.stderr.startswith("azulsim simulate: error: ") and "Traceback" not in out.stderr

@@ -45,6 +45,17 @@ def test_sweep_frame_has_the_parameters_as_columns():
     df = result.sweep_frame()
     assert list(df["floor"]) == [0.0, 2.0]
     assert df["score_diff"].isna().tolist() == [True, False]
+    # The test against the best, flat: the best's own row has none.
+    doc = result.statistics()["sweep"]
+    best = doc["best"]["configuration"]
+    for k, row in df.iterrows():
+        test = doc["rows"][k]["vs_best"]
+        if k == best:
+            assert pd.isna(row["best_diff"]) and not row["best_distinguishable"]
+        else:
+            assert row["best_diff"] == test["win_rate_diff"]
+            assert row["best_p_holm"] == test["p_holm"]
+            assert row["best_distinguishable"] == test["distinguishable"]
     paired = result.comparison_frame()
     assert list(paired["configuration"]) == [1]
 

@@ -149,3 +149,51 @@ def test_game_records_field():
             "game_records": True}  # fmt: skip
     with pytest.raises(ValueError, match="game_records cannot be combined with a stopping rule"):
         JobSpec.from_dict(stop)
+
+
+def test_the_long_form_is_one_row_per_game_and_seat_with_one_type_per_column(games_file, tmp_path):
+    """`write_long`: a row per seat a table has (no null seats 2-3 for two players, so no float
+    NaN columns in pandas), each seat's figures equal to the wide row's, and per-bot wins that
+    add up to the statistics'."""
+    from sim.gamerows import long_schema, write_long
+
+    path = games_file
+    out = tmp_path / "long.parquet"
+    wide = pq.read_table(path).to_pandas()
+    assert write_long(path, out) == int(wide["players"].sum()) == 300 * 2 + 300 * 3
+    table = pq.read_table(out)
+    assert table.schema.remove_metadata() == long_schema()
+    assert table.schema.metadata == pq.read_schema(path).metadata  # the spec travels along
+    long = table.to_pandas()
+    seat_columns = ["seat", "position", "bot", "score", "rows", "floor", "marker", "winner"]
+    assert not long[seat_columns].isna().any().any()
+    assert long["score"].dtype == np.int16 and long["winner"].dtype == bool
+    assert list(long[["configuration", "game", "seat"]].itertuples(index=False)) == sorted(
+        long[["configuration", "game", "seat"]].itertuples(index=False)
+    )
+    for row in long.sample(50, random_state=1).itertuples():
+        w = wide[(wide.configuration == row.configuration) & (wide.game == row.game)].iloc[0]
+        assert row.score == w[f"score_{row.seat}"] and row.bot == w[f"bot_{row.seat}"]
+        assert row.position == (row.seat - w.first_player) % w.players
+    for k in range(len(SPEC.configurations)):  # per-bot wins without a melt, as with one
+        wins = long[long.configuration == k].groupby("bot", observed=True)["winner"].sum()
+        games = wide[wide.configuration == k]
+        melted: dict[str, int] = {}
+        for p in range(int(games.players.iloc[0])):
+            for bot, won in zip(games[f"bot_{p}"], games[f"winner_{p}"], strict=True):
+                melted[bot] = melted.get(bot, 0) + int(won)
+        assert {b: int(n) for b, n in wins.items()} == melted and sum(melted.values()) > 0
+
+
+def test_simulate_and_export_write_the_long_form_beside(tmp_path, capsys):
+    from service.cli import main
+
+    wide, long = tmp_path / "g.parquet", tmp_path / "g-long.parquet"
+    argv = ["simulate", "--bots", "greedy,random,random", "--games", "30", "--workers", "1"]
+    assert main([*argv, "--games-out", str(wide), "--long-out", str(long)]) == 0
+    assert "wrote 90 rows (games x seats)" in capsys.readouterr().err
+    assert pq.read_table(long).num_rows == 90
+    assert main([*argv, "--long-out", str(long)]) == 2
+    assert "--long-out needs --games-out" in capsys.readouterr().err
+    assert main([*argv, "--games-out", str(wide), "--long-out", str(tmp_path / "l.csv")]) == 2
+    assert "--long-out writes Parquet" in capsys.readouterr().err

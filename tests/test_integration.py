@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from service.testing import ServerThread
 from sim.local import run_local
 from sim.play import play_games
 from sim.spec import JobSpec
+from tests.waits import generous
 from workers.settings import load_settings  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -185,9 +187,12 @@ def test_demo_runs_the_whole_stack(tmp_path):
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=generous(120),
         cwd=tmp_path,
     )
     assert out.returncode == 0, out.stderr
     assert "SUCCEEDED" in out.stderr
     assert "By bot" in out.stdout and "heuristic" in out.stdout
+    # It says which job it made, as every job-making command does.
+    job_id = re.search(r"submitted job ([0-9a-f]{32}): ", out.stderr).group(1)
+    assert f"job {job_id} SUCCEEDED" in out.stderr

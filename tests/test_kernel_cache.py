@@ -13,6 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.waits import generous
+
 ROOT = Path(__file__).resolve().parent.parent
 
 PLAY = """
@@ -27,6 +31,8 @@ for wall in ("coloured", "gray"):
 """
 
 
+# Three processes compiling numba's kernels at once: minutes of CPU on a busy two-core machine.
+@pytest.mark.timeout(1800)
 def test_processes_starting_together_compile_once_and_play_the_same_games(tmp_path):
     env = {
         **os.environ,
@@ -42,7 +48,7 @@ def test_processes_starting_together_compile_once_and_play_the_same_games(tmp_pa
     ]
     games, saved = [], []
     for proc in procs:
-        out, err = proc.communicate(timeout=240)
+        out, err = proc.communicate(timeout=generous(240))
         assert proc.returncode == 0, err.decode()[-2000:]
         assert b"Warning" not in err, err.decode()[-2000:]
         lines = out.decode().splitlines()
@@ -67,12 +73,13 @@ def _numba_imported_after(*calls: str) -> list[bool]:
             env={**os.environ, "PYTHONPATH": str(ROOT)},
             capture_output=True,
             text=True,
-            timeout=240,
+            timeout=generous(240),
             check=True,
         ).stdout.split()
     ]
 
 
+@pytest.mark.timeout(1800)
 def test_only_a_search_or_large_self_play_imports_numba():
     # numba costs about 50 MB and 0.3 s to import: the API server, spec validation, small runs
     # and the other bots' workers do without it.

@@ -18,7 +18,7 @@ import pytest
 
 from service.stack import free_port
 from tests.cli_util import AZULSIM, azulsim, user_env
-from tests.waits import wait_until
+from tests.waits import generous, wait_until
 
 
 class Up:
@@ -35,7 +35,7 @@ class Up:
             text=True,
         )
         self.banner = ""
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + generous(90)
         while "Ctrl-C" not in self.banner:
             line = self.proc.stdout.readline()
             assert line or self.proc.poll() is None, self.proc.stderr.read()
@@ -48,7 +48,7 @@ class Up:
 
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
-        assert self.proc.wait(timeout=60) == 0, self.proc.stderr.read()
+        assert self.proc.wait(timeout=generous(60)) == 0, self.proc.stderr.read()
         alive = psutil.wait_procs(self.children, timeout=10)[1]
         assert not alive, f"still running after `up` stopped: {[p.pid for p in alive]}"
 
@@ -134,9 +134,10 @@ def test_a_queued_job_says_what_is_ahead_of_it_every_2_s(tmp_path):
         ahead = int(re.search(r"behind ([\d,]+)", queued[0][1]).group(1).replace(",", ""))
         assert 0 < ahead <= 800_000
         gaps = [b - a for (a, _), (b, _) in zip(queued, queued[1:], strict=False)]
-        assert all(1.5 < g < 3.5 for g in gaps), gaps  # a line every 2 s, chunk or no chunk
+        # A line every 2 s, chunk or no chunk (never sooner; later only on a busy machine).
+        assert all(1.5 < g < 2 + generous(1.5) for g in gaps), gaps
         up.cli("cancel", big)
-        assert watch.wait(timeout=120) == 0
+        assert watch.wait(timeout=generous(120)) == 0
         reader.join(10)
         last = lines[-1][1]
         assert last.startswith(f"job {small} SUCCEEDED: 100,000/100,000 games"), "".join(
@@ -174,7 +175,7 @@ def test_a_job_stopped_half_way_finishes_after_a_restart(tmp_path):
 
     up = Up("--data-dir", str(data), AZULSIM_CHUNK_GAMES="2000")
     try:
-        assert up.cli("watch", job_id, timeout=180).returncode == 0
+        assert up.cli("watch", job_id, timeout=generous(180)).returncode == 0
         doc = json.loads(up.cli("stats", job_id, "--json").stdout)
         up.stop()
     finally:
@@ -233,6 +234,44 @@ def test_up_with_sentinels_survives_the_loss_of_its_primary(tmp_path):
         assert up.cli("watch", job.stdout.strip(), timeout=180).returncode == 0
         stats = json.loads(up.cli("stats", job.stdout.strip(), "--json").stdout)
         assert stats["games_done"] == 200
+        up.stop()
+    finally:
+        up.kill()
+
+
+def test_game_records_on_the_local_stack_export_by_prefix_from_any_shell(tmp_path):
+    """`azulsim up`, a spec with game_records, then `azulsim export PREFIX` from a shell that
+    has no AZULSIM_GAMES_DIR: the stack keeps the records in its data directory and the API
+    sends them; the rows are those of `simulate --games-out` of the same spec."""
+    import pyarrow.parquet as pq
+
+    data = tmp_path / "azulsim-data"
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({
+        "configurations": [{"players": 2, "bots": ["greedy", "random"]}],
+        "games": 200, "seed": 5, "game_records": True,
+    }))  # fmt: skip
+    local = tmp_path / "local.parquet"
+    azulsim("simulate", "--spec", str(spec), "--workers", "1", "--games-out", str(local))
+    up = Up("--data-dir", str(data))
+    try:
+        assert re.search(rf"games +{re.escape(str(data / 'games'))}/", up.banner)
+        job_id = up.cli("submit", "--spec", str(spec)).stdout.strip()
+        assert up.cli("watch", job_id).returncode == 0
+        out = tmp_path / "export.parquet"
+        long = tmp_path / "long.parquet"
+        done = up.cli("export", job_id[:6], "-o", str(out), "--long-out", str(long), cwd=tmp_path)
+        assert "wrote 200 games" in done.stderr  # (user_env: no AZULSIM_* in this shell)
+        assert pq.read_table(long).num_rows == 400
+        assert pq.read_table(out).equals(pq.read_table(local))
+        assert list((data / "games" / job_id).glob("chunk-*.parquet"))
+        # A job without records says what it lacks, in one line.
+        plain = up.cli("submit", "--bots", "greedy,random", "--games", "10").stdout.strip()
+        assert up.cli("watch", plain).returncode == 0
+        refused = up.cli("export", plain, "-o", str(tmp_path / "x.parquet"), check=False)
+        assert refused.returncode == 1 and "FAILED_PRECONDITION" in refused.stderr
+        assert '"game_records": true' in refused.stderr
+        assert not (tmp_path / "x.parquet").exists()
         up.stop()
     finally:
         up.kill()

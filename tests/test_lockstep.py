@@ -198,6 +198,9 @@ def leaders_of(recs, i: int) -> dict:
     }
 
 
+# The reference engine is pure Python: 4-player gray takes about 60 CPU s, ten times that with
+# both cores busy; the limit guards against a hang only.
+@pytest.mark.timeout(1800)
 @pytest.mark.parametrize("players, wall", COMBOS)
 def test_lockstep(players, wall):
     # A cap of 30 rounds (above the longest natural game seen, RULES §10.6) keeps the rare
@@ -213,6 +216,7 @@ def test_lockstep_round_cap(players, wall):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(7200)
 @pytest.mark.parametrize("players, wall", COMBOS)
 def test_lockstep_many(players, wall):
     run_lockstep(players, wall, seed=99_000 + players, n_games=10_000, max_rounds=100)

@@ -23,7 +23,7 @@ from service.client import Client
 from service.config import ServerConfig
 from service.server import make_backend
 from service.testing import ServerThread
-from tests.waits import wait_job, wait_until
+from tests.waits import generous, wait_job, wait_until
 from workers.metrics import QueueDepthCollector, metrics_port
 from workers.settings import load_settings
 
@@ -218,7 +218,7 @@ def test_worker_metrics_sum_over_forked_pool_processes(tmp_path):
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=generous(120),
     )
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)

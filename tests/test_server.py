@@ -21,6 +21,7 @@ from service.server import make_backend
 from service.testing import ServerThread
 
 pytest.importorskip("workers.store")
+from tests.waits import generous
 from workers.settings import load_settings  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -240,13 +241,13 @@ def test_a_second_server_on_the_same_port_fails_at_start(azulsim_env, tmp_path):
             env=env,
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=generous(60),
         )
         assert serve.returncode != 0
         assert f"cannot listen on {address}" in serve.stderr, serve.stderr
         stack = Stack(workers=1, listen=address, env=env, workdir=tmp_path)
         with pytest.raises(StackError) as err:
-            stack.start(timeout=60)
+            stack.start(timeout=generous(60))
         assert f"cannot listen on {address}" in str(err.value), str(err.value)
         # The first server still answers: nothing took its calls.
         with Client(address, token="", timeout=10) as client:

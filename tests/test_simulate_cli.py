@@ -25,6 +25,7 @@ from sim.chunk import MAX_CHUNK, MIN_CHUNK, chunk_ranges, default_chunk_size
 from sim.local import run_local
 from sim.spec import JobSpec
 from tests.fake_play import fake_play_games
+from tests.waits import generous
 
 for _name in ("cli_a", "cli_b"):
     register_bot(
@@ -234,7 +235,7 @@ def test_console_script_piped_has_no_progress(tmp_path):
         capture_output=True,
         text=True,
         env=env,
-        timeout=60,
+        timeout=generous(60),
     )
     assert ok.returncode == 0 and ok.stderr == ""
     assert json.loads(ok.stdout)["games_total"] == 50
@@ -243,7 +244,7 @@ def test_console_script_piped_has_no_progress(tmp_path):
         capture_output=True,
         text=True,
         env=env,
-        timeout=60,
+        timeout=generous(60),
     )
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.strip().splitlines() == [

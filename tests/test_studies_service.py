@@ -39,6 +39,21 @@ def _finish(client, job, timeout=120.0):
     return job
 
 
+def _said_its_job(capsys, address: str, command: str) -> dict:
+    """The ``--json`` of a study run with ``--server``, less its job id, checked: the command
+    said the id on stderr, the server has that job, and its report draws from the JSON."""
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    job_id = doc.pop("job_id")
+    assert f"azulsim {command}: submitted job {job_id}: " in err
+    with Client(address) as client:
+        assert client.get(job_id).state == pb.SUCCEEDED
+        assert doc["statistics"] == {
+            k: v for k, v in client.statistics_document(job_id).items() if k != "timing"
+        }
+    return doc
+
+
 def test_tournament_is_one_job_with_ratings(azulsim_env, celery_worker_process, capsys):
     from service.cli import main
 
@@ -64,7 +79,7 @@ def test_tournament_is_one_job_with_ratings(azulsim_env, celery_worker_process, 
         assert main(argv) == 0
         here = json.loads(capsys.readouterr().out)
         assert main([*argv, "--server", server.address]) == 0
-        there = json.loads(capsys.readouterr().out)
+        there = _said_its_job(capsys, server.address, "tournament")
     assert there == here
     assert here["bots"] == local["ratings"]["bots"]
 
@@ -82,7 +97,7 @@ def test_sweep_is_one_job_equal_to_in_process(azulsim_env, celery_worker_process
     assert len(here["rows"]) == 4
     with ServerThread(make_backend(config, load_settings(env)), config) as server:
         assert main([*argv, "--server", server.address]) == 0
-        there = json.loads(capsys.readouterr().out)
+        there = _said_its_job(capsys, server.address, "sweep")
     assert there == here
 
 
@@ -117,11 +132,16 @@ def test_game_records_of_a_service_job_export_equal_to_in_process(
         with Client(server.address) as client:
             job, _ = client.submit(spec)
             job = _finish(client, job)
+        # Through the API (ExportGames), the job named by a prefix: no games directory here.
+        through = tmp_path / "through.parquet"
+        assert main(["export", job.job_id[:8], "-o", str(through), "--server", server.address]) == 0
+        assert "wrote 240 games" in capsys.readouterr().err
     assert len(list((games_dir / job.job_id).glob("chunk-*.parquet"))) > 2
     out = tmp_path / "export.parquet"
     assert main(["export", job.job_id, "-o", str(out), "--games-dir", str(games_dir)]) == 0
     assert "wrote 240 games" in capsys.readouterr().err
     assert pq.read_table(out).equals(pq.read_table(local))
+    assert pq.read_table(through).equals(pq.read_table(local))
     # A server whose cluster has no games directory refuses such a job, naming what is missing.
     bare = {k: v for k, v in env.items() if k != "AZULSIM_GAMES_DIR"}
     with ServerThread(make_backend(config, load_settings(bare)), config) as server:

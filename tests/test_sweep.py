@@ -138,3 +138,60 @@ def test_sweep_is_chunking_independent(swept):
     other = run_local(spec, workers=1, chunk_size=40)
     assert other.counters == counters
     assert derive(other.counters, spec)["sweep"] == doc["sweep"]
+
+
+def test_holm_adjusts_step_down():
+    from sim.stats.sweep import holm
+
+    adjusted = holm({1: 0.01, 2: 0.04, 3: 0.03, 4: None})  # m = 4: a missing p still counts
+    assert adjusted[1] == pytest.approx(0.04) and adjusted[3] == pytest.approx(0.09)
+    assert adjusted[2] == pytest.approx(0.09) and adjusted[4] is None  # monotone: max so far
+    assert holm({1: 0.5, 2: 0.9}) == {1: 1.0, 2: 1.0}
+
+
+def test_each_value_is_tested_against_the_best_on_the_same_games(swept):
+    """`vs_best` per row: the paired win-indicator difference to the best, its interval and
+    two-sided z-test p from the games both finished, Holm-adjusted over the other values."""
+    import math
+
+    from sim.stats.sweep import ALPHA, holm
+
+    spec, _, doc = swept
+    sw = doc["sweep"]
+    best = sw["best"]["configuration"]
+    recs = [play_games(c, spec.seed, 0, spec.games) for c in spec.configurations]
+    seat = np.argmax(recs[0].seat_bot == 0, axis=1)
+    rows = np.arange(spec.games)
+    wins = [r.winners[rows, seat].astype(float) for r in recs]
+    raw = {}
+    for k, row in enumerate(sw["rows"]):
+        if k == best:
+            assert row["vs_best"] is None
+            continue
+        both = ~recs[k].truncated & ~recs[best].truncated
+        d = (wins[k] - wins[best])[both]
+        t = row["vs_best"]
+        assert t["games"] == both.sum() and t["win_rate_diff"] == pytest.approx(d.mean())
+        half = Z95 * d.std(ddof=1) / np.sqrt(len(d))
+        assert t["win_rate_diff_ci95"] == pytest.approx([d.mean() - half, d.mean() + half])
+        z = d.mean() / (d.std(ddof=1) / np.sqrt(len(d)))
+        assert t["p"] == pytest.approx(math.erfc(abs(z) / math.sqrt(2)))
+        raw[k] = t["p"]
+    adjusted = holm(raw)
+    same = sorted([best] + [k for k, p in adjusted.items() if p > ALPHA])
+    assert sw["versus_best"] == {"test": "paired z on the win indicator",
+                                 "multiple_comparisons": "holm", "alpha": 0.05,
+                                 "indistinguishable": same}  # fmt: skip
+    for k, p in adjusted.items():
+        assert sw["rows"][k]["vs_best"]["p_holm"] == pytest.approx(p)
+        assert sw["rows"][k]["vs_best"]["distinguishable"] == (p <= ALPHA)
+
+
+def test_the_table_says_which_values_match_the_best_in_points(capsys):
+    from service.cli import main
+
+    argv = ["sweep", "--bots", "heuristic:floor=0..2/1,greedy", "--games", "60", "--seed", "2"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "win rate - best (Holm p)" in text and " pp" in text
+    assert "(paired tests, Holm at 5 %)" in text

@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 
 from service.stack import free_port
-from tests.waits import wait_until
+from tests.waits import generous, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -67,7 +67,9 @@ def test_simulate_draws_a_progress_bar_on_a_terminal_only():
     assert "3,000/3,000 games" in terminal  # the last redraw shows the whole job done
     assert out.lstrip().startswith("{") and "\r" not in out  # stdout stays clean JSON
 
-    piped = subprocess.run(argv, env=clean_env(), capture_output=True, text=True, timeout=120)
+    piped = subprocess.run(
+        argv, env=clean_env(), capture_output=True, text=True, timeout=generous(120)
+    )
     assert piped.returncode == 0, piped.stderr
     assert "games/s" not in piped.stderr and "\r" not in piped.stderr
 
@@ -105,7 +107,7 @@ def test_up_serves_a_job_and_stops_everything_on_sigterm():
         assert "\r\x1b[2K" in terminal  # redrawn in place, not a line per update
 
         up.send_signal(signal.SIGTERM)
-        assert up.wait(timeout=30) == 0
+        assert up.wait(timeout=generous(30)) == 0
         assert "stopping" in up.stderr.read()
         alive = psutil.wait_procs(stack, timeout=10)[1]
         assert not alive, f"still running after `up` stopped: {[p.pid for p in alive]}"

@@ -3,11 +3,23 @@ was awaited and the details that explain it (worker logs, the job record)."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+# Every wait's timeout is multiplied by this: a timeout guards against a hang, not against a slow
+# machine, and CI shares two cores with other work (a load of 14-18 made 30 s waits fail).
+# AZULSIM_TEST_WAIT_SLACK=1 gives the timeouts as written.
+SLACK = float(os.environ.get("AZULSIM_TEST_WAIT_SLACK", "4"))
+
+
+def generous(timeout: float) -> float:
+    """`timeout` with the suite's `SLACK`: for waits on a condition that should come, soon or
+    late (never for a wait that is meant to run out)."""
+    return timeout * SLACK
 
 
 def wait_until(
@@ -17,8 +29,9 @@ def wait_until(
     interval: float = 0.05,
     details: Callable[[], str] | None = None,
 ) -> T:
-    """Poll `predicate` until it returns something truthy (returned) or `timeout` passes
-    (AssertionError naming `what`, with `details()` appended)."""
+    """Poll `predicate` until it returns something truthy (returned) or `timeout` (times
+    `SLACK`) passes (AssertionError naming `what`, with `details()` appended)."""
+    timeout = generous(timeout)
     deadline = time.monotonic() + timeout
     while True:
         got = predicate()

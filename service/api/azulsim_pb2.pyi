@@ -331,6 +331,20 @@ class ReplayGameRequest(_message.Message):
     game: int
     def __init__(self, job_id: _Optional[str] = ..., configuration: _Optional[int] = ..., game: _Optional[int] = ...) -> None: ...
 
+class ExportGamesRequest(_message.Message):
+    __slots__ = ("job_id",)
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class GameRecordsPart(_message.Message):
+    __slots__ = ("data", "games")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    games: int
+    def __init__(self, data: _Optional[bytes] = ..., games: _Optional[int] = ...) -> None: ...
+
 class TileCounts(_message.Message):
     __slots__ = ("counts",)
     COUNTS_FIELD_NUMBER: _ClassVar[int]

@@ -75,6 +75,11 @@ class AzulSimStub:
                 request_serializer=azulsim_dot_v1_dot_azulsim__pb2.ReplayGameRequest.SerializeToString,
                 response_deserializer=azulsim_dot_v1_dot_azulsim__pb2.Replay.FromString,
                 _registered_method=True)
+        self.ExportGames = channel.unary_stream(
+                '/azulsim.v1.AzulSim/ExportGames',
+                request_serializer=azulsim_dot_v1_dot_azulsim__pb2.ExportGamesRequest.SerializeToString,
+                response_deserializer=azulsim_dot_v1_dot_azulsim__pb2.GameRecordsPart.FromString,
+                _registered_method=True)
 
 
 class AzulSimServicer:
@@ -143,6 +148,17 @@ class AzulSimServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExportGames(self, request, context):
+        """The per-game records of a job submitted with spec.game_records, gathered on the server into
+        one Parquet file (the same rows as `azulsim simulate --games-out` of the same spec) and sent
+        in pieces of at most 1 MiB, in order; the client writes them one after another. NOT_FOUND for
+        an unknown job; FAILED_PRECONDITION when the job did not ask for records, has not ended, or
+        this server has no games directory (AZULSIM_GAMES_DIR).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AzulSimServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -185,6 +201,11 @@ def add_AzulSimServicer_to_server(servicer, server):
                     servicer.ReplayGame,
                     request_deserializer=azulsim_dot_v1_dot_azulsim__pb2.ReplayGameRequest.FromString,
                     response_serializer=azulsim_dot_v1_dot_azulsim__pb2.Replay.SerializeToString,
+            ),
+            'ExportGames': grpc.unary_stream_rpc_method_handler(
+                    servicer.ExportGames,
+                    request_deserializer=azulsim_dot_v1_dot_azulsim__pb2.ExportGamesRequest.FromString,
+                    response_serializer=azulsim_dot_v1_dot_azulsim__pb2.GameRecordsPart.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -404,6 +425,33 @@ class AzulSim:
             '/azulsim.v1.AzulSim/ReplayGame',
             azulsim_dot_v1_dot_azulsim__pb2.ReplayGameRequest.SerializeToString,
             azulsim_dot_v1_dot_azulsim__pb2.Replay.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportGames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/azulsim.v1.AzulSim/ExportGames',
+            azulsim_dot_v1_dot_azulsim__pb2.ExportGamesRequest.SerializeToString,
+            azulsim_dot_v1_dot_azulsim__pb2.GameRecordsPart.FromString,
             options,
             channel_credentials,
             insecure,

@@ -172,5 +172,9 @@ def _write(out: dict[str, Any], args: argparse.Namespace) -> None:
 def cmd_balance(args: argparse.Namespace) -> int:
     from .study import run_to_end
 
-    _write(balance_output(run_to_end(balance_job(args), args)), args)
+    job_id, stats = run_to_end(balance_job(args), args)
+    out = balance_output(stats)
+    if job_id is not None:  # with --server: the job that `report`, `replay` and `export` take
+        out["job_id"] = job_id
+    _write(out, args)
     return 0

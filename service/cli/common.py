@@ -28,13 +28,30 @@ class UsageError(CommandError):
     status = 2
 
 
+NEGATIVE_VALUES = re.compile(r"^-\d*\.?\d+(,-?\d*\.?\d+)*$")  # -10, -0.5, -10,10
+
+
 class Parser(argparse.ArgumentParser):
     """argparse, with a usage error printed as one line (``azulsim simulate: error: …``, status
     2) instead of the whole usage text; ``--help`` still prints it all."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Values such as ``--sprt -10,10`` (negative bounds are normal) are values, not
+        # options: argparse's own pattern knows only single numbers (-10, -0.5).
+        self._negative_number_matcher = NEGATIVE_VALUES
+
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
+
+
+def plain(text: str) -> str:
+    """A docstring as --help text: the reST markup (````--sprt LO,HI````, ``**head to head**``,
+    ```sim.spec```) taken off, since a terminal shows it raw."""
+    text = re.sub(r"``(.+?)``", r"\1", text, flags=re.S)
+    text = re.sub(r"\*\*(.+?)\*\*", r"\1", text, flags=re.S)
+    return re.sub(r"(?<![\w`])`([^`\n]+)`(?!`)", r"\1", text)
 
 
 _GROUPED = re.compile(r"\d{1,3}(,\d{3})+|\d+(_\d+)+")  # 1,000,000 and 1_000_000
@@ -110,11 +127,20 @@ def spec_from_args(args: argparse.Namespace):
 # --- the API client -------------------------------------------------------------------------
 
 
-def add_client_options(p: argparse.ArgumentParser, title: str = "server") -> None:
-    """--server, --token, --tls-ca and --timeout: how a command reaches the API server."""
+STUDY_SERVICE = "through the service (with --server; without it the job plays in this process)"
+STUDY_SERVER = "API address host:port: submit the job there, watch it and read it back"
+
+
+def add_client_options(
+    p: argparse.ArgumentParser, title: str = "server", server_help: str | None = None
+) -> None:
+    """--server, --token, --tls-ca and --timeout: how a command reaches the API server. A study
+    (compare, sweep, tournament) plays in this process unless --server is given: its
+    `server_help` (`STUDY_SERVER`) says so instead of a default address."""
     g = p.add_argument_group(title)
     g.add_argument(
-        "--server", help="API address host:port (default $AZULSIM_SERVER or 127.0.0.1:50051)"
+        "--server",
+        help=server_help or "API address host:port (default $AZULSIM_SERVER or 127.0.0.1:50051)",
     )
     g.add_argument("--token", help="bearer token (default $AZULSIM_TOKEN)")
     g.add_argument(

@@ -1,4 +1,4 @@
-"""``azulsim compare A B``: is bot A stronger than B, and by how much (notes/experiments.md).
+"""``azulsim compare A B``: is bot A stronger than B, and by how much (docs/statistics.md).
 
 Two ways to ask, both in one job of `sim.spec.JobSpec`:
 
@@ -16,31 +16,31 @@ difference with ``--against``) is at most ``±EPS``; ``--max-games`` caps either
 configuration). Without a rule the job plays ``--max-games`` games. The decision is read every
 ``--check-every`` games on the contiguous prefix, so the verdict, games and statistics are the
 same for any ``--workers``, and through the service (``--server HOST:PORT``: the job is submitted,
-watched and read back over gRPC; ``--workers`` is then the cluster's business).
+watched and read back over gRPC; ``--workers`` is then the cluster's business; the job id is
+said on stderr and in ``--json``).
+
+A bot compared with itself is refused: it is 0 Elo by symmetry, and a deterministic bot plays the
+same game in every seat order of a mirrored group, so no rule could decide. A sample in which every
+value is the same (bots that differ in name only) is flagged as degenerate (``degenerate`` in
+``--json``, a warning on stderr): its interval has zero width because nothing varied.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from .common import PROG, CommandError, UsageError, add_client_options, make_client, rpc_errors
-
-VERDICTS = {
-    "h1_accepted": "H1 accepted",
-    "h0_accepted": "H0 accepted",
-    "precision_reached": "precision reached",
-    "max_games": "maximum games reached",
-}
+from ..report import STOP_REASONS
+from .common import PROG, STUDY_SERVER, STUDY_SERVICE, UsageError, add_client_options, plain
+from .study import run_on_server, study_json, write_json
 
 
 def add_compare(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "compare",
         help="compare two bots: mirrored pairs, Elo with interval, SPRT that stops when sure",
-        description=__doc__.split("\n\n", 1)[1],
+        description=plain(__doc__.split("\n\n", 1)[1]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("a", metavar="A", help="the bot under test, e.g. heuristic:floor=2")
@@ -56,10 +56,14 @@ def add_compare(subparsers: argparse._SubParsersAction) -> None:
         "--sprt",
         metavar="LO,HI",
         help="SPRT of H0 LO against H1 HI: logistic Elo (head to head) or points per game "
-        "(--against)",
+        "(--against); negative bounds as they are: --sprt -10,10",
     )
-    p.add_argument("--alpha", type=float, default=0.05, help="false H1 rate, in (0, 0.5)")
-    p.add_argument("--beta", type=float, default=0.05, help="false H0 rate, in (0, 0.5)")
+    p.add_argument(
+        "--alpha", type=float, default=0.05, help="false H1 rate, in (0, 0.5) (default 0.05)"
+    )
+    p.add_argument(
+        "--beta", type=float, default=0.05, help="false H0 rate, in (0, 0.5) (default 0.05)"
+    )
     p.add_argument(
         "--precision", type=float, metavar="EPS", help="stop at a 95%% interval of ±EPS instead"
     )
@@ -77,8 +81,13 @@ def add_compare(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="job seed (default 0)")
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     p.add_argument("--chunk-size", type=int, help="games per chunk (default: automatic)")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
-    add_client_options(p, "through the service (with --server; default: in-process)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document: the verdict and estimates, the job id (--server) and the "
+        "statistics document that `azulsim report --from FILE` draws",
+    )
+    add_client_options(p, STUDY_SERVICE, STUDY_SERVER)
     p.set_defaults(func=cmd_compare)
 
 
@@ -91,11 +100,53 @@ def _pair(text: str, option: str) -> tuple[float, float]:
     return lo, hi
 
 
+SAME_BOT = (
+    "A and B are the same bot ({label}): a bot compared with itself is 0 Elo by symmetry, and "
+    "a deterministic one (such as heuristic) plays the same game in every seat order of a "
+    "mirrored group (with --against, the same games on the same deals), so every sample is the "
+    "same and no stopping rule can decide. Compare two different bots or parameter values"
+)
+
+
+def _refuse_the_same_bot(a: str, b: str) -> None:
+    """A comparison of a bot with itself is refused before it plays a game (`SAME_BOT`)."""
+    from sim.bots.registry import parse_bot_spec
+
+    try:
+        label_a, label_b = parse_bot_spec(a).label, parse_bot_spec(b).label
+    except ValueError:
+        return  # the spec's own validation names the bad bot
+    if label_a == label_b:
+        raise UsageError(SAME_BOT.format(label=label_a))
+
+
+def degenerate(out: dict[str, Any]) -> str | None:
+    """Why a comparison's sample says nothing, or None: every sample the same value (a
+    zero-width interval that reflects no variation, not precision)."""
+    ci = out.get("score_ci95")
+    if not out.get("pairs") or not ci or ci[0] is None or ci[0] != ci[1]:
+        return None
+    paired = out.get("pentanomial") is None and out.get("elo") is None
+    even = out["score"] == (0.0 if paired else 0.5)
+    value = f"{out['score']:g} {'points' if paired else 'share of the win'}"
+    if even:
+        return (
+            f"every one of the {out['pairs']:,} samples was the same ({value}): the two bots "
+            "played the same games (deterministic bots on the same deals and seats do), so "
+            "there is nothing to estimate and the interval's zero width is not precision"
+        )
+    return (
+        f"every one of the {out['pairs']:,} samples was the same ({value}): the interval has "
+        "zero width because nothing varied, not because the estimate is precise"
+    )
+
+
 def compare_spec(args: argparse.Namespace):
     """The job spec of a comparison (raises UsageError naming the option)."""
     from sim.bots.registry import split_bot_list
     from sim.spec import JobSpec
 
+    _refuse_the_same_bot(args.a, args.b)
     against = split_bot_list(args.against) if args.against else []
     players = args.players or (1 + len(against) if against else 2)
     if players not in (2, 3, 4):
@@ -203,6 +254,7 @@ def compare_document(doc: dict[str, Any]) -> dict[str, Any]:
             win_rate_diff=p["win_rate_diff"],
             win_rate_diff_ci95=p["win_rate_diff_ci95"],
         )
+    out["degenerate"] = degenerate(out)
     out["check_points"] = stopping.get("check_points", [])
     out["spec"] = doc["spec"]
     return out
@@ -214,7 +266,7 @@ def _fmt(x: float | None, digits: int = 1) -> str:
 
 def format_compare(out: dict[str, Any], a: str, b: str) -> str:
     lines = []
-    verdict = VERDICTS.get(out["verdict"] or "", "no stopping rule")
+    verdict = STOP_REASONS.get(out["verdict"] or "", "no stopping rule")
     lines.append(f"{a} vs {b}: {verdict} after {out['games']:,} games ({out['pairs']:,} samples)")
     if out["pentanomial"] is not None:
         lines.append(f"  pentanomial (A's half-points per pair 0..4): {out['pentanomial']}")
@@ -237,6 +289,8 @@ def format_compare(out: dict[str, Any], a: str, b: str) -> str:
             f"  LLR {out['llr']:.3f} (bounds {lo:.3f}, {hi:.3f} at these check points; "
             f"{n_lo:.3f}, {n_hi:.3f} read after every sample)"
         )
+    if out.get("degenerate"):
+        lines.append(f"  degenerate: {out['degenerate']}")
     return "\n".join(lines) + "\n"
 
 
@@ -248,47 +302,49 @@ def _progress_line(games: int, llr: float | None, estimate: float | None) -> Non
 
 def _write(out: dict[str, Any], args: argparse.Namespace) -> None:
     if args.json:
-        json.dump(out, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        write_json(out)
     else:
         sys.stdout.write(format_compare(out, args.a, args.b))
 
 
-def _compare_on_server(args: argparse.Namespace, spec) -> int:
+def _compare_on_server(args: argparse.Namespace, spec) -> tuple[str, dict[str, Any]]:
     import math
 
-    from ..convert import spec_to_proto
-
     tty = sys.stderr.isatty()
-    with rpc_errors(args), make_client(args) as client:
-        submitted, _ = client.submit(spec_to_proto(spec))
-        job = submitted
-        for job in client.watch(submitted.job_id):  # noqa: B007 - the last one is the result
-            s = job.stopping
-            if tty and s.check_points:
-                llr = None if math.isnan(s.llr) else s.llr
-                _progress_line(s.games, llr, None if math.isnan(s.estimate) else s.estimate)
+
+    def progress(job) -> None:
+        s = job.stopping
+        if tty and s.check_points:
+            llr = None if math.isnan(s.llr) else s.llr
+            _progress_line(s.games, llr, None if math.isnan(s.estimate) else s.estimate)
+
+    try:
+        return run_on_server(spec, args, progress)
+    finally:
         if tty:
             sys.stderr.write("\n")
-        if job.state != 3:  # SUCCEEDED
-            from ..api import azulsim_pb2 as pb
-
-            raise CommandError(
-                f"job {job.job_id} ended {pb.JobState.Name(job.state)}: {job.error or 'no error'}"
-            )
-        doc = client.statistics_document(job.job_id)
-    _write(compare_document(doc), args)
-    return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    spec = compare_spec(args)
+    if args.server:
+        job_id, doc = _compare_on_server(args, spec)
+    else:
+        job_id, doc = None, _compare_here(args, spec)
+    out = compare_document(doc)
+    if out["degenerate"]:
+        print(f"{PROG} compare: warning: {out['degenerate']}", file=sys.stderr)
+    if args.json:
+        out = study_json(out, doc, job_id)
+    _write(out, args)
+    return 0
+
+
+def _compare_here(args: argparse.Namespace, spec) -> dict[str, Any]:
     from sim.local import run_local
 
     from . import simulate
 
-    spec = compare_spec(args)
-    if args.server:
-        return _compare_on_server(args, spec)
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1; got {args.workers}")
     if args.chunk_size is not None and args.chunk_size < 1:
@@ -307,5 +363,4 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     if tty:
         sys.stderr.write("\n")
-    _write(compare_document(result.statistics()), args)
-    return 0
+    return result.statistics()

@@ -24,7 +24,7 @@ from .common import (
     spec_from_args,
     whole_number,
 )
-from .output import job_json, job_line, print_statistics, state_name, table, when
+from .output import job_games, job_json, job_line, print_statistics, state_name, table, when
 from .progress import follow
 
 # --------------------------------------------------------------------------------------------
@@ -177,7 +177,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         [
             j.job_id,
             state_name(j),
-            f"{j.games_done:,}/{j.games_total:,}",
+            job_games(j).removesuffix(" games").replace(" games (", " ("),
             str(j.spec.seed),
             j.request_id or "-",
             when(j.created_at),

@@ -64,9 +64,10 @@ def add_up(subparsers: argparse._SubParsersAction) -> None:
         help="run a local stack: Redis (private unless AZULSIM_REDIS_URL is set), workers, API",
         description="Start a private redis-server (unless AZULSIM_REDIS_URL is set), a Celery "
         "worker with one process per core and the gRPC API server; print where it listens; stop "
-        "them all on Ctrl-C or SIGTERM. Jobs, results and logs are kept in a data directory "
-        "(the private Redis writes an append-only file there), so they are still there after a "
-        "restart; --ephemeral keeps nothing. With --demo, run the demo batch on a throw-away "
+        "them all on Ctrl-C or SIGTERM. Jobs, results, logs and the per-game records of "
+        "game_records jobs (`azulsim export`) are kept in a data directory (the private Redis "
+        "writes an append-only file there), so they are still there after a restart; "
+        "--ephemeral keeps nothing. With --demo, run the demo batch on a throw-away "
         "stack and stop.",
     )
     _stack_args(p, "127.0.0.1:50051")
@@ -117,9 +118,9 @@ def cmd_up(args: argparse.Namespace) -> int:
                 ports = ", ".join(str(s.port) for s in stack.group.servers)
                 redis_note += f"\n           primary and replica on 127.0.0.1 ports {ports}"
             if data_dir is None:
-                data_note = f"{stack.workdir}/  (--ephemeral: logs only, deleted at stop)"
+                data_note = f"{stack.workdir}/  (--ephemeral: logs and records, deleted at stop)"
             elif stack.group is not None:
-                data_note = f"{data_dir}/  (logs; --sentinel keeps no Redis data)"
+                data_note = f"{data_dir}/  (logs and game records; --sentinel keeps no Redis data)"
             elif private:
                 data_note = f"{data_dir}/  (Redis append-only file and logs; kept)"
             else:
@@ -130,6 +131,8 @@ def cmd_up(args: argparse.Namespace) -> int:
                 f"  Redis    {redis_note}\n"
                 f"  workers  {args.workers} pool processes\n"
                 f"  data     {data_note}\n"
+                f"  games    {stack.games_dir}/  (per-game records of game_records jobs; "
+                f"`azulsim export JOB`)\n"
                 f"  logs     {stack.logdir}/\n"
                 f"Try:  azulsim submit --server {stack.address} --bots greedy,random "
                 f"--games 100000 --watch\n"

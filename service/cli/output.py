@@ -269,9 +269,17 @@ def job_json(job) -> dict[str, Any]:
     }
 
 
+def job_games(job) -> str:
+    """A job's games done of its total, or, stopped early by its rule, what it played and why."""
+    from ..report import games_played
+
+    reason = job.stopping.reason if job.HasField("stopping") else ""
+    return games_played(job.games_done, job.games_total, reason)
+
+
 def job_line(job) -> str:
     return (
-        f"job {job.job_id} {state_name(job)}: {job.games_done:,}/{job.games_total:,} games"
+        f"job {job.job_id} {state_name(job)}: {job_games(job)}"
         + _stopping_text(job)
         + (f" — {job.error}" if job.error else "")
     )

@@ -71,6 +71,7 @@ class LineProgress:
         self.estimate = Estimate(total)
         self.last = -1e9
         self.running = False
+        self.said = ""  # the last line written: the closing one does not repeat it
 
     def show(self, done: int, status: str = "", running: bool = True, force: bool = False) -> None:
         now = time.monotonic()
@@ -79,11 +80,14 @@ class LineProgress:
         started = running and not self.running
         if not force and not started and now - self.last < self.tick - 0.05:
             return  # the start of the run (queued -> running) is said at once
-        self.last, self.running = now, running
         e = self.estimate
         tail = f"  {e.rate_text()}  {e.eta_text(now)}" if running else ""
         head = f"{status}: " if status else ""
-        self.stream.write(f"{head}{done:,}/{e.total:,} games{tail}\n")
+        line = f"{head}{done:,}/{e.total:,} games{tail}"
+        if force and line == self.said:  # a job that ended as it was first seen (cancelled)
+            return
+        self.last, self.running, self.said = now, running, line
+        self.stream.write(line + "\n")
         self.stream.flush()
 
     def close(self) -> None:

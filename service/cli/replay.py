@@ -194,7 +194,7 @@ def format_state(state: dict, seat_bots: list[str], floors: list[list[str]]) -> 
 
 def _tiling_text(t: SeatTiling, bot: str) -> str:
     placed = ", ".join(
-        f"line {p.line} {COLOUR_LETTERS[p.colour]} -> column {p.column} +{p.points}"
+        f"line {p.line} {COLOUR_LETTERS[p.colour]} -> column {p.column + 1} +{p.points}"
         if p.column >= 0
         else f"line {p.line} {COLOUR_LETTERS[p.colour]}: no free column, {p.line} tiles fall"
         for p in t.placed
@@ -225,7 +225,8 @@ def format_replay(replay) -> str:
         + ", ".join(f"{p} {b}" for p, b in enumerate(bots))
         + f"; seat {replay.first_player} starts\n"
         "Tiles: B blue, Y yellow, R red, K black, W white, 1 the first-player marker. Boards: "
-        "pattern lines | wall, then the floor line and its penalty.\n"
+        "pattern lines | wall, then the floor line and its penalty. Pattern lines and wall "
+        "columns are numbered 1 to 5, from the top and from the left.\n"
     ]
     annotated = annotate(replay)
     for a in annotated:
@@ -300,7 +301,7 @@ def _tiling_json(t: SeatTiling) -> dict[str, Any]:
             {
                 "line": p.line,
                 "colour": COLOURS[p.colour],
-                "column": p.column if p.column >= 0 else None,
+                "column": p.column + 1 if p.column >= 0 else None,  # 1..5, as line is
                 "points": p.points,
             }
             for p in t.placed

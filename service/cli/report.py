@@ -27,7 +27,8 @@ def add_report(subparsers: argparse._SubParsersAction) -> None:
             "Plot score distributions per bot, win rates with 95% Wilson intervals per bot and "
             "per seat, and the game-length histogram, for each configuration. JOB is fetched "
             "from the API server; --from reads a saved statistics document instead "
-            "(`azulsim simulate --json > stats.json`). The extension of -o picks the format: "
+            "(`azulsim simulate --json > stats.json`, or the --json of compare, sweep or "
+            "tournament, which holds one). The extension of -o picks the format: "
             ".png, .svg, .pdf or .html (self-contained, images embedded)."
         ),
     )

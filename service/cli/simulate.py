@@ -44,6 +44,12 @@ def add_simulate(subparsers: argparse._SubParsersAction) -> None:
         help="also write every game as a row to this Parquet file (docs/research.md; streamed "
         "per chunk, readable by pandas and polars)",
     )
+    p.add_argument(
+        "--long-out",
+        metavar="FILE.parquet",
+        help="with --games-out, also the long form: one row per game and seat (seat, position, "
+        "bot, score, ...), for per-bot analysis without a melt",
+    )
     out = p.add_mutually_exclusive_group()
     out.add_argument(
         "--json", action="store_true", help="print the statistics as one JSON document"
@@ -52,17 +58,33 @@ def add_simulate(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_simulate)
 
 
-def games_out(args: argparse.Namespace, spec):
-    """The --games-out path, checked (None when not asked for)."""
+def parquet_path(path: str, option: str) -> str:
+    """`path` checked for `option`: a .parquet name (what is written, whatever the name says) in
+    a directory that exists."""
     from pathlib import Path
 
+    if Path(path).suffix.lower() != ".parquet":
+        raise UsageError(
+            f"{option} writes Parquet: the file must end in .parquet; got {path!r} (for CSV: "
+            "pandas.read_parquet(FILE).to_csv(...))"
+        )
+    if not Path(path).resolve().parent.is_dir():
+        raise UsageError(f"{option} {path}: no such directory {Path(path).parent}")
+    return path
+
+
+def games_out(args: argparse.Namespace, spec):
+    """The --games-out path, checked (None when not asked for)."""
     path = getattr(args, "games_out", None)
+    if getattr(args, "long_out", None) is not None:
+        if path is None:
+            raise UsageError("--long-out needs --games-out (the long form is made from it)")
+        parquet_path(args.long_out, "--long-out")
     if path is None:
         return None
+    parquet_path(path, "--games-out")
     if spec.stop is not None:
         raise UsageError("--games-out cannot be combined with a stopping rule")
-    if not Path(path).resolve().parent.is_dir():
-        raise UsageError(f"--games-out {path}: no such directory {Path(path).parent}")
     return path
 
 
@@ -95,6 +117,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     finally:
         if bar:
             bar.close()
+    if args.long_out is not None:
+        from sim.gamerows import write_long
+
+        rows = write_long(args.games_out, args.long_out)
+        print(f"wrote {rows:,} rows (games x seats) to {args.long_out}", file=sys.stderr)
     fmt = "json" if args.json else "csv" if args.csv else "table"
     write_statistics(result.statistics(), fmt, sys.stdout)
     return 0

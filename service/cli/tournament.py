@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import UsageError, add_client_options
+from .common import STUDY_SERVER, STUDY_SERVICE, UsageError, add_client_options, plain
 from .study import run_study
 
 
@@ -24,7 +24,7 @@ def add_tournament(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "tournament",
         help="every pair of bots in mirrored groups; Bradley-Terry ratings on the Elo scale",
-        description=__doc__.split("\n\n", 1)[1],
+        description=plain(__doc__.split("\n\n", 1)[1]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
@@ -42,8 +42,13 @@ def add_tournament(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--wall", default="coloured", help="coloured (default) or gray")
     p.add_argument("--seed", type=int, default=0, help="job seed (default 0)")
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
-    p.add_argument("--json", action="store_true", help="print the ratings section as JSON")
-    add_client_options(p, "through the service (with --server; default: in-process)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the ratings section as JSON, with the spec, the job id (--server) and the "
+        "statistics document that `azulsim report --from FILE` draws",
+    )
+    add_client_options(p, STUDY_SERVICE, STUDY_SERVER)
     p.set_defaults(func=cmd_tournament)
 
 

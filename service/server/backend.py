@@ -85,6 +85,37 @@ class Backend:
         # Out-of-range configuration or game: a ValueError naming the field.
         return info, checked(replay_game, info.spec, configuration, game)
 
+    def export_games(self, job_id: str, out) -> int:
+        """Gather the per-game records of job `job_id` into the Parquet file `out`; the games
+        (rows) written. The job must have asked for them and have ended (a running job's chunk
+        files are still being written)."""
+        from sim.gamerows import gather, job_directory
+
+        from ..convert import TERMINAL
+
+        info = self.store.get_job(job_id)  # NOT_FOUND for an unknown job
+        if not info.spec.game_records:
+            raise Precondition(
+                f'job {job_id} has no per-game records: submit its spec with "game_records": true'
+            )
+        if info.state not in TERMINAL:
+            raise Precondition(
+                f"job {job_id} is {info.state}: its records are complete once it has ended "
+                "(`azulsim watch` it first)"
+            )
+        games_dir = getattr(self.store.settings, "games_dir", "")
+        if not games_dir:
+            raise Precondition(
+                "this server has no games directory (AZULSIM_GAMES_DIR), so it holds no records"
+            )
+        directory = job_directory(games_dir, job_id)
+        if not directory.is_dir():
+            raise Precondition(f"no records of job {job_id} in this server's games directory")
+        try:  # every chunk file, of this spec (a cancelled job's are not all there)
+            return gather(directory, out, info.spec)
+        except ValueError as exc:
+            raise Precondition(f"job {job_id}: {exc}") from None
+
     def ping(self) -> None:
         self.store.ping()
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import grpc
@@ -24,6 +26,7 @@ from .status import checked, message, status_of
 log = logging.getLogger("azulsim.server")
 
 T = TypeVar("T")
+EXPORT_PIECE_BYTES = 1 << 20  # well under any message limit (gRPC's default is 4 MiB)
 
 
 class AzulSimServicer(pb_grpc.AzulSimServicer):
@@ -164,3 +167,15 @@ class AzulSimServicer(pb_grpc.AzulSimServicer):
                 "(AZULSIM_MAX_MESSAGE_BYTES)",
             )
         return reply
+
+    async def ExportGames(self, request, context):
+        job_id = await self._check(context, convert.check_job_id, request.job_id)
+        with tempfile.TemporaryDirectory(prefix="azulsim-export-") as tmp:
+            path = Path(tmp) / "games.parquet"
+            games = await self._call(context, self.backend.export_games, job_id, path)
+            with open(path, "rb") as f:
+                while True:
+                    data = await self._call(context, f.read, EXPORT_PIECE_BYTES)
+                    if not data:
+                        return
+                    yield pb.GameRecordsPart(data=data, games=games)

@@ -8,10 +8,20 @@ The ``sweep`` section (jobs with ``spec.sweep``): one row per configuration with
 parameters' values, the focal player's win rate (Wilson) and score (normal interval), and the
 paired differences to the baseline (`sim.stats.groups.derive_paired`); ``best`` is the value with
 the highest win rate (the first of equals), with its intervals.
+
+Against the best: a sweep counts, for every pair of configurations ``i < j``, the paired
+difference of the focal player's win indicator in the games both finished (``c{i}|vs{j}|...``:
+``n``, ``sum``, ``sumsq`` of ``w_j - w_i``; every configuration plays the same deals and seats).
+Each row's ``vs_best`` is its difference to the best (row minus best, a share like the win rate)
+with its 95 % interval and the two-sided p-value of a paired z-test; Holm's step-down rule at
+``ALPHA`` over the other values (family-wise error at most 5 %) says which are worse than the best
+(``distinguishable``); the others, and the best, are in ``versus_best.indistinguishable``
+(docs/statistics.md).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -20,6 +30,7 @@ from ..records import GameRecords
 from .intervals import moments, wilson
 
 Counters = dict[str, int]
+ALPHA = 0.05  # family-wise error of the tests against the best (Holm)
 
 
 def count_focal(records: GameRecords, config_index: int) -> Counters:
@@ -38,6 +49,78 @@ def count_focal(records: GameRecords, config_index: int) -> Counters:
         f"{c}|score.sumsq": int((score * score).sum()),
     }
     return {k: v for k, v in out.items() if v}
+
+
+def count_pairs(records: list[GameRecords]) -> Counters:
+    """The paired win-indicator differences of every pair of a sweep's configurations (records
+    of the same games, sorted by game, seated alike: `sim.stats.groups.count_paired` checks)."""
+    if not records or len(records[0]) == 0:
+        return {}
+    seat = np.argmax(records[0].seat_bot == 0, axis=1)
+    rows = np.arange(len(records[0]))
+    wins = [r.winners[rows, seat].astype(np.int64) for r in records]
+    done = [~r.truncated for r in records]
+    out: Counters = {}
+    for i in range(len(records)):
+        for j in range(i + 1, len(records)):
+            both = done[i] & done[j]
+            d = (wins[j] - wins[i])[both]
+            c = f"c{i}|vs{j}"
+            out[f"{c}|n"] = int(both.sum())
+            out[f"{c}|sum"] = int(d.sum())
+            out[f"{c}|sumsq"] = int((d * d).sum())
+    return {k: v for k, v in out.items() if v}
+
+
+def _against(counters: Counters, k: int, best: int) -> dict[str, Any]:
+    """Row `k` minus the best in win indicator: mean, 95 % interval, two-sided p (paired z)."""
+    i, j = min(k, best), max(k, best)
+    c = f"c{i}|vs{j}"
+    n = int(counters.get(f"{c}|n", 0))
+    sign = 1 if k == j else -1  # the counters hold w_j - w_i
+    m = moments(n, sign * int(counters.get(f"{c}|sum", 0)), int(counters.get(f"{c}|sumsq", 0)))
+    if m["mean"] is None or m["std"] is None:
+        p = None
+    elif m["std"] == 0.0:
+        p = 1.0 if m["mean"] == 0.0 else 0.0
+    else:
+        z = m["mean"] / (m["std"] / math.sqrt(n))
+        p = math.erfc(abs(z) / math.sqrt(2.0))
+    return {"games": n, "win_rate_diff": m["mean"], "win_rate_diff_ci95": m["ci95"], "p": p}
+
+
+def holm(pvalues: dict[int, float | None], alpha: float = ALPHA) -> dict[int, float | None]:
+    """Holm's step-down adjusted p-values (``min(1, max over the first i of (m - i) p_(i))``);
+    a hypothesis is rejected at family-wise level `alpha` when its adjusted p is at most
+    `alpha`. A missing p stays missing and counts in m."""
+    known = sorted((p, k) for k, p in pvalues.items() if p is not None)
+    m = len(pvalues)
+    out: dict[int, float | None] = {k: None for k in pvalues}
+    running = 0.0
+    for rank, (p, k) in enumerate(known):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[k] = running
+    return out
+
+
+def _versus_best(rows: list[dict[str, Any]], counters: Counters, best: int) -> list[int]:
+    """Fill each row's ``vs_best``; the configurations not told apart from the best (it too)."""
+    tests = {r["configuration"]: _against(counters, r["configuration"], best) for r in rows
+             if r["configuration"] != best}  # fmt: skip
+    adjusted = holm({k: t["p"] for k, t in tests.items()})
+    same = [best]
+    for r in rows:
+        k = r["configuration"]
+        if k == best:
+            r["vs_best"] = None
+            continue
+        t = tests[k]
+        t["p_holm"] = adjusted[k]
+        t["distinguishable"] = adjusted[k] is not None and adjusted[k] <= ALPHA
+        r["vs_best"] = t
+        if not t["distinguishable"]:
+            same.append(k)
+    return sorted(same)
 
 
 def focal_figures(counters: Counters, k: int) -> dict[str, Any]:
@@ -76,6 +159,7 @@ def derive_sweep(configs: list[dict[str, Any]], counters: Counters, spec) -> dic
         )
     rated = [r for r in rows if r["win_rate"] is not None]
     best = max(rated, key=lambda r: (r["win_rate"], -r["configuration"])) if rated else None
+    same = _versus_best(rows, counters, best["configuration"]) if best is not None else []
     return {
         "parameters": list(spec.sweep),
         "bot": spec.configurations[0].bot_specs[0].name,
@@ -84,4 +168,10 @@ def derive_sweep(configs: list[dict[str, Any]], counters: Counters, spec) -> dic
         "metric": "win_rate",
         "rows": rows,
         "best": best,
+        "versus_best": {
+            "test": "paired z on the win indicator",
+            "multiple_comparisons": "holm",
+            "alpha": ALPHA,
+            "indistinguishable": same,
+        },
     }
