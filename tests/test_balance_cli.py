@@ -94,6 +94,7 @@ def test_two_rule_sets_at_2_3_4_players_as_one_service_job(
     here = run(capsys)
     with ServerThread(make_backend(config, load_settings(env)), config) as server:
         there = run(capsys, "--server", server.address)
+    assert len(there.pop("job_id")) == 32  # the job `report`, `replay` and `export` take
     assert there == here
     assert [t["players"] for t in here["balance_sheet"]["tables"]] == [2, 3, 4]
     assert len(here["configurations"]) == 3 * (2 + 4)
