@@ -38,6 +38,7 @@ import numpy as np
 
 from . import rng
 from .bots.registry import BotSpec, get_bot_info, parse_bot_spec
+from .bots.supports import refusal
 from .constants import DEFAULT_MAX_ROUNDS, WALLS
 from .quote import shown
 from .stopping import StopRule
@@ -103,6 +104,10 @@ class Configuration:
         wall = WALL_ALIASES.get(self.wall, self.wall) if isinstance(self.wall, str) else self.wall
         if wall not in WALLS:
             raise _fail(f"{path}.wall", "one of " + ", ".join(WALLS), self.wall)
+        for i, spec in enumerate(specs):  # a bot that declares it cannot play this table
+            reason = refusal(spec, int(self.players), wall)
+            if reason is not None:
+                raise ValueError(f"{path}.bots[{i}]: bot {shown(spec.label)} refused: {reason}")
         object.__setattr__(self, "players", int(self.players))
         object.__setattr__(self, "bots", tuple(s.label for s in specs))
         object.__setattr__(self, "wall", wall)
