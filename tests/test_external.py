@@ -318,8 +318,8 @@ def test_the_deadline_is_per_position_and_the_bot_is_told_its_time(tmp_path):
             req = json.loads(line)
             open({str(seen)!r}, "a").write(f"{{req['move_ms']}}\\n")
             time.sleep(0.3)
-            print(json.dumps({{"id": req["id"], "actions": [p["legal"][0] for p in req["positions"]]}}),
-                  flush=True)
+            picks = [p["legal"][0] for p in req["positions"]]
+            print(json.dumps({{"id": req["id"], "actions": picks}}), flush=True)
         """,
     )  # fmt: skip
     bot = ExternalBot(argv, "thinker", timeout=0.05, batch=8, move_ms=2000)
@@ -376,8 +376,8 @@ def test_cpu_per_move_is_counted_per_bot_from_what_the_bot_reports(tmp_path):
             """
             for line in sys.stdin:
                 req = json.loads(line)
-                print(json.dumps({"id": req["id"], "actions": [p["legal"][0] for p in req["positions"]],
-                                  "cpu_us": -1}), flush=True)
+                picks = [p["legal"][0] for p in req["positions"]]
+                print(json.dumps({"id": req["id"], "actions": picks, "cpu_us": -1}), flush=True)
             """,
         )  # fmt: skip
         ExternalBot(bad, "bad", 30, 8).act(_midround(2, "coloured", n=4), np.arange(4))
