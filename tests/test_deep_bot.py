@@ -130,3 +130,12 @@ def test_games_replay_and_cpu_is_accounted():
     moves = a.counters["cpu|c0|bot=deep:nodes=24|moves"]
     assert moves == b.counters["cpu|c0|bot=deep:nodes=24|moves"] > 0
     assert not any("heuristic" in k for k in a.counters if k.startswith("cpu|"))
+
+
+@pytest.mark.parametrize("wall", ["coloured", "gray"])
+def test_24_nodes_with_two_players_is_search(wall):
+    # 6 x 4 leaves, 3 heuristic picks after the reply: `search`'s tree, whose pruning is exact.
+    st, keys = random_positions(2, wall, games=40, seed=8)
+    slots = np.flatnonzero(~st.done & (st.tiles_left > 0))
+    a = make_bot("deep:nodes=24").act(st, slots, keys[slots])
+    assert np.array_equal(a, make_bot("search").act(st, slots, keys[slots]))

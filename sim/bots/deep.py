@@ -44,7 +44,7 @@ from .playout import candidates, play_out, round_values
 from .registry import Param
 
 PARAMS = (
-    Param("nodes", "int", 96, 1, 200000, doc="leaves searched per decision (the budget)"),
+    Param("nodes", "int", 96, 1, 200000, doc="leaves searched per decision at most (the budget)"),
     Param("width", "int", 6, 2, 12, doc="children per node at most (the tree's breadth)"),
     Param("tail", "int", 3, 0, 40, doc="heuristic picks played at each leaf before it is valued"),
     Param("ms", "float", 0.0, 0, 600000, doc="CPU ms per decision, anytime (0: nodes, exact)"),
