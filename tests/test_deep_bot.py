@@ -27,7 +27,10 @@ def test_the_shape_is_fixed_by_the_budget():
 
 
 def _reference(bot, st, slot: int, widths: tuple[int, ...]) -> int:
-    """Max-N written as a recursion over one game: (pick at the root)."""
+    """Max-N written as a recursion over one game: (pick at the root). With 3-4 players a node
+    where another seat than the root's moves is worth ``caution`` x its best child + the rest x
+    its first (the heuristic's pick)."""
+    root = int(st.current[slot])
 
     def value(node, level):
         if level == len(widths):
@@ -37,25 +40,33 @@ def _reference(bot, st, slot: int, widths: tuple[int, ...]) -> int:
         going = not node.done[0] and node.tiles_left[0] > 0
         picks = candidates(bot.policy, node, np.array([0]), widths[level])[:, 0] if going else None
         mover = int(node.current[0])
-        best, best_margin, best_pick = None, -np.inf, None
+        best, best_margin, best_pick, first = None, -np.inf, None, None
         for j in range(widths[level]):
             child = substate(node, np.array([0]))
             if going:
                 engine.play(child, np.array([0]), np.array([picks[j]]), defer_round_end=True)
             v = value(child, level + 1)
+            first = v if first is None else first
             margin = v[mover] - np.max(np.delete(v, mover))
             if margin > best_margin:  # ties: the earlier, better-ranked pick
                 best, best_margin, best_pick = v, margin, None if picks is None else picks[j]
-        return (best, best_pick) if level == 0 else best
+        if level == 0:
+            return best, best_pick
+        if st.players > 2 and mover != root:
+            return (bot.caution * best + (1 - bot.caution) * first).astype(np.float32)
+        return best
 
     return int(value(substate(st, np.array([slot])), 0)[1])
 
 
-@pytest.mark.parametrize("players,wall", [(2, "coloured"), (3, "gray"), (4, "coloured")])
-def test_the_batched_tree_is_max_n_over_the_ranked_picks(players, wall):
+@pytest.mark.parametrize(
+    "players,wall,caution",
+    [(2, "coloured", 0.5), (3, "gray", 0.5), (4, "coloured", 0.5), (3, "coloured", 1.0)],
+)
+def test_the_batched_tree_is_max_n_over_the_ranked_picks(players, wall, caution):
     st, keys = random_positions(players, wall, games=12, seed=9)
     slots = np.flatnonzero(~st.done & (st.tiles_left > 0))
-    bot = make_bot("deep:nodes=12,width=3,tail=2")
+    bot = make_bot(f"deep:nodes=12,width=3,tail=2,caution={caution}")
     widths = deep.shape(12, 3)
     assert widths == (3, 3)
     actions = bot.act(st, slots, keys[slots])

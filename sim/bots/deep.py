@@ -48,6 +48,14 @@ PARAMS = (
     Param("width", "int", 6, 2, 12, doc="children per node at most (the tree's breadth)"),
     Param("tail", "int", 3, 0, 40, doc="heuristic picks played at each leaf before it is valued"),
     Param("ms", "float", 0.0, 0, 600000, doc="CPU ms per decision, anytime (0: nodes, exact)"),
+    Param(
+        "caution",
+        "float",
+        0.5,
+        0,
+        1,
+        doc="3-4 players: weight of an opponent's best pick (the rest: the heuristic's pick)",
+    ),
 ) + HEURISTIC_PARAMS
 
 COPIES = 65536  # leaves alive at once: a few tens of MB of states
@@ -70,8 +78,17 @@ def shape(nodes: int, width: int) -> tuple[int, ...]:
 class DeepBot(Bot):
     cpu_accounted = True  # its CPU per move is in the job's timing (`sim.play.BotClock`)
 
-    def __init__(self, nodes: int = 96, width: int = 6, tail: int = 3, ms: float = 0.0, **heur):
+    def __init__(
+        self,
+        nodes: int = 96,
+        width: int = 6,
+        tail: int = 3,
+        ms: float = 0.0,
+        caution: float = 0.5,
+        **heur,
+    ):
         self.nodes, self.width, self.tail, self.ms = int(nodes), int(width), int(tail), float(ms)
+        self.caution = float(caution)
         self.policy = HeuristicBot(**heur)
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
@@ -109,32 +126,52 @@ class DeepBot(Bot):
         return out
 
     def _tree(self, st, slots: np.ndarray, widths: tuple[int, ...]) -> np.ndarray:
+        """Max-N over the tree of level `widths` in each game of `slots`.
+
+        Node ``c * w + j`` of a level is pick ``j`` of node ``c`` above it. Only *distinct*
+        nodes are played: a pick that repeats the first of its list (fewer legal than ``w``) and
+        the copies below a node whose round is over would have the first child's value, and ties
+        go to the first, so they are left out (margin −inf) without changing any choice.
+        """
         n = slots.shape[0]
         if n == 0:
             return np.empty(0, np.int64)
         if not widths:
             return candidates(self.policy, st, slots, 1)[0]
         level = substate(st, slots)
-        movers: list[np.ndarray] = []  # seat to move at each level's nodes
+        ids = np.arange(n)  # the node of each copy of `level`, in its level's numbering
+        size = n  # nodes of the level, played or not
+        movers: list[np.ndarray] = []  # seat to move at each level's nodes (dense)
         first = None
         for w in widths:
-            m = level.batch
+            m = ids.shape[0]
             going = np.flatnonzero(~level.done & (level.tiles_left > 0))
             picks = np.full((w, m), -1, np.int64)
             if going.size:
                 picks[:, going] = candidates(self.policy, level, going, w)
             if first is None:
                 first = picks
-            movers.append(level.current.astype(np.intp))
-            child = substate(level, np.repeat(np.arange(m), w))  # node c * w + j: pick j of c
-            flat = picks.T.reshape(-1)
-            played = np.flatnonzero(flat >= 0)
+            mover = np.zeros(size, np.intp)
+            mover[ids] = level.current
+            movers.append(mover)
+            keep = np.zeros((w, m), bool)
+            keep[0] = True
+            keep[1:] = (picks[1:] != picks[0]) & (picks[0] >= 0)
+            js, cs = np.nonzero(keep.T)[::-1]  # parent-major: (c, j) in node order
+            child = substate(level, cs)
+            moves = picks[js, cs]
+            played = np.flatnonzero(moves >= 0)
             if played.size:
-                engine.play(child, played, flat[played], defer_round_end=True)
-            level = child
+                engine.play(child, played, moves[played], defer_round_end=True)
+            level, ids, size = child, ids[cs] * w + js, size * w
         play_out(self.policy, level, plies=self.tail)
-        value = round_values(self.policy, level)  # (P, leaves)
-        players = value.shape[0]
+        leaf = round_values(self.policy, level)  # (P, copies)
+        players = leaf.shape[0]
+        value = np.zeros((players, size), np.float32)
+        value[:, ids] = leaf
+        alive = np.zeros(size, bool)
+        alive[ids] = True
+        root = movers[0]  # the seat deciding, at the n roots
         for w, mover in zip(reversed(widths), reversed(movers), strict=True):
             m = mover.shape[0]
             v = value.reshape(players, m, w)
@@ -143,8 +180,16 @@ class DeepBot(Bot):
             others = v.copy()
             others[mover, cols, :] = -np.inf
             margin = own - others.max(axis=0)
+            live = alive.reshape(m, w)
+            margin[~live] = -np.inf
             best = first_max(margin.T)  # (m,) ties to the better-ranked pick
             value = v[:, cols, best]
+            if players > 2 and self.caution < 1:
+                # An opponent plays its best pick with weight `caution`, else the heuristic's.
+                rival = mover != root[cols // (m // n)]
+                mixed = self.caution * value + (1 - self.caution) * v[:, cols, 0]
+                value = np.where(rival[None, :], mixed, value)
+            alive = live.any(axis=1)
         return first[best, np.arange(n)]
 
 
