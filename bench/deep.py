@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from service.cli.compare import compare_document  # noqa: E402
 from sim.bots import make_bot  # noqa: E402
+from sim.bots.playout import ready  # noqa: E402
 from sim.local import run_local  # noqa: E402
 from sim.spec import JobSpec  # noqa: E402
 
@@ -78,6 +79,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     account(args.against)
+    ready()  # load the compiled kernels now, or the first match's first bot pays for it
     rows = []
     for players in args.players:
         for wall in args.wall:
