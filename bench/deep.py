@@ -69,6 +69,31 @@ def match(a: str, b: str, players: int, wall: str, games: int, seed: int) -> dic
     }
 
 
+def table() -> str:
+    """The rows of every run in bench/results/deep.json as a markdown table (docs/bots.md)."""
+    out = [
+        "| players | wall | bot | µs per move | opponent's µs per move | games | score [95 %] | "
+        "Elo [95 %] |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for run in json.loads(OUT.read_text())["runs"]:
+        for r in run["rows"]:
+            lo, hi = r["score_ci95"]
+            elo_lo, elo_hi = r["elo_ci95"]
+            cells = [
+                str(r["players"]),
+                r["wall"],
+                f"`{r['a']}` vs `{r['b']}`",
+                f"{r['us_per_move_a']:,.0f}",
+                f"{r['us_per_move_b']:,.0f}",
+                str(r["games"]),
+                f"{100 * r['score']:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]",
+                f"{r['elo']:+.0f} [{elo_lo:+.0f}, {elo_hi:+.0f}]",
+            ]
+            out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budgets", nargs="+", default=["8", "24", "96", "384"])
@@ -77,7 +102,11 @@ def main() -> None:
     ap.add_argument("--wall", nargs="+", default=["coloured"])
     ap.add_argument("--games", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--table", action="store_true", help="print the results as markdown")
     args = ap.parse_args()
+    if args.table:
+        print(table())
+        return
     account(args.against)
     ready()  # load the compiled kernels now, or the first match's first bot pays for it
     rows = []
