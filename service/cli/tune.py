@@ -70,6 +70,17 @@ def _c_values(text: str | None) -> dict[str, float]:
     return out
 
 
+def _bounds(text: str) -> tuple[float, float]:
+    """``--sprt LO,HI`` as two numbers, LO below HI."""
+    try:
+        lo, hi = (float(x) for x in text.split(","))
+    except ValueError:
+        raise UsageError(f"--sprt expects LO,HI (two numbers) or none; got {text!r}") from None
+    if not lo < hi:
+        raise UsageError(f"--sprt expects LO below HI; got {text!r}")
+    return lo, hi
+
+
 def _player(args: argparse.Namespace, client=None):
     """``play(spec) -> statistics document``: in-process, or a job on the server."""
     if client is None:
@@ -110,9 +121,7 @@ def _run(args: argparse.Namespace, tuning, play) -> dict[str, Any]:
 
     doc = tune.run(tuning, play, on_iteration=_progress)
     if args.sprt.lower() != "none":
-        from .compare import _pair
-
-        lo, hi = _pair(args.sprt, "--sprt")
+        lo, hi = _bounds(args.sprt)
         if doc["final_spec"] == doc["start_spec"]:
             doc["check"] = {"verdict": None, "note": "the tuned values are the start values"}
         else:
@@ -148,6 +157,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from sim.bots.registry import split_bot_list
     from sim.tune import Tuning
 
+    if args.sprt.lower() != "none":
+        _bounds(args.sprt)  # before the run, not after it
     names = tuple(n for n in (args.params or "").split(",") if n)
     bot = split_bot_list(args.bot)
     if len(bot) != 1:
