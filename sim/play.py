@@ -323,7 +323,9 @@ def play_batch(
             running = np.flatnonzero(live & ~waiting_mask)
     order = np.argsort(np.concatenate(positions), kind="stable")
     records = GameRecords.concat(parts).take(order)
-    records.cpu = clock.accounted()  # not a field: a measurement of this call, not of the games
+    accounted = clock.accounted()
+    if accounted:  # not a field: a measurement of this call, not of the games (`BotClock`)
+        records.cpu = accounted
     return records
 
 
@@ -349,8 +351,9 @@ def play_table(
         table.deal_keys,
     )
     records.seat_bot = table.seat_bot
-    labels = list(dict.fromkeys(s.label for s in config.bot_specs))  # `table.bots`' order
-    records.cpu = {labels[k]: v for k, v in getattr(records, "cpu", {}).items()}
+    if hasattr(records, "cpu"):  # by label (`table.bots` are in their first seats' order)
+        labels = list(dict.fromkeys(s.label for s in config.bot_specs))
+        records.cpu = {labels[k]: v for k, v in records.cpu.items()}
     return records
 
 
