@@ -90,8 +90,8 @@ def test_the_check_is_an_sprt_of_the_tuned_values_against_the_start():
     spec = tune.check_spec(doc, 0.0, 10.0, 2000, 9)
     assert spec.stop.rule == "sprt" and spec.configurations[0].seating == "mirrored"
     assert spec.configurations[0].bots == ("heuristic:floor=2.5", "heuristic")
-    args = types.SimpleNamespace(sprt="0,10", check_games=600, seed=4, workers=1)
-    checked = _run(args, _small(), _player(types.SimpleNamespace(workers=1)))
+    args = types.SimpleNamespace(sprt="0,10", check_games=600, seed=4, workers=1, server=None)
+    checked = _run(args, _small(), _player(args))
     assert set(checked["check"]) >= {"verdict", "games", "elo", "elo0", "elo1"}
 
 
@@ -113,7 +113,6 @@ def test_cli_json_then_report_draws_the_path(tmp_path):
 
 
 def test_through_the_service_the_same_path(azulsim_env, celery_worker_process):
-    from service.client import Client
     from service.config import ServerConfig
     from service.server import make_backend
     from service.testing import ServerThread
@@ -122,6 +121,6 @@ def test_through_the_service_the_same_path(azulsim_env, celery_worker_process):
     celery_worker_process(azulsim_env, concurrency=1)
     config = ServerConfig()
     with ServerThread(make_backend(config, load_settings(azulsim_env)), config) as server:
-        with Client(server.address, token="", timeout=20) as client:
-            remote = tune.run(_small(), _player(types.SimpleNamespace(), client))
+        args = types.SimpleNamespace(server=server.address, token="", tls_ca=None, timeout=20)
+        remote = tune.run(_small(), _player(args))
     assert remote == tune.run(_small(), _local)

@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from .common import CommandError, UsageError, add_client_options, make_client, rpc_errors
+from .common import UsageError, add_client_options
 
 
 def add_tune(subparsers: argparse._SubParsersAction) -> None:
@@ -81,30 +81,12 @@ def _bounds(text: str) -> tuple[float, float]:
     return lo, hi
 
 
-def _player(args: argparse.Namespace, client=None):
-    """``play(spec) -> statistics document``: in-process, or a job on the server."""
-    if client is None:
-        from sim.local import run_local
+def _player(args: argparse.Namespace):
+    """``play(spec) -> statistics document``: through the service with ``--server`` (a job an
+    iteration), else in this process (`study.run_to_end`)."""
+    from .study import run_to_end
 
-        if args.workers < 1:
-            raise UsageError(f"--workers must be at least 1; got {args.workers}")
-        return lambda spec: run_local(spec, workers=args.workers).statistics()
-
-    from ..api import azulsim_pb2 as pb
-    from ..convert import spec_to_proto
-
-    def play(spec) -> dict[str, Any]:
-        submitted, _ = client.submit(spec_to_proto(spec))
-        job = submitted
-        for job in client.watch(submitted.job_id):  # noqa: B007 - the last one is the result
-            pass
-        if job.state != pb.SUCCEEDED:
-            raise CommandError(
-                f"job {job.job_id} ended {pb.JobState.Name(job.state)}: {job.error or 'no error'}"
-            )
-        return client.statistics_document(job.job_id)
-
-    return play
+    return lambda spec: run_to_end(spec, args)
 
 
 def _progress(point: dict[str, Any]) -> None:
@@ -170,11 +152,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         )  # fmt: skip
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if args.server:
-        with rpc_errors(args), make_client(args) as client:
-            doc = _run(args, tuning, _player(args, client))
-    else:
-        doc = _run(args, tuning, _player(args))
+    doc = _run(args, tuning, _player(args))
     if args.json:
         json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")
