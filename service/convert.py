@@ -326,7 +326,10 @@ def stopping_to_proto(s: dict[str, Any]) -> pb.Stopping:
 
 def statistics_to_proto(info: Any, doc: dict[str, Any]) -> pb.Statistics:
     """The `Statistics` reply: the document as JSON text plus its key figures typed."""
+    cpu = (doc.get("timing") or {}).get("cpu")
     doc = {k: v for k, v in doc.items() if k != "timing"}
+    if cpu:  # the bots' measured CPU per move (sim.stats.cpu) is the one timing a job keeps
+        doc["timing"] = {"cpu": cpu}
     bots = []
     for cfg in doc.get("configurations", []):
         for name, g in cfg.get("bots", {}).items():

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from .play import DEFAULT_BATCH
 from .spec import JobSpec
 from .stats import Counters, count
+from .stats.cpu import cpu_counters
 
 PlayGames = Callable[..., Any]  # the signature of `sim.play.play_games`
 
@@ -157,4 +158,5 @@ def play_chunk(
     if len(records) != stop - start:
         raise RuntimeError(f"play_games returned {len(records)} records for {stop - start} games")
     counters = count(records, config_index, config)
+    counters.update(cpu_counters(getattr(records, "cpu", {}), config_index))
     return ChunkResult(stop - start, counters, {"play": t1 - t0, "count": time.perf_counter() - t1})

@@ -44,6 +44,7 @@ from .chunk import (
 from .sequential import Prefix, play_joint
 from .spec import JobSpec
 from .stats import Counters, derive, merge
+from .stats.cpu import cpu_section
 
 Progress = Callable[[int], None]
 
@@ -82,6 +83,9 @@ class LocalResult:
             "chunk_size": self.chunk_size,
             "chunks": self.chunks,
         }
+        cpu = cpu_section(self.counters)
+        if cpu:  # bots that account their CPU per move (`sim.stats.cpu`)
+            doc["timing"]["cpu"] = cpu
         return doc
 
     def ratings(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ one game, `sim.goldens` a golden file); its hooks see the state between the engi
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -107,17 +108,61 @@ def set_table(config, seed: int, games: np.ndarray) -> Table:
     )
 
 
-def _by_bot(bots: list, owner: Callable[[], np.ndarray], n: int, dtype, call) -> np.ndarray:
+class BotClock:
+    """CPU time and decisions of each bot of a batch, for the bots that account theirs.
+
+    A bot class with ``cpu_accounted = True`` (the external and budgeted-search bots) has the CPU
+    of its calls measured: this process's (`time.process_time_ns` around each call) plus what it
+    reports spending elsewhere (``outside_cpu_ns()``, an external program's). ``moves[k]`` counts
+    the picks bot ``k`` chose; gray-wall column choices add to its time, not its moves.
+    """
+
+    def __init__(self, bots: list):
+        self.on = [bool(getattr(bot, "cpu_accounted", False)) for bot in bots]
+        self.ns = [0] * len(bots)
+        self.moves = [0] * len(bots)
+
+    def call(self, k: int, bot, fn, moves: int):
+        if not self.on[k]:
+            return fn()
+        outside = getattr(bot, "outside_cpu_ns", None)
+        o0, t0 = (outside() if outside else 0), time.process_time_ns()
+        out = fn()
+        self.ns[k] += time.process_time_ns() - t0 + ((outside() - o0) if outside else 0)
+        self.moves[k] += moves
+        return out
+
+    def accounted(self) -> dict[int, tuple[int, int]]:
+        """``{bot index: (CPU ns, moves)}`` of the accounted bots."""
+        return {k: (self.ns[k], self.moves[k]) for k, on in enumerate(self.on) if on}
+
+
+def _by_bot(
+    bots: list,
+    owner: Callable[[], np.ndarray],
+    n: int,
+    dtype,
+    call,
+    clock: BotClock | None = None,
+    moves: bool = False,
+) -> np.ndarray:
     """``call(bot, sel)`` for each bot on the selection `sel` of the `n` slots it owns, put
-    together; with one bot, ``call(bots[0], slice(None))`` (no ownership needed)."""
+    together; with one bot, ``call(bots[0], slice(None))`` (no ownership needed). `clock`
+    measures the calls (`moves`: each slot is a pick)."""
+
+    def run(k, bot, sel, count):
+        if clock is None:
+            return call(bot, sel)
+        return clock.call(k, bot, lambda: call(bot, sel), count if moves else 0)
+
     if len(bots) == 1:
-        return call(bots[0], slice(None))
+        return run(0, bots[0], slice(None), n)
     out = np.empty(n, dtype)
     owners = owner()
     for k, bot in enumerate(bots):
         sel = owners == k
         if sel.any():
-            out[sel] = call(bot, sel)
+            out[sel] = run(k, bot, sel, int(np.count_nonzero(sel)))
     return out
 
 
@@ -164,6 +209,7 @@ def play_batch(
     )
     bot_keys = rng.game_keys(seed, games, rng.BOT)
     slot_pos = np.arange(width)  # position in `games` of the game in each slot
+    clock = BotClock(bots)
     next_pos = width
     parts: list[GameRecords] = []
     positions: list[np.ndarray] = []
@@ -184,6 +230,7 @@ def play_batch(
                 legal[sel],
                 bot_keys[pos[sel]],
             ),
+            clock,
         )
 
     # Every seat of a row in one call when every bot's column choice works element by element
@@ -209,6 +256,8 @@ def play_batch(
             slots.shape[0],
             np.int64,
             lambda bot, sel: bot.act(st, slots[sel], bot_keys[pos[sel]]),
+            clock,
+            moves=True,
         )
 
     columns = choose_columns if wall == "gray" else None
@@ -273,7 +322,11 @@ def play_batch(
         else:
             running = np.flatnonzero(live & ~waiting_mask)
     order = np.argsort(np.concatenate(positions), kind="stable")
-    return GameRecords.concat(parts).take(order)
+    records = GameRecords.concat(parts).take(order)
+    accounted = clock.accounted()
+    if accounted:  # not a field: a measurement of this call, not of the games (`BotClock`)
+        records.cpu = accounted
+    return records
 
 
 def play_table(
@@ -298,6 +351,9 @@ def play_table(
         table.deal_keys,
     )
     records.seat_bot = table.seat_bot
+    if hasattr(records, "cpu"):  # by label (`table.bots` are in their first seats' order)
+        labels = list(dict.fromkeys(s.label for s in config.bot_specs))
+        records.cpu = {labels[k]: v for k, v in records.cpu.items()}
     return records
 
 

@@ -40,6 +40,7 @@ import numpy as np
 
 from . import rng
 from .bots.registry import BotSpec, get_bot_info, parse_bot_spec
+from .bots.supports import refusal
 from .constants import DEFAULT_MAX_ROUNDS, WALLS
 from .quote import shown
 from .stopping import StopRule
@@ -112,6 +113,10 @@ class Configuration:
         if cap is not None and (not _is_int(cap) or not 1 <= cap <= MAX_ROUNDS_LIMIT):
             raise _fail(f"{path}.max_rounds", f"an integer between 1 and {MAX_ROUNDS_LIMIT}", cap)
         object.__setattr__(self, "max_rounds", None if cap is None else int(cap))
+        for i, spec in enumerate(specs):  # a bot that declares it cannot play this table
+            reason = refusal(spec, int(self.players), wall)
+            if reason is not None:
+                raise ValueError(f"{path}.bots[{i}]: bot {shown(spec.label)} refused: {reason}")
         object.__setattr__(self, "players", int(self.players))
         object.__setattr__(self, "bots", tuple(s.label for s in specs))
         object.__setattr__(self, "wall", wall)

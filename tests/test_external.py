@@ -58,6 +58,7 @@ def test_positions_are_the_public_snapshot_and_the_legal_actions(players, wall):
     mask = engine.legal_mask(st)
     assert np.array_equal(external.legal_actions(st, slots), mask)
     for b, pos in enumerate(external.positions(st, slots)):
+        pos = json.loads(external._dumps(pos))  # what the bot reads
         snap = engine.snapshot(st, b)
         for key in ("factories", "centre", "marker_in_centre", "marker_holder", "bag", "lid"):
             assert pos[key] == snap[key], key
@@ -279,3 +280,113 @@ def test_a_bad_bot_fails_the_simulate_command(tmp_path):
     assert out.stderr.startswith("azulsim simulate: error: ") and "Traceback" not in out.stderr
     assert f"external bot 'external:cmd={argv[0]},args={argv[1]}'" in out.stderr
     assert re.search(r"illegal action 9999 at game \d+, round 1, seat \d", out.stderr)
+
+
+# --- engines that think: declarations, time per position, CPU per move ---------------------
+
+
+def test_a_bot_declaring_its_tables_is_refused_at_validation(monkeypatch):
+    monkeypatch.setenv("AZULSIM_EXTERNAL_CMD", "1")
+    monkeypatch.setenv(
+        external.ENV_NAMED, f"t_two[walls=coloured,players=24]={sys.executable} {EXAMPLE}"
+    )
+    external.register_from_environment()
+    ok = {"configurations": [{"players": 2, "bots": ["t_two", "greedy"]}], "games": 2}
+    JobSpec.from_dict(ok)
+    gray = {"configurations": [{"players": 2, "wall": "gray", "bots": ["greedy", "t_two"]}]}
+    with pytest.raises(ValueError, match=r"configurations\[0\]\.bots\[1\].*coloured wall only"):
+        JobSpec.from_dict({**gray, "games": 2})
+    three = {"configurations": [{"players": 3, "bots": ["t_two", "greedy", "random"]}]}
+    with pytest.raises(ValueError, match=r"bots\[0\].*plays 2, 4 players only.*not 3"):
+        JobSpec.from_dict({**three, "games": 2})
+    cmd = f"external:cmd={EXAMPLE},players=3"
+    with pytest.raises(ValueError, match="plays 3 players only"):
+        JobSpec.from_dict({"configurations": [{"players": 2, "bots": [cmd, "greedy"]}]})
+    with pytest.raises(ValueError, match="'players' must list player counts"):
+        parse_bot_spec(f"external:cmd={EXAMPLE},players=25")
+    with pytest.raises(ValueError, match="declare walls="):
+        external._declarations("t_bad[colour=red]", "t_bad[colour=red]=x")
+
+
+def test_the_deadline_is_per_position_and_the_bot_is_told_its_time(tmp_path):
+    seen = tmp_path / "move_ms"
+    # Thinks 0.3 s per request: over the 0.05 s request timeout, well within 0.05 + 8 x 2 s.
+    argv = _script(
+        tmp_path,
+        "thinker.py",
+        f"""
+        for line in sys.stdin:
+            req = json.loads(line)
+            open({str(seen)!r}, "a").write(f"{{req['move_ms']}}\\n")
+            time.sleep(0.3)
+            picks = [p["legal"][0] for p in req["positions"]]
+            print(json.dumps({{"id": req["id"], "actions": picks}}), flush=True)
+        """,
+    )  # fmt: skip
+    bot = ExternalBot(argv, "thinker", timeout=0.05, batch=8, move_ms=2000)
+    assert bot.deadline(8) == pytest.approx(16.05)
+    st = _midround(2, "coloured", n=8)
+    actions = bot.act(st, np.arange(8))
+    assert engine.legal_mask(st)[np.arange(8), actions].all()
+    assert seen.read_text().split() == ["2000.0"]
+    hasty = ExternalBot(argv, "thinker", timeout=0.05, batch=8)
+    with pytest.raises(ExternalBotError, match="no answer within 0.05 s"):
+        hasty.act(st, np.arange(8))
+
+
+def test_cpu_per_move_is_counted_per_bot_from_what_the_bot_reports(tmp_path):
+    argv = _script(
+        tmp_path,
+        "reporter.py",
+        """
+        for line in sys.stdin:
+            req = json.loads(line)
+            key = "actions" if req["type"] == "act" else "columns"
+            field = "legal" if key == "actions" else "columns"
+            n = len(req["positions"])
+            print(json.dumps({"id": req["id"], key: [p[field][-1] for p in req["positions"]],
+                              "cpu_us": 1000 * n}), flush=True)
+        """,
+    )  # fmt: skip
+    external.register_external_bot("t_reporter", argv, replace=True)
+    spec = JobSpec.from_dict(
+        {"configurations": [{"players": 2, "bots": ["t_reporter", "t_reporter"]}],
+         "games": 40, "seed": 2}
+    )  # fmt: skip
+    one = run_local(spec, workers=1, chunk_size=40)
+    two = run_local(spec, workers=1, chunk_size=10)
+    from sim.play import play_games
+    from sim.stats.cpu import strip
+
+    records = play_games(spec.configurations[0], 2, 0, 40)
+    moves = int(records.turns.sum())
+    for result in (one, two):
+        assert result.counters["cpu|c0|bot=t_reporter|moves"] == moves
+        # 1 ms per position reported, plus this process's own time on each call
+        assert result.counters["cpu|c0|bot=t_reporter|ns"] >= moves * 10**6
+        (row,) = result.statistics()["timing"]["cpu"]
+        assert row["bot"] == "t_reporter" and row["moves"] == moves
+        assert row["us_per_move"] >= 1000
+    assert strip(one.counters) == strip(two.counters)  # the statistics stay exact
+    a, b = one.statistics(), two.statistics()
+    a.pop("timing"), b.pop("timing")
+    assert a == b
+    with pytest.raises(ExternalBotError, match="'cpu_us' must be a non-negative integer"):
+        bad = _script(
+            tmp_path, "bad.py",
+            """
+            for line in sys.stdin:
+                req = json.loads(line)
+                picks = [p["legal"][0] for p in req["positions"]]
+                print(json.dumps({"id": req["id"], "actions": picks, "cpu_us": -1}), flush=True)
+            """,
+        )  # fmt: skip
+        ExternalBot(bad, "bad", 30, 8).act(_midround(2, "coloured", n=4), np.arange(4))
+
+
+def test_cpu_is_measured_from_the_process_when_the_bot_does_not_report_it():
+    bot = ExternalBot([sys.executable, str(EXAMPLE)], "example", 30, 64)
+    st = _midround(4, "coloured", n=64)
+    for _ in range(30):
+        bot.act(st, np.arange(64))
+    assert bot.outside_cpu_ns() > 0  # the example bot's JSON work, from /proc

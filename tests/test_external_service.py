@@ -82,8 +82,12 @@ def test_an_external_bot_plays_a_job_as_in_process(stack):
     assert last.state == pb.SUCCEEDED, last.error
     stats = json.loads(client.statistics(job.job_id).statistics_json)
     local = run_local(spec, workers=1, chunk_size=1000).statistics()
-    local.pop("timing")
+    local_cpu = local.pop("timing")["cpu"]
+    cpu = stats.pop("timing")["cpu"]  # measured CPU per move: the one part that is not exact
     assert stats == local and stats["games_done"] == 240
+    assert [(r["configuration"], r["bot"], r["moves"]) for r in cpu] == [
+        (r["configuration"], r["bot"], r["moves"]) for r in local_cpu
+    ] and all(r["us_per_move"] > 0 for r in cpu)
 
 
 def test_an_illegal_answer_fails_the_job_naming_bot_and_position(stack):

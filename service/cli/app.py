@@ -33,11 +33,13 @@ from .report import add_report
 from .simulate import add_simulate
 from .sweep import add_sweep
 from .tournament import add_tournament
+from .tune import add_tune
 
 COMMANDS = [
     add_simulate,
     add_compare,
     add_tournament,
+    add_tune,
     add_sweep,
     add_balance,
     add_serve,

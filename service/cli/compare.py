@@ -255,6 +255,9 @@ def compare_document(doc: dict[str, Any]) -> dict[str, Any]:
             win_rate_diff_ci95=p["win_rate_diff_ci95"],
         )
     out["degenerate"] = degenerate(out)
+    cpu = (doc.get("timing") or {}).get("cpu")
+    if cpu:  # the bots that account their CPU per move (sim.stats.cpu): A's and B's cost
+        out["cpu"] = cpu
     out["check_points"] = stopping.get("check_points", [])
     out["spec"] = doc["spec"]
     return out
@@ -282,6 +285,9 @@ def format_compare(out: dict[str, Any], a: str, b: str) -> str:
             f"  A minus B, points per game {_fmt(out['score'], 2)} [{_fmt(ci[0], 2)}, "
             f"{_fmt(ci[1], 2)}]   win rate difference {_fmt(out.get('win_rate_diff'), 4)}"
         )
+    for row in out.get("cpu") or ():
+        per = row["us_per_move"]
+        lines.append(f"  CPU per move: {row['bot']} {_fmt(per)} µs ({row['moves']:,} moves)")
     if out["llr"] is not None:
         lo, hi = out["llr_bounds"]
         n_lo, n_hi = out["llr_bounds_nominal"]

@@ -204,8 +204,15 @@ def format_table(doc: dict[str, Any]) -> str:
                 table(("", "games", "higher", "level", "lower", "higher rate [95% CI]"), h2h)
             )
         out.append("\n")
-    timing = doc.get("timing")
-    if timing:
+    timing = doc.get("timing") or {}
+    for row in timing.get("cpu", ()):  # bots that account their CPU per move (sim.stats.cpu)
+        per = row["us_per_move"]
+        out.append(
+            f"CPU per move: {row['bot']}: "
+            + (f"{per:,.1f} µs" if per is not None else "-")
+            + f" over {row['moves']:,} moves (configuration {row['configuration']})\n"
+        )
+    if "seconds" in timing:
         rate = timing["games_per_second"]
         out.append(
             f"{doc['games_done']:,} games in {timing['seconds']:.2f} s"

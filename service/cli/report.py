@@ -8,7 +8,8 @@ import json
 import sys
 from pathlib import Path
 
-from ..report import FORMATS, ReportError, load_statistics, unwrap, write_report
+from ..report import FORMATS, ReportError, unwrap, write_report
+from ..tune_report import is_tuning, write_tune_report
 from .common import (
     CommandError,
     UsageError,
@@ -27,8 +28,9 @@ def add_report(subparsers: argparse._SubParsersAction) -> None:
             "Plot score distributions per bot, win rates with 95% Wilson intervals per bot and "
             "per seat, and the game-length histogram, for each configuration. JOB is fetched "
             "from the API server; --from reads a saved statistics document instead "
-            "(`azulsim simulate --json > stats.json`, or the --json of compare, sweep or "
-            "tournament, which holds one). The extension of -o picks the format: "
+            "(`azulsim simulate --json > stats.json`, or the --json of compare, sweep, "
+            "tournament or balance, which holds one), or a tuning run (`azulsim tune --json`: "
+            "the path of every parameter). The extension of -o picks the format: "
             ".png, .svg, .pdf or .html (self-contained, images embedded)."
         ),
     )
@@ -59,10 +61,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     if Path(args.output).suffix.lower() not in FORMATS:
         raise UsageError(f"-o must end in {', '.join(FORMATS)}; got {args.output!r}")
     try:
-        if args.source == "-":
-            doc = unwrap(json.load(sys.stdin))
-        elif args.source is not None:
-            doc = load_statistics(args.source)
+        if args.source is not None:  # a tuning run (`azulsim tune --json`) has its own plot
+            data = json.load(sys.stdin) if args.source == "-" else _read_json(args.source)
+            if is_tuning(data):
+                path = write_tune_report(data, args.output, title=args.title)
+                print(f"wrote {path}", file=sys.stderr)
+                return 0
+            doc = unwrap(data)
         else:
             with make_client(args) as client, rpc_errors(args):
                 doc = client.statistics_document(resolve_job_id(client, args.job_id))
@@ -73,3 +78,15 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def _read_json(source: str):
+    """The JSON of file `source`, read as `load_statistics` reads it (its errors)."""
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReportError(f"cannot read {source}: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{source} is not valid JSON: {exc}") from None

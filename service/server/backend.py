@@ -60,12 +60,18 @@ class Backend:
     def statistics(self, info) -> dict:
         """The statistics document of a job whose record `info` was just read: `sim.stats.derive`
         of the counters merged so far (deriving is the reader's job, DESIGN.md §5), the same as
-        ``azulsim simulate --json`` without ``timing``."""
+        ``azulsim simulate --json`` without its wall-clock ``timing`` (only the CPU per move of the
+        bots that account it, `sim.stats.cpu`)."""
         from sim.stats import derive
+        from sim.stats.cpu import cpu_section
 
         from ..convert import stopping_summary
 
-        doc = derive(self.store.counters(info.job_id), info.spec)
+        counters = self.store.counters(info.job_id)
+        doc = derive(counters, info.spec)
+        cpu = cpu_section(counters)
+        if cpu:  # measured CPU per move of the bots that account it: not part of the statistics
+            doc["timing"] = {"cpu": cpu}
         summary = stopping_summary(info, info.spec)
         if summary is not None:  # the rule's path: LLR and estimate at every check point
             doc["stopping"] = summary

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .deep import PARAMS as DEEP_PARAMS
+from .deep import deep_cost, make_deep
 from .external import register_builtin as register_external
 from .greedy import GreedyBot
 from .heuristic import PARAMS as HEURISTIC_PARAMS
@@ -67,6 +69,17 @@ register_bot(
     SEARCH_PARAMS,
     source="builtin",
     cost=search_cost,
+)
+
+register_bot(
+    "deep",
+    "Budgeted Max-N tree search within the round: `nodes` leaves per decision (deterministic) "
+    "or `ms` of CPU (anytime), the heuristic's best picks as children, heuristic play-outs and "
+    "round-end values at the leaves (docs/bots.md).",
+    make_deep,
+    DEEP_PARAMS,
+    source="builtin",
+    cost=deep_cost,
 )
 
 register_bot(

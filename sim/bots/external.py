@@ -25,6 +25,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
+from dataclasses import replace as replace_field
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ from ..settings import Kind, from_env, setting
 from .base import Bot
 from .features import unpack
 from .registry import Param, register_bot
+from .supports import WALL_CHOICES, declare_supports, parse_players, table_refusal
 
 PROTOCOL = 1
 ENV_ALLOW_CMD = "AZULSIM_EXTERNAL_CMD"
@@ -53,9 +55,12 @@ class ExternalSettings:
 
 
 PARAMS = (
-    Param("timeout", "float", 60.0, 0.01, 3600, doc="seconds the bot may take per request"),
+    Param("timeout", "float", 60.0, 0.01, 3600, doc="seconds a request may take beyond move_ms"),
     Param("batch", "int", 1024, 1, 65536, doc="positions per request at most"),
     Param("cost", "float", 10.0, 0.01, 100000, doc="time per game relative to greedy (chunking)"),
+    Param("move_ms", "float", 0.0, 0, 3600000, doc="ms it may think per position (it is told)"),
+    Param("walls", "choice", "both", choices=WALL_CHOICES, doc="the walls it plays"),
+    Param("players", "text", "234", doc="the player counts it plays, as digits (e.g. 24)"),
 )
 CMD_PARAMS = (
     Param("cmd", "text", "", doc="the program to run (a path, or a name on PATH)"),
@@ -66,13 +71,15 @@ try:  # orjson: about 5x faster than json.dumps on a batch of positions (pyproje
     import orjson
 
     def _dumps(obj: Any) -> bytes:
-        return orjson.dumps(obj)
+        # Positions hold numpy arrays (`positions`): orjson writes them natively, the same
+        # bytes as their nested lists, without building those lists.
+        return orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY, default=np.ndarray.tolist)
 
     _loads = orjson.loads
 except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib is the fallback
 
     def _dumps(obj: Any) -> bytes:
-        return json.dumps(obj, separators=(",", ":")).encode()
+        return json.dumps(obj, separators=(",", ":"), default=np.ndarray.tolist).encode()
 
     _loads = json.loads
 
@@ -96,31 +103,34 @@ def legal_actions(st, slots: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(mask.reshape(-1, n).T)
 
 
+def _rows(a: np.ndarray) -> np.ndarray:
+    """`a` as a C-ordered int64 array: its rows are then views that orjson writes directly."""
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
 def positions(st, slots: np.ndarray, seats: np.ndarray | None = None) -> list[dict]:
     """The public view of each game of `slots` as protocol dicts (docs/bots.md).
 
-    `seats` is the seat each position is asked about (default: the seat to move).
+    `seats` is the seat each position is asked about (default: the seat to move). The list-valued
+    fields are int64 numpy arrays (rows of one array per field, no Python lists: building those
+    took most of the protocol's time per position); ``.tolist()`` gives the plain lists.
     """
     n = slots.shape[0]
-    tiles = unpack(np.ascontiguousarray(st.sources[:, slots])).transpose(2, 0, 1).tolist()
+    tiles = _rows(unpack(np.ascontiguousarray(st.sources[:, slots])).transpose(2, 0, 1))
     lines = np.stack([st.line_colour[:, :, slots], st.line_count[:, :, slots]], axis=-1)
-    lines = lines.transpose(2, 0, 1, 3).tolist()  # (n, P, 5, 2)
-    walls = wall_colours(st, slots).reshape(st.players, 5, 5, n).transpose(3, 0, 1, 2).tolist()
+    lines = _rows(lines.transpose(2, 0, 1, 3))  # (n, P, 5, 2)
+    walls = _rows(wall_colours(st, slots).reshape(st.players, 5, 5, n).transpose(3, 0, 1, 2))
+    factories, centre = tiles[:, 1:], tiles[:, 0]
+    bag, lid = _rows(st.bag[:, slots].T), _rows(st.lid[:, slots].T)
+    floor, scores = _rows(st.floor[:, slots].T), _rows(st.scores[:, slots].T)
     seat = (st.current[slots] if seats is None else seats).tolist()
     columns = zip(
         st.game[slots].tolist(),
         st.round[slots].tolist(),
         st.turn[slots].tolist(),
         seat,
-        tiles,
         st.marker_in_centre[slots].tolist(),
         st.marker_holder[slots].tolist(),
-        st.bag[:, slots].T.tolist(),
-        st.lid[:, slots].T.tolist(),
-        lines,
-        walls,
-        st.floor[:, slots].T.tolist(),
-        st.scores[:, slots].T.tolist(),
         strict=True,
     )
     return [
@@ -129,18 +139,18 @@ def positions(st, slots: np.ndarray, seats: np.ndarray | None = None) -> list[di
             "round": r,
             "turn": t,
             "seat": s,
-            "factories": src[1:],
-            "centre": src[0],
+            "factories": factories[i],
+            "centre": centre[i],
             "marker_in_centre": mc,
             "marker_holder": mh,
-            "bag": bag,
-            "lid": lid,
-            "lines": ln,
-            "wall": wl,
-            "floor": fl,
-            "scores": sc,
+            "bag": bag[i],
+            "lid": lid[i],
+            "lines": lines[i],
+            "wall": walls[i],
+            "floor": floor[i],
+            "scores": scores[i],
         }
-        for g, r, t, s, src, mc, mh, bag, lid, ln, wl, fl, sc in columns
+        for i, (g, r, t, s, mc, mh) in enumerate(columns)
     ]
 
 
@@ -166,7 +176,18 @@ class _Process:
             raise ExternalBotError(f"cannot start {shlex.join(argv)!r}: {exc}") from exc
         os.set_blocking(self.proc.stdin.fileno(), False)
         os.set_blocking(self.proc.stdout.fileno(), False)
+        _widen(self.proc.stdin.fileno())
         self.pending = b""  # bytes read past the last answer (a protocol error if not empty)
+        self.cpu_seen = self.cpu_ticks()  # the process's CPU already accounted (clock ticks)
+
+    def cpu_ticks(self) -> int:
+        """User + system CPU of the process so far, in clock ticks (Linux /proc; else 0)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            return 0
 
     def exchange(self, line: bytes, timeout: float) -> bytes:
         """Send `line` (ending in a newline), return the answer line; raise on timeout/EOF."""
@@ -242,6 +263,22 @@ class _Process:
                 pass
 
 
+# A request of 1,024 positions is about 0.5-0.8 MB: in the default 64 KB pipe it goes in a dozen
+# writes, each waking the bot to read a piece (bench/external.py). A pipe this wide (Linux:
+# at most /proc/sys/fs/pipe-max-size, 1 MB by default) takes most requests in one write.
+PIPE_BYTES = 1 << 20
+
+
+def _widen(fd: int) -> None:
+    """Ask for a `PIPE_BYTES` pipe buffer (Linux); elsewhere, or if refused, keep the default."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):
+        pass
+
+
 # Running bots of this process, by command. A forked child (a pool worker) must not use its
 # parent's pipes, so entries remember the pid that started them.
 _PROCESSES: dict[tuple[str, ...], tuple[int, _Process]] = {}
@@ -277,15 +314,35 @@ def close_all() -> None:
 # --- the bot ---------------------------------------------------------------------------------
 
 
+_TICK_NS = 10**9 // (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
+
+
 class ExternalBot(Bot):
-    def __init__(self, argv: list[str], label: str, timeout: float, batch: int):
+    """Asks the program for its moves; accounts the CPU the program spent (`outside_cpu_ns`)."""
+
+    cpu_accounted = True  # its CPU per move is in the job's timing (`sim.play.BotClock`)
+
+    def __init__(
+        self, argv: list[str], label: str, timeout: float, batch: int, move_ms: float = 0.0
+    ):
         if not argv or not argv[0]:
             raise ValueError(f"bot {label!r}: needs a command (cmd=PATH)")
         self.argv = list(argv)
         self.label = label
         self.timeout = float(timeout)
         self.batch = int(batch)
+        self.move_ms = float(move_ms)
         self._next_id = 0
+        self._outside_ns = 0
+
+    def outside_cpu_ns(self) -> int:
+        """CPU the program has spent on this bot's requests so far, in ns: what it reports
+        (``cpu_us`` in its answers), else what the system counted for its process."""
+        return self._outside_ns
+
+    def deadline(self, positions: int) -> float:
+        """Seconds a request of `positions` positions may take: `timeout` + `move_ms` each."""
+        return self.timeout + positions * self.move_ms / 1000.0
 
     def act(self, st, slots, keys=None) -> np.ndarray:
         out = np.empty(slots.shape[0], np.int64)
@@ -294,8 +351,8 @@ class ExternalBot(Bot):
             mask = legal_actions(st, part)
             where = positions(st, part)
             rows, ids = np.nonzero(mask)
+            ids = np.ascontiguousarray(ids)  # strided out of nonzero; orjson writes C order only
             bounds = np.searchsorted(rows, np.arange(part.shape[0] + 1)).tolist()
-            ids = ids.tolist()
             for i, pos in enumerate(where):
                 pos["legal"] = ids[bounds[i] : bounds[i + 1]]
             chosen = self._ask(st, "act", where, "actions")
@@ -339,11 +396,12 @@ class ExternalBot(Bot):
             "players": st.players,
             "wall": "gray" if st.gray else "coloured",
             "floor_slots": FLOOR_SLOTS,
+            "move_ms": self.move_ms,
             "positions": where,
         }
         try:
             proc = _process(self.argv)
-            answer = proc.exchange(_dumps(request) + b"\n", self.timeout)
+            answer = proc.exchange(_dumps(request) + b"\n", self.deadline(len(where)))
         except ExternalBotError as exc:
             _drop(self.argv)
             raise self._error(str(exc), where[0], batch=len(where)) from None
@@ -363,10 +421,19 @@ class ExternalBot(Bot):
                 raise ValueError(f"needs {field!r}: a list of {len(where)} integers")
             if not all(type(v) is int for v in values):
                 raise ValueError(f"{field!r} must hold integers only")
+            reported = reply.get("cpu_us")
+            if reported is not None and (type(reported) is not int or reported < 0):
+                raise ValueError(f"'cpu_us' must be a non-negative integer; got {reported!r}")
         except ValueError as exc:
             _drop(self.argv)
             text = answer[:200].decode(errors="replace")
             raise self._error(f"bad answer ({exc}): {text!r}", where[0], batch=len(where)) from None
+        ticks = proc.cpu_ticks()
+        if reported is not None:
+            self._outside_ns += reported * 1000
+        else:
+            self._outside_ns += max(0, ticks - proc.cpu_seen) * _TICK_NS
+        proc.cpu_seen = ticks
         return np.asarray(values, np.int64)
 
     def _error(self, what: str, pos: dict, batch: int = 0) -> ExternalBotError:
@@ -383,7 +450,18 @@ def _allowed() -> bool:
     return from_env(ExternalSettings).allow_cmd
 
 
+def _check_players(params: dict) -> None:
+    parse_players(params["players"], "parameter 'players'")
+
+
+def _supports(params, players: int, wall: str) -> str | None:
+    """The table refusal of an external bot's declared `walls` and `players` parameters."""
+    counts = parse_players(params["players"], "players")
+    return table_refusal(params["walls"], counts, players, wall)
+
+
 def _check_cmd(params: dict) -> None:
+    _check_players(params)
     if not params["cmd"]:
         raise ValueError("bot 'external': parameter 'cmd' is required (external:cmd=PATH)")
     if not _allowed():
@@ -401,23 +479,47 @@ def _cmd_argv(params: dict) -> list[str]:
 def _make_cmd_bot(params: dict) -> ExternalBot:
     _check_cmd(params)
     label = "external:cmd=" + params["cmd"] + (",args=" + params["args"] if params["args"] else "")
-    return ExternalBot(_cmd_argv(params), label, params["timeout"], params["batch"])
+    return ExternalBot(
+        _cmd_argv(params), label, params["timeout"], params["batch"], params["move_ms"]
+    )
 
 
-def register_external_bot(name: str, command: str | list[str], *, replace: bool = False):
-    """Register `name` as the external bot running `command` (a shell-style line or an argv)."""
+def register_external_bot(
+    name: str,
+    command: str | list[str],
+    *,
+    replace: bool = False,
+    walls: str = "both",
+    players: str = "234",
+    move_ms: float = 0.0,
+):
+    """Register `name` as the external bot running `command` (a shell-style line or an argv).
+
+    `walls`, `players` and `move_ms` are what the engine declares: the defaults of those
+    parameters for this name, so a job at a table it does not play is refused at submit.
+    """
     argv = shlex.split(command) if isinstance(command, str) else list(command)
     if not argv:
         raise ValueError(f"external bot {name!r}: empty command")
-    return register_bot(
+    declared = {"walls": walls, "players": players, "move_ms": move_ms}
+    params = tuple(
+        replace_field(p, default=declared[p.name]) if p.name in declared else p for p in PARAMS
+    )
+    _check_players({"players": params[-1].default})
+    info = register_bot(
         name,
         f"External bot: runs {shlex.join(argv)} (JSON-lines protocol, docs/bots.md).",
-        lambda params: ExternalBot(argv, name, params["timeout"], params["batch"]),
-        PARAMS,
+        lambda params: ExternalBot(
+            argv, name, params["timeout"], params["batch"], params["move_ms"]
+        ),
+        params,
         replace=replace,
         source="external",
         cost=lambda params: params["cost"],
+        check=_check_players,
     )
+    declare_supports(name, _supports)
+    return info
 
 
 def register_from_environment() -> None:
@@ -425,9 +527,34 @@ def register_from_environment() -> None:
     text = from_env(ExternalSettings).named
     for item in filter(None, (part.strip() for part in text.split(";"))):
         name, eq, command = item.partition("=")
+        if "[" in name and "]" in item:  # name[walls=...,players=...]=command
+            close = item.index("]") + 1
+            name, (eq, command) = item[:close], (item[close : close + 1], item[close + 1 :])
+        if eq != "=" or not command.strip():
+            eq = ""
         if not eq or not command.strip():
             raise ValueError(f"{ENV_NAMED}: expected name=command; got {item!r}")
-        register_external_bot(name.strip(), command, replace=True)
+        name, declared = _declarations(name.strip(), item)
+        register_external_bot(name, command, replace=True, **declared)
+
+
+def _declarations(name: str, item: str) -> tuple[str, dict]:
+    """``astra[walls=coloured,players=2,move_ms=100]`` -> ``("astra", {...})``."""
+    if "[" not in name:
+        return name, {}
+    name, _, inner = name.partition("[")
+    if not inner.endswith("]"):
+        raise ValueError(f"{ENV_NAMED}: expected name[key=value,...]=command; got {item!r}")
+    out: dict[str, Any] = {}
+    for pair in filter(None, inner[:-1].split(",")):
+        key, eq, value = pair.partition("=")
+        if not eq or key not in ("walls", "players", "move_ms"):
+            raise ValueError(
+                f"{ENV_NAMED}: {name}: declare walls=, players= or move_ms=; got {pair!r}"
+            )
+        param = next(p for p in PARAMS if p.name == key)
+        out[key] = param.coerce(value, bot=name)
+    return name.strip(), out
 
 
 def register_builtin() -> None:
@@ -441,4 +568,5 @@ def register_builtin() -> None:
         cost=lambda params: params["cost"],
         check=_check_cmd,  # at parse time: a job that cannot run is refused at submit
     )
+    declare_supports("external", _supports)
     register_from_environment()

@@ -62,6 +62,10 @@ player (``bots[0]``) on its own (``c{k}|focal|...``; `sim.stats.sweep`).
 
 Bots are grouped by their canonical label (`sim.bots.registry`), so a label that sits in two seats
 of a configuration is one group.
+
+The one exception to "the same whatever the run": ``cpu|c{k}|bot=<label>|ns`` and ``|moves``, the
+measured CPU of the bots that account theirs (`sim.stats.cpu`), added by `sim.chunk.play_chunk`.
+They merge by addition like the rest; `derive` never reads them into the statistics.
 """
 
 from __future__ import annotations
