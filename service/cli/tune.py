@@ -86,7 +86,7 @@ def _player(args: argparse.Namespace):
     iteration), else in this process (`study.run_to_end`)."""
     from .study import run_to_end
 
-    return lambda spec: run_to_end(spec, args)
+    return lambda spec: run_to_end(spec, args)[1]  # (job id, document): the document
 
 
 def _progress(point: dict[str, Any]) -> None:
