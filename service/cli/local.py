@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..config import DEFAULT_WEB_ADDRESS
 from ..stack import Stack, StackError
 from .common import CommandError, UsageError, whole_number
 from .output import print_statistics
@@ -82,6 +83,15 @@ def add_up(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="keep nothing: a temporary folder, deleted when the stack stops",
     )
+    web = p.add_mutually_exclusive_group()
+    web.add_argument(
+        "--web",
+        metavar="HOST:PORT",
+        default=DEFAULT_WEB_ADDRESS,
+        help=f"where the API serves the read-only web view of the jobs (default "
+        f"{DEFAULT_WEB_ADDRESS})",
+    )
+    web.add_argument("--no-web", action="store_true", help="serve no web view")
     p.add_argument("--demo", action="store_true", help="run the demo batch, print statistics, stop")
     _demo_args(p)
     p.set_defaults(func=cmd_up)
@@ -93,7 +103,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     if args.demo:
         return cmd_demo(args)
     data_dir = None if args.ephemeral else (args.data_dir or default_data_dir()).expanduser()
-    stack = Stack(workers=args.workers, listen=args.listen, data_dir=data_dir)
+    web = "" if args.no_web else args.web
+    stack = Stack(workers=args.workers, listen=args.listen, data_dir=data_dir, web=web)
     try:
         with _sigterm_as_interrupt():
             stack.start()
@@ -112,7 +123,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             print(
                 f"AzulSim is up.\n"
                 f"  API      {stack.address}  (gRPC; health and reflection on)\n"
-                f"  Redis    {redis_note}\n"
+                + (f"  web      {stack.web_url}  (jobs and studies, live)\n" if web else "")
+                + f"  Redis    {redis_note}\n"
                 f"  workers  {args.workers} pool processes\n"
                 f"  data     {data_note}\n"
                 f"  logs     {stack.logdir}/\n"

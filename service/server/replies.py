@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
+from .. import convert
 from ..api import azulsim_pb2 as pb
 
 
@@ -41,3 +42,14 @@ class StatisticsReplies:
             self.replies[self._key(info)] = reply
             while len(self.replies) > self.size:
                 self.replies.popitem(last=False)
+
+    def reply(self, backend, job_id: str) -> pb.Statistics:
+        """The GetStatistics reply for the job as it is now (blocking: run it in the pool), from
+        the cache when its counters have not moved. The web view (`service.web`) reads the
+        statistics through this same call, so its figures are GetStatistics'."""
+        info = backend.get(job_id)
+        reply = self.get(info)
+        if reply is None:
+            reply = convert.statistics_to_proto(info, backend.statistics(info))
+            self.put(info, reply)
+        return reply
