@@ -167,7 +167,9 @@ class WebView:
         await self.call(self.backend.get, job_id)  # NOT_FOUND as a status, before the stream
         limit = self.config.max_watches
         if self.feeds.watchers() >= limit:
-            raise LimitExceeded(f"{limit} pages are watching jobs (the server's limit); reload later")
+            raise LimitExceeded(
+                f"{limit} pages are watching jobs (the server's limit); reload later"
+            )
         response = web.StreamResponse(
             headers={
                 "Content-Type": "text/event-stream",
@@ -316,14 +318,16 @@ def _split(address: str) -> tuple[str, int]:
 async def start_web(backend, pool, replies, config) -> RunningWeb:
     """Serve the web view on ``config.web_listen`` (HTTPS with the API's certificate under TLS)."""
     view = WebView(backend, pool, replies, config)
-    runner = web.AppRunner(view.application(), access_log=None, handle_signals=False)
+    runner = web.AppRunner(
+        view.application(), access_log=None, handle_signals=False, shutdown_timeout=2.0
+    )
     await runner.setup()
     host, port = _split(config.web_listen)
     context = None
     if config.tls_cert:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(config.tls_cert, config.tls_key)
-    site = web.TCPSite(runner, host, port, ssl_context=context, shutdown_timeout=2.0)
+    site = web.TCPSite(runner, host, port, ssl_context=context)
     try:
         await site.start()
     except OSError as exc:

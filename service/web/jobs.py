@@ -21,7 +21,8 @@ def spec_summary(spec: pb.JobSpec) -> str:
     for c in list(configs)[:3]:
         extra = [s for s in (SEATING.get(c.seating), WALL.get(c.wall)) if s not in
                  ("rotate", "coloured")]  # fmt: skip
-        parts.append(f"{', '.join(c.bots)} ({c.players}p{', ' + ', '.join(extra) if extra else ''})")
+        players = ", ".join([f"{c.players}p", *extra])
+        parts.append(f"{', '.join(c.bots)} ({players})")
     if len(configs) > 3:
         parts.append(f"… {len(configs) - 3} more")
     kind = []

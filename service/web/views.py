@@ -71,6 +71,7 @@ class Views:
         p = progress(reply.job, ahead)
         return {
             "state": p.state,
+            "games_done": p.games_done,
             "finished": p.finished,
             "html": {"progress": self.progress(p), "statistics": self.statistics(reply)},
         }
