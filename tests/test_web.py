@@ -25,21 +25,8 @@ from service.testing import ServerThread
 from sim.sweep import sweep_spec
 from sim.tournament import tournament_spec
 from tests.waits import wait_until
-from tests.web_util import Tables, fetch
+from tests.web_util import LONG, PLAIN, SPRT, TOKEN, Tables, fetch
 from workers.settings import load_settings
-
-SPRT = {
-    "configurations": [{"players": 2, "bots": ["heuristic", "greedy"], "seating": "mirrored"}],
-    "games": 2000,
-    "seed": 1,
-    "stop": {"rule": "sprt", "elo0": 250, "elo1": 300, "check_every": 40},
-}
-PLAIN = {"configurations": [{"players": 3, "bots": ["greedy", "random", "heuristic"]},
-                            {"players": 2, "bots": ["greedy", "random"], "wall": "gray"}],
-         "games": 300, "seed": 5}  # fmt: skip
-LONG = {"configurations": [{"players": 2, "bots": ["greedy", "random"]}], "games": 100_000,
-        "seed": 9}  # fmt: skip
-TOKEN = "web-test-token"
 
 
 class Web:
@@ -246,7 +233,7 @@ def test_with_auth_every_page_needs_the_token(web, authed):
         status, html, headers = fetch(url + path)
         assert status == 401, path
         assert headers["WWW-Authenticate"] == "Bearer"
-        assert 'name="token"' in html and job_id not in html.replace(f"next\" value=\"{path}", "")
+        assert 'name="token"' in html and job_id not in html.replace(f'next" value="{path}', "")
     for path in (f"/jobs/{job_id}/events", f"/jobs/{job_id}/live"):
         status, body, _ = fetch(url + path)
         assert status == 401 and "bearer token" in body and "html" not in body

@@ -7,6 +7,20 @@ import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 
+# Jobs of the web tests: a stopping rule, two plain configurations, one that runs long.
+SPRT = {
+    "configurations": [{"players": 2, "bots": ["heuristic", "greedy"], "seating": "mirrored"}],
+    "games": 2000,
+    "seed": 1,
+    "stop": {"rule": "sprt", "elo0": 250, "elo1": 300, "check_every": 40},
+}
+PLAIN = {"configurations": [{"players": 3, "bots": ["greedy", "random", "heuristic"]},
+                            {"players": 2, "bots": ["greedy", "random"], "wall": "gray"}],
+         "games": 300, "seed": 5}  # fmt: skip
+LONG = {"configurations": [{"players": 2, "bots": ["greedy", "random"]}], "games": 100_000,
+        "seed": 9}  # fmt: skip
+TOKEN = "web-test-token"
+
 CHROMIUM = "/usr/bin/chromium"  # Debian's package (`apt-get install chromium chromium-driver`)
 CHROMEDRIVER = "/usr/bin/chromedriver"
 CHROMIUM_FLAGS = (

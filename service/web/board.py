@@ -53,8 +53,7 @@ def _displays(state: dict) -> tuple[str, int]:
     for colour, n in enumerate(state["centre"]):
         if n:
             out.append(
-                _tile(tx, 20, colour)
-                + f'<text class="count" x="{tx + T / 2}" y="{20 + T + 13}" '
+                _tile(tx, 20, colour) + f'<text class="count" x="{tx + T / 2}" y="{20 + T + 13}" '
                 f'text-anchor="middle">×{n}</text>'
             )
             tx += T + GAP
@@ -69,7 +68,7 @@ def _board(state: dict, p: int, ox: float, oy: float, bot: str, gray: bool) -> s
         f'<rect class="board-bg" x="{ox}" y="{oy}" width="{BOARD_W}" height="{BOARD_H}" rx="6"/>',
         f'<text class="label" x="{ox + 8}" y="{oy + 19}">seat {p} · {escape(bot)}</text>',
         f'<text class="score" x="{ox + BOARD_W - 10}" y="{oy + 20}" text-anchor="end">'
-        f'{state["scores"][p]} pts</text>',
+        f"{state['scores'][p]} pts</text>",
     ]
     top = oy + 30
     wall_x = ox + 10 + 5 * (T + GAP) + 12
@@ -117,9 +116,8 @@ def table_svg(state: dict, seat_bots: list[str], wall: str) -> Markup:
     rows = (players + per_row - 1) // per_row
     w = max(width, 8 + per_row * (BOARD_W + 12))
     h = top + rows * (BOARD_H + 12)
-    label = (
-        f"round {state['round']}, turn {state['turn']}: "
-        + ", ".join(f"seat {p} {s} pts" for p, s in enumerate(state["scores"]))
+    label = f"round {state['round']}, turn {state['turn']}: " + ", ".join(
+        f"seat {p} {s} pts" for p, s in enumerate(state["scores"])
     )
     return Markup(
         f'<svg class="table" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '

@@ -54,8 +54,7 @@ def by_turn_order(cfg: dict[str, Any]) -> Table | None:
     if not turn:
         return None
     return _TURN_HEADER, [
-        _turn_row(position_name(g["position"]), g, g["player_games"])
-        for g in turn["positions"]
+        _turn_row(position_name(g["position"]), g, g["player_games"]) for g in turn["positions"]
     ]
 
 
