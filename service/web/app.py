@@ -24,6 +24,7 @@ import asyncio
 import json
 import logging
 import ssl
+import time
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -99,12 +100,12 @@ class WebView:
     # --- blocking helpers, run in the pool -----------------------------------------------------
 
     def _live(self, job_id: str, ahead, recount: bool):
-        reply = self.replies.reply(self.backend, job_id)
+        reply, doc = self.replies.document(self.backend, job_id)
         if reply.job.state != pb.QUEUED:
             ahead = None
         elif recount or ahead is None:
             ahead = work_ahead(self.backend, [reply.job]).get(job_id)
-        return reply, self.views.live(reply, ahead), ahead
+        return reply, self.views.live(reply, doc, ahead), ahead
 
     async def live_parts(self, job_id: str, ahead, recount: bool):
         _, parts, ahead = await self.call(self._live, job_id, ahead, recount)
@@ -238,6 +239,7 @@ class WebView:
     @web.middleware
     async def guard(self, request: web.Request, handler):
         """Tokens when auth is on; every failure a page with its status (never a traceback)."""
+        began = time.perf_counter()
         try:
             if self.auth is not None and not request.path.startswith(OPEN_PATHS):
                 if not self.auth.allows(request):
@@ -254,6 +256,8 @@ class WebView:
             response = await self._error(code, message)
         if not response.prepared:
             response.headers.update(SECURITY_HEADERS)
+            # The server's own time for the page (what bench/web.py measures), W3C Server-Timing.
+            response.headers["Server-Timing"] = f"app;dur={1e3 * (time.perf_counter() - began):.1f}"
         return response
 
     async def _refuse(self, request: web.Request) -> web.Response:

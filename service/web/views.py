@@ -47,13 +47,14 @@ class Views:
     def page(self, name: str, **context: Any) -> str:
         return self.env.get_template(name).render(**context)
 
-    def statistics(self, reply: pb.Statistics) -> str:
-        """The job's statistics sections (`service.web.sections`) for this reply."""
+    def statistics(self, reply: pb.Statistics, doc: dict[str, Any] | None = None) -> str:
+        """The job's statistics sections (`service.web.sections`) for this reply (`doc`: its
+        ``statistics_json`` parsed, when the caller has it)."""
         key = reply.job.SerializeToString(deterministic=True)
         with self._lock:
             html = self._stats.get(key)
         if html is None:
-            doc = json.loads(reply.statistics_json)
+            doc = json.loads(reply.statistics_json) if doc is None else doc
             html = self.page(
                 "statistics.html", doc=doc, sections=sections_of(doc), partial=reply.partial
             )
@@ -66,14 +67,14 @@ class Views:
     def progress(self, p: Progress) -> str:
         return self.page("progress.html", p=p)
 
-    def live(self, reply: pb.Statistics, ahead=None) -> dict[str, Any]:
+    def live(self, reply: pb.Statistics, doc=None, ahead=None) -> dict[str, Any]:
         """The live parts of a job page: what its event stream sends at each change."""
         p = progress(reply.job, ahead)
         return {
             "state": p.state,
             "games_done": p.games_done,
             "finished": p.finished,
-            "html": {"progress": self.progress(p), "statistics": self.statistics(reply)},
+            "html": {"progress": self.progress(p), "statistics": self.statistics(reply, doc)},
         }
 
     def game(self, replay, job_id: str) -> str:
