@@ -279,3 +279,84 @@ def test_pages_carry_a_content_security_policy_with_nothing_from_elsewhere(web):
     assert "default-src 'self'" in policy and "http" not in policy
     assert "http://" not in html.replace(web.url, "") and "https://" not in html
     assert fetch(f"{web.url}/static/web.js")[0] == 200
+
+
+def test_azulsim_up_prints_where_the_web_view_is(module_env, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    env = {**os.environ, **module_env}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "service", "up", "--ephemeral", "--workers", "1",
+         "--listen", "127.0.0.1:0", "--web", "127.0.0.1:0"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    lines: list[str] = []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if "Ctrl-C stops everything" in line:
+                break
+        web = [ln for ln in lines if ln.strip().startswith("web ")]
+        assert web, "".join(lines)
+        url = web[0].split()[1]
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/")
+        status, html, _ = fetch(url + "jobs")
+        assert status == 200 and "<h1>Jobs</h1>" in html
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+
+
+def test_a_new_statistics_section_is_one_entry_and_one_template(monkeypatch, tmp_path):
+    import jinja2
+
+    from service.web import sections, views
+
+    (tmp_path / "sections").mkdir()
+    (tmp_path / "sections" / "balance.html").write_text(
+        '<p id="balance">first player wins {{ doc.balance.first }}</p>'
+    )
+    monkeypatch.setattr(
+        sections,
+        "SECTIONS",
+        (*sections.SECTIONS, sections.Section("balance", "Balance", lambda d: "balance" in d)),
+    )
+    base = views.environment
+
+    def environment():
+        env = base()
+        env.loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(tmp_path), env.loader])
+        return env
+
+    monkeypatch.setattr(views, "environment", environment)
+    monkeypatch.setattr(views, "sections_of", sections.sections_of)
+    doc = {"configurations": [], "balance": {"first": "51.2%"}}
+    html = views.Views().page("statistics.html", doc=doc, sections=sections.sections_of(doc),
+                              partial=False)  # fmt: skip
+    assert 'id="section-balance"' in html and "first player wins 51.2%" in html
+    assert [s.name for s in sections.sections_of({"configurations": [1]})] == ["configurations"]
+
+
+def test_boards_draw_every_tile_of_the_table():
+    from service.replay import replay_game
+    from service.web.board import table_svg
+    from sim.spec import JobSpec
+
+    spec = JobSpec.from_dict(PLAIN)
+    replay = replay_game(spec, 0, 2)
+    for step in (replay.steps[0], replay.steps[len(replay.steps) // 2], replay.steps[-1]):
+        s = step.state
+        svg = str(table_svg(s, replay.seat_bots, replay.wall))
+        on_displays = sum(min(4, sum(f)) for f in s["factories"])
+        on_lines = sum(n for board in s["lines"] for c, n in board if c >= 0)
+        placed = sum(cell >= 0 for board in s["wall"] for row in board for cell in row)
+        centre = sum(1 for n in s["centre"] if n)  # one tile a colour, with its count
+        assert svg.count('class="tile c') == on_displays + on_lines + placed + centre
+        assert svg.count(" placed") == placed
+        assert svg.count("floor-full") == sum(min(7, f) for f in s["floor"])
+        for score in s["scores"]:
+            assert f">{score} pts<" in svg
