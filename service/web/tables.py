@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cli.output import _GROUP_HEADER, _group_row, _interval, _mean_ci, _rate
+from ..cli.output import (
+    _GROUP_HEADER,
+    _group_row,
+    _interval,
+    _mean_ci,
+    _rate,
+    head_to_head_rows,
+)
 from ..report import position_name
 
 Table = tuple[tuple[str, ...], list[list[str]]]
@@ -75,18 +82,7 @@ def bonuses(cfg: dict[str, Any]) -> Table:
 
 
 def head_to_head(cfg: dict[str, Any]) -> Table | None:
-    rows = [
-        [
-            f"{a} vs {b}",
-            f"{r['games']:,}",
-            f"{r['above']:,}",
-            f"{r['level']:,}",
-            f"{r['below']:,}",
-            _rate({"win_rate": r["above_rate"], "win_rate_ci95": r["above_rate_ci95"]}),
-        ]
-        for a, row in cfg["head_to_head"].items()
-        for b, r in row.items()
-    ]
+    rows = head_to_head_rows(cfg)
     if not rows:
         return None
     return ("", "games", "higher", "level", "lower", "higher rate [95% CI]"), rows
