@@ -92,10 +92,11 @@ def estimate_chart(stopping: dict[str, Any]) -> Markup | None:
     ).render()
 
 
-def sweep_charts(sweep: dict[str, Any]) -> list[Markup]:
-    """One parameter: win rate and score with 95 % bands against it; two: heat maps of them."""
+def sweep_charts(sweep: dict[str, Any]) -> list[tuple[str, Markup]]:
+    """``(caption, chart)``: one parameter, win rate and score with 95 % bands against it; two,
+    heat maps of them."""
     rows, params = sweep["rows"], sweep["parameters"]
-    metrics = (("win_rate", "win_rate_ci95", 100.0, "win rate, %"), ("score", "score_ci95", 1.0,
+    metrics = (("win_rate", "win_rate_ci95", 100.0, "win rate (%)"), ("score", "score_ci95", 1.0,
                "final score"))  # fmt: skip
     base = next((r for r in rows if r["configuration"] == sweep["baseline"]), None)
     out = []
@@ -110,7 +111,8 @@ def sweep_charts(sweep: dict[str, Any]) -> list[Markup]:
             rules = []
             if base is not None and base[key] is not None:
                 rules.append((scale * base[key], "nominal", "baseline"))
-            out.append(
+            out.append((
+                f"{label} of {sweep['bot']} by {name}, with its 95% interval",
                 LineChart(
                     [r["values"][name] for r in order],
                     series=[Series([scaled(r[key]) for r in order], "s0", sweep["bot"])],
@@ -125,8 +127,8 @@ def sweep_charts(sweep: dict[str, Any]) -> list[Markup]:
                     xlabel=f"{name} (parameter of {sweep['bot']})",
                     ylabel=f"{label} (95% interval)",
                     title=f"{label} of {sweep['bot']} by {name}",
-                ).render()
-            )
+                ).render(),
+            ))  # fmt: skip
         return out
     first, second = params
     xs = sorted({r["values"][first] for r in rows})
@@ -137,15 +139,9 @@ def sweep_charts(sweep: dict[str, Any]) -> list[Markup]:
             if r[key] is not None:
                 grid[ys.index(r["values"][second])][xs.index(r["values"][first])] = scale * r[key]
         text = [["" if v is None else f"{v:.1f}" for v in line] for line in grid]
-        out.append(
-            heat_map(
-                [f"{first}={x:g}" for x in xs],
-                [f"{second}={y:g}" for y in ys],
-                grid,
-                text,
-                f"{label} of {sweep['bot']} over {first} and {second}",
-            )
-        )
+        title = f"{label} of {sweep['bot']} over {first} and {second}"
+        xs_text, ys_text = [f"{first}={x:g}" for x in xs], [f"{second}={y:g}" for y in ys]
+        out.append((title, heat_map(xs_text, ys_text, grid, text, title)))
     return out
 
 
