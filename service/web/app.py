@@ -283,7 +283,7 @@ class WebView:
         app.router.add_get("/jobs", self.jobs)
         app.router.add_get("/jobs/{job_id}", self.job)
         app.router.add_get("/jobs/{job_id}/live", self.live)
-        app.router.add_get("/jobs/{job_id}/events", self.events)
+        app.router.add_get("/jobs/{job_id}/events", self.events, allow_head=False)  # a stream
         app.router.add_get("/jobs/{job_id}/game", self.game)
         app.router.add_get("/login", self.login_form)
         app.router.add_post("/login", self.login)
