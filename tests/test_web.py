@@ -360,3 +360,19 @@ def test_boards_draw_every_tile_of_the_table():
         assert svg.count("floor-full") == sum(min(7, f) for f in s["floor"])
         for score in s["scores"]:
             assert f">{score} pts<" in svg
+
+
+def test_queued_jobs_say_how_much_work_is_ahead_of_them(api_server):
+    server = api_server(web_listen="127.0.0.1:0")  # no worker: jobs stay queued
+    spec = {"configurations": [{"players": 2, "bots": ["greedy", "random"]}], "games": 30,
+            "seed": 1}  # fmt: skip
+    with Client(server.address, token="") as client:
+        first = client.submit(spec)[0]
+        second = client.submit({**spec, "seed": 2})[0]
+    status, html, _ = fetch(f"{server.web_url}/jobs")
+    assert status == 200
+    rows = {r.split('data-job="')[1][:32]: r for r in html.split("<tr")[1:] if "data-job=" in r}
+    assert "next in the queue" in rows[first.job_id]
+    assert "queued behind 30 games of 1 earlier job" in rows[second.job_id]
+    status, html, _ = fetch(f"{server.web_url}/jobs/{second.job_id}")
+    assert "queued behind 30 games of 1 earlier job" in Tables(html).texts["remaining"]
