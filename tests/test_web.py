@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import urllib.error
 import urllib.parse
 import urllib.request
 from html import escape
@@ -247,17 +248,7 @@ def test_with_auth_every_page_needs_the_token(web, authed):
 
 
 def _post(url: str, form: dict[str, str]):
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args, **kwargs):
-            return None
-
-    opener = urllib.request.build_opener(NoRedirect)
-    data = urllib.parse.urlencode(form).encode()
-    try:
-        with opener.open(urllib.request.Request(url, data=data), timeout=30) as r:
-            return r.status, r.headers, r.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.headers, exc.read().decode()
+    return _post_tls(url, form, None)
 
 
 def test_login_form_sets_the_token_cookie_and_returns_to_a_local_page(authed):
@@ -376,3 +367,38 @@ def test_queued_jobs_say_how_much_work_is_ahead_of_them(api_server):
     assert "queued behind 30 games of 1 earlier job" in rows[second.job_id]
     status, html, _ = fetch(f"{server.web_url}/jobs/{second.job_id}")
     assert "queued behind 30 games of 1 earlier job" in Tables(html).texts["remaining"]
+
+
+def test_under_tls_the_web_view_speaks_https_with_the_api_certificate(api_server, tmp_path):
+    import ssl
+
+    from tests.test_security import _certificates
+
+    ca, cert, key = _certificates(tmp_path)
+    server = api_server(
+        web_listen="127.0.0.1:0", tls_cert=str(cert), tls_key=str(key), auth_tokens=(TOKEN,)
+    )
+    https = f"https://127.0.0.1:{server.running.web_port}"
+    context = ssl.create_default_context(cafile=str(ca))
+    request = urllib.request.Request(f"{https}/jobs", headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(request, context=context, timeout=30) as r:
+        assert r.status == 200 and "<h1>Jobs</h1>" in r.read().decode()
+    status, headers, _ = _post_tls(f"{https}/login", {"token": TOKEN}, context)
+    assert status == 303 and "Secure" in headers["Set-Cookie"]  # never sent over plain HTTP
+    with pytest.raises(OSError):  # plain HTTP on the TLS port: refused or cut
+        urllib.request.urlopen(f"http://127.0.0.1:{server.running.web_port}/jobs", timeout=10)
+
+
+def _post_tls(url: str, form: dict[str, str], context):
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    handlers = [NoRedirect] + ([urllib.request.HTTPSHandler(context=context)] if context else [])
+    opener = urllib.request.build_opener(*handlers)
+    data = urllib.parse.urlencode(form).encode()
+    try:
+        with opener.open(urllib.request.Request(url, data=data), timeout=30) as r:
+            return r.status, r.headers, r.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers, exc.read().decode()
