@@ -16,7 +16,8 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
         "serve",
         help="run the gRPC API server",
         description="Run the gRPC API server on the Redis of $AZULSIM_REDIS_URL until SIGTERM or "
-        "Ctrl-C. Limits, auth and TLS come from AZULSIM_* variables (service/config.py).",
+        "Ctrl-C; with --web (or AZULSIM_WEB_LISTEN) also the read-only web view of the jobs. "
+        "Limits, auth and TLS come from AZULSIM_* variables (service/config.py).",
     )
     p.add_argument(
         "--listen", help="host:port to bind (default $AZULSIM_LISTEN or 127.0.0.1:50051)"
