@@ -40,6 +40,25 @@ def pixels(png: bytes, colour: tuple[int, int, int], tolerance: int = 14) -> int
     return int((np.abs(image - np.array(colour, np.int16)) <= tolerance).all(axis=2).sum())
 
 
+def text(driver, element_id: str) -> str:
+    """An element's text, read in one script call: the live parts are replaced as updates come,
+    so an element found in one call may be gone by the next."""
+    return driver.execute_script(
+        "const e = document.getElementById(arguments[0]); return e ? e.innerText : null;",
+        element_id,
+    )
+
+
+def shows(driver, element_id: str, expected: str, timeout: float = 30.0) -> None:
+    """Wait until the element's text is `expected` (a key's handler runs after send_keys)."""
+    wait_until(
+        lambda: text(driver, element_id) == expected,
+        timeout,
+        f"#{element_id} to read {expected!r}",
+        details=lambda: repr(text(driver, element_id)),
+    )
+
+
 @pytest.fixture(scope="module")
 def stack(module_env, tmp_path_factory):
     env = {**os.environ, **module_env, "AZULSIM_CHUNK_GAMES": "100"}
@@ -81,29 +100,29 @@ def test_job_page_updates_while_the_job_runs_and_stops_when_it_ends(stack, chrom
     wait_until(lambda: client.get(job.job_id).games_done > 0, 120, "the job to start")
     chrome.get(f"{s.web_url}jobs/{job.job_id}")
     live = chrome.find_element(By.ID, "live")
-    assert chrome.find_element(By.ID, "job-id").text == job.job_id
-    first = chrome.find_element(By.ID, "games").text
+    assert text(chrome, "job-id") == job.job_id
+    first = text(chrome, "games")
     wait_until(
         lambda: (
             int(live.get_attribute("data-updates") or 0) >= 1
-            and chrome.find_element(By.ID, "games").text != first
+            and text(chrome, "games") not in (first, None)
         ),
         120,
         "the page to show more games without a reload",
         details=lambda: s.tail("api"),
     )
-    assert chrome.find_element(By.ID, "job-state").text == "RUNNING"
-    bar = chrome.find_element(By.CSS_SELECTOR, "#bar > div").get_attribute("style")
-    assert "width" in bar
-    assert "By bot" in chrome.find_element(By.ID, "statistics").text
+    assert text(chrome, "job-state") == "RUNNING"
+    width = chrome.execute_script("return document.querySelector('#bar > div').style.width")
+    assert width.endswith("%") and float(width[:-1]) > 0
+    assert "By bot" in text(chrome, "statistics")
     client.cancel(job.job_id)
     wait_until(
         lambda: live.get_attribute("data-finished") == "true",
         60,
         "the page to close its event stream at the job's end",
     )
-    assert chrome.find_element(By.ID, "job-state").text == "CANCELLED"
-    assert chrome.find_element(By.ID, "live-status").text == "The job has ended."
+    assert text(chrome, "job-state") == "CANCELLED"
+    assert text(chrome, "live-status") == "The job has ended."
     assert chrome.execute_script("return document.readyState") == "complete"
 
 
@@ -114,7 +133,7 @@ def test_game_page_draws_the_boards_and_steps_with_keys_and_slider(stack, chrome
     replay = client.replay(job.job_id, game=3)
     chrome.get(f"{s.web_url}jobs/{job.job_id}/game?configuration=0&game=3")
     steps = len(replay.steps)
-    assert chrome.find_element(By.ID, "step-label").text == f"step 1 of {steps}"
+    shows(chrome, "step-label", f"step 1 of {steps}")
     visible = chrome.find_elements(By.CSS_SELECTOR, "figure.step:not([hidden])")
     assert len(visible) == 1 and "the factories are filled" in visible[0].text
     dealt = visible[0].find_element(By.CSS_SELECTOR, "svg.table").screenshot_as_png
@@ -122,21 +141,22 @@ def test_game_page_draws_the_boards_and_steps_with_keys_and_slider(stack, chrome
     assert sum(pixels(dealt, c) > 200 for c in (BLUE, YELLOW, RED)) >= 2
     body = chrome.find_element(By.TAG_NAME, "body")
     body.send_keys(Keys.ARROW_RIGHT)
-    assert chrome.find_element(By.ID, "step-label").text == f"step 2 of {steps}"
+    shows(chrome, "step-label", f"step 2 of {steps}")
     shown = chrome.find_element(By.CSS_SELECTOR, "figure.step:not([hidden]) figcaption").text
     assert f"takes {replay.steps[1].action_text}" in shown
     body.send_keys(Keys.END)
-    assert chrome.find_element(By.ID, "step-label").text == f"step {steps} of {steps}"
+    shows(chrome, "step-label", f"step {steps} of {steps}")
     end = chrome.find_element(By.CSS_SELECTOR, "figure.step:not([hidden]) svg.table")
     assert f"{replay.steps[-1].state.boards[0].score} pts" in end.text
     assert end.screenshot_as_png != dealt
     body.send_keys(Keys.HOME)
+    shows(chrome, "step-label", f"step 1 of {steps}")
     assert chrome.find_element(By.ID, "replay").get_attribute("data-current") == "0"
     chrome.execute_script(
         "const s = document.getElementById('slider'); s.value = 5;"
         "s.dispatchEvent(new Event('input'));"
     )
-    assert chrome.find_element(By.ID, "step-label").text == f"step 6 of {steps}"
+    shows(chrome, "step-label", f"step 6 of {steps}")
 
 
 def test_stopping_rule_page_draws_the_llr_path_against_its_bounds(stack, chrome):
@@ -171,8 +191,12 @@ def test_with_auth_the_browser_is_refused_until_it_signs_in(stack, authed, chrom
     assert job.job_id not in chrome.find_element(By.TAG_NAME, "main").text
     chrome.find_element(By.ID, "token").send_keys("not-the-token")
     chrome.find_element(By.ID, "sign-in").click()
-    assert "not accepted" in chrome.find_element(By.ID, "error-message").text
+    wait_until(
+        lambda: "not accepted" in (text(chrome, "error-message") or ""),
+        30,
+        "the form to say the token is not accepted",
+    )
     chrome.find_element(By.ID, "token").send_keys(TOKEN)
     chrome.find_element(By.ID, "sign-in").click()
     wait_until(lambda: "/login" not in chrome.current_url, 30, "the form to return to the job")
-    assert chrome.find_element(By.ID, "job-id").text == job.job_id
+    shows(chrome, "job-id", job.job_id)

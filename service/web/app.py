@@ -33,7 +33,7 @@ from typing import Any
 from aiohttp import web
 
 from ..api import azulsim_pb2 as pb
-from ..convert import STATES, check_job_id
+from ..convert import STATES, check_job_id, job_to_proto
 from ..server.status import BadRequest, LimitExceeded, checked
 from .auth import COOKIE, OPEN_PATHS, TokenCheck, safe_next
 from .errors import http_status
@@ -99,16 +99,25 @@ class WebView:
 
     # --- blocking helpers, run in the pool -----------------------------------------------------
 
-    def _live(self, job_id: str, ahead, recount: bool):
-        reply, doc = self.replies.document(self.backend, job_id)
-        if reply.job.state != pb.QUEUED:
+    def _live(self, job_id: str, ahead, recount: bool, statistics: str | None = None):
+        """The job's live parts; `statistics`: the statistics HTML to show again instead of
+        reading GetStatistics now (the feed spaces out derivations of a big running job)."""
+        if statistics is None:
+            reply, doc = self.replies.document(self.backend, job_id)
+            job, statistics = reply.job, self.views.statistics(reply, doc)
+        else:
+            info = self.backend.get(job_id)
+            if info.finished:  # the last figures are always GetStatistics' of the ended job
+                return self._live(job_id, ahead, recount)
+            job = job_to_proto(info)
+        if job.state != pb.QUEUED:
             ahead = None
         elif recount or ahead is None:
-            ahead = work_ahead(self.backend, [reply.job]).get(job_id)
-        return reply, self.views.live(reply, doc, ahead), ahead
+            ahead = work_ahead(self.backend, [job]).get(job_id)
+        return job, self.views.live_parts(job, statistics, ahead), ahead
 
-    async def live_parts(self, job_id: str, ahead, recount: bool):
-        _, parts, ahead = await self.call(self._live, job_id, ahead, recount)
+    async def live_parts(self, job_id: str, ahead, recount: bool, statistics: str | None = None):
+        _, parts, ahead = await self.call(self._live, job_id, ahead, recount, statistics)
         return parts, ahead
 
     def _jobs(self, state: str, size: int, token: str):
@@ -127,11 +136,11 @@ class WebView:
         )
 
     def _job(self, job_id: str):
-        reply, parts, _ = self._live(job_id, None, True)
-        spec = reply.job.spec
+        job, parts, _ = self._live(job_id, None, True)
+        spec = job.spec
         return self.views.page(
             "job.html",
-            job=reply.job,
+            job=job,
             live=parts,
             configurations=[
                 f"{k}: {', '.join(c.bots)} ({c.players}p)"

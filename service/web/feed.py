@@ -19,12 +19,18 @@ from typing import Any
 
 log = logging.getLogger("azulsim.web")
 
-# load(job_id, ahead, recount) -> (live parts, ahead): reads the job in the pool; `ahead` is the
-# work ahead of a queued job as last counted, counted again when `recount`.
-Load = Callable[[str, Any, bool], Awaitable[tuple[dict[str, Any], Any]]]
+# load(job_id, ahead, recount, statistics) -> (live parts, ahead): reads the job in the pool;
+# `ahead` is the work ahead of a queued job as last counted, counted again when `recount`;
+# `statistics` the statistics HTML to send again (None: read GetStatistics now).
+Load = Callable[[str, Any, bool, str | None], Awaitable[tuple[dict[str, Any], Any]]]
 
 KEEPALIVE_S = 15.0  # an SSE comment this often on a quiet stream: proxies keep it, gone pages fail
 AHEAD_EVERY_S = 5.0  # how often the work ahead of a queued job is counted again
+# The statistics of a running job are read again at most every STATS_EVERY_S, and at most a
+# STATS_SHARE of the time: deriving a 100-configuration document takes the best part of a second,
+# so progress moves every poll and the tables every few seconds (the last ones when it ends).
+STATS_EVERY_S = 2.0
+STATS_SHARE = 0.2
 
 
 class Feed:
@@ -47,14 +53,21 @@ class Feed:
 
     async def run(self) -> None:
         last, ahead_at = None, -1e9
+        statistics, stats_at, cost = None, -1e9, 0.0
         try:
             while True:
                 now = time.monotonic()
                 recount = now - ahead_at >= AHEAD_EVERY_S
+                due = now - stats_at >= max(STATS_EVERY_S, cost / STATS_SHARE)
                 try:
-                    payload, self.ahead = await self.load(self.job_id, self.ahead, recount)
+                    payload, self.ahead = await self.load(
+                        self.job_id, self.ahead, recount, None if due else statistics
+                    )
                     if recount:
                         ahead_at = now
+                    if due:
+                        stats_at, cost = now, time.monotonic() - now
+                        statistics = payload["html"]["statistics"]
                 except Exception as exc:  # noqa: BLE001 - said to the page, which stops
                     from .errors import http_status
 

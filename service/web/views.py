@@ -69,12 +69,16 @@ class Views:
 
     def live(self, reply: pb.Statistics, doc=None, ahead=None) -> dict[str, Any]:
         """The live parts of a job page: what its event stream sends at each change."""
-        p = progress(reply.job, ahead)
+        return self.live_parts(reply.job, self.statistics(reply, doc), ahead)
+
+    def live_parts(self, job: pb.Job, statistics: str, ahead=None) -> dict[str, Any]:
+        """The live parts of `job` with statistics HTML already rendered."""
+        p = progress(job, ahead)
         return {
             "state": p.state,
             "games_done": p.games_done,
             "finished": p.finished,
-            "html": {"progress": self.progress(p), "statistics": self.statistics(reply, doc)},
+            "html": {"progress": self.progress(p), "statistics": statistics},
         }
 
     def game(self, replay, job_id: str) -> str:
