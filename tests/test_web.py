@@ -205,7 +205,9 @@ def test_event_stream_follows_a_running_job_and_ends_with_it(web):
     done = [d["games_done"] for d in updates]
     assert done == sorted(done)
     assert "CANCELLED" in updates[-1]["html"]["progress"]
-    assert "By bot" in updates[-1]["html"]["statistics"]
+    shown = [d["html"]["statistics"] for d in updates if "statistics" in d["html"]]
+    assert "statistics" in updates[0]["html"] and "By bot" in shown[-1]
+    assert len(shown) < len(updates)  # the same statistics are not sent again with progress
     wait_until(lambda: not feeds.feeds, 30, "the feed to stop")
     # A page opened on an ended job gets its state and the end at once.
     again: list = []

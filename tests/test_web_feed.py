@@ -5,6 +5,7 @@ sent to every watcher and the feed gone when its job ends."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 from service.web import feed
 
@@ -28,9 +29,9 @@ def test_one_feed_serves_every_watcher_and_reads_statistics_sparingly(monkeypatc
 
     async def watch(feeds, seen):
         async with feeds.watch("job") as f:
-            async for parts in f.follow():
-                if parts is not None:
-                    seen.append(parts)
+            async for data in f.follow():
+                if data is not None:
+                    seen.append(json.loads(data))
 
     async def main():
         feeds = feed.Feeds(load, interval=0.005)
@@ -44,6 +45,9 @@ def test_one_feed_serves_every_watcher_and_reads_statistics_sparingly(monkeypatc
     assert set(calls[1:]) == {"stats 0"}  # then shown again as read, while progress moved
     for s in seen:
         assert s[-1]["finished"] and s[-1]["games_done"] == 40  # everyone got the last version
+        # The statistics HTML once per stream (it did not change), then progress alone.
+        assert s[0]["html"]["statistics"] == "stats 0"
+        assert all("statistics" not in p["html"] for p in s[1:])
         done = [p["games_done"] for p in s]
         assert done == sorted(done)
     assert feeds.feeds == {}  # the feed went with its last watcher

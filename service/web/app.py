@@ -21,7 +21,6 @@ the same table (`service.web.errors`).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import ssl
 import time
@@ -190,11 +189,10 @@ class WebView:
         await response.prepare(request)
         try:
             async with self.feeds.watch(job_id) as feed:
-                async for parts in feed.follow():
-                    if parts is None:
+                async for data in feed.follow():
+                    if data is None:
                         await response.write(b": keep-alive\n\n")
                         continue
-                    data = json.dumps(parts, separators=(",", ":"))
                     await response.write(f"event: update\ndata: {data}\n\n".encode())
                 # The job has ended: the page closes its EventSource on this (else it reconnects).
                 await response.write(b"event: end\ndata: {}\n\n")

@@ -28,9 +28,10 @@ KEEPALIVE_S = 15.0  # an SSE comment this often on a quiet stream: proxies keep 
 AHEAD_EVERY_S = 5.0  # how often the work ahead of a queued job is counted again
 # The statistics of a running job are read again at most every STATS_EVERY_S, and at most a
 # STATS_SHARE of the time: deriving a 100-configuration document takes the best part of a second,
-# so progress moves every poll and the tables every few seconds (the last ones when it ends).
+# so progress moves every poll and its tables every 10-20 s (the last ones when it ends); a small
+# job's tables every 2 s.
 STATS_EVERY_S = 2.0
-STATS_SHARE = 0.2
+STATS_SHARE = 0.05
 
 
 class Feed:
@@ -41,11 +42,23 @@ class Feed:
         self.ahead: Any = None  # the work ahead of a queued job, as last counted
         self.version = 0
         self.latest: dict[str, Any] | None = None
+        # The latest version as JSON, once for every stream: whole, and without the statistics
+        # HTML (hundreds of kB for a big job) for streams that have sent these statistics.
+        self.whole = self.slim = ""
+        self.statistics: str | None = None
+        self.stats_version = 0
         self.watchers = 0
         self.changed = asyncio.Event()
         self.task: asyncio.Task | None = None
 
     def _publish(self, payload: dict[str, Any]) -> None:
+        html = payload.get("html") or {}
+        if html.get("statistics") != self.statistics:
+            self.statistics = html.get("statistics")
+            self.stats_version += 1
+        self.whole = json.dumps(payload, separators=(",", ":"))
+        slim = {**payload, "html": {k: v for k, v in html.items() if k != "statistics"}}
+        self.slim = json.dumps(slim, separators=(",", ":"))
         self.version += 1
         self.latest = payload
         self.changed.set()
@@ -75,7 +88,10 @@ class Feed:
                     if code >= 500 and code != 503:
                         log.exception("live update of job %s failed", self.job_id)
                     payload = {"finished": code != 503, "error": message}
-                key = json.dumps(payload, sort_keys=True)
+                html = payload.get("html") or {}
+                # The statistics HTML shown again is the same object: compared at once.
+                key = (payload.get("state"), payload.get("error"), html.get("progress"),
+                       html.get("statistics"))  # fmt: skip
                 if key != last:
                     last = key
                     self._publish(payload)
@@ -85,14 +101,16 @@ class Feed:
         finally:
             self.changed.set()  # wake the streams: the feed is over
 
-    async def follow(self) -> AsyncIterator[dict[str, Any] | None]:
-        """Each new version (None: nothing new for `KEEPALIVE_S`); ends after the last one."""
-        seen = 0
+    async def follow(self) -> AsyncIterator[str | None]:
+        """Each new version as JSON (None: nothing new for `KEEPALIVE_S`), without the
+        statistics HTML when this stream has sent the same already; ends after the last one."""
+        seen = sent_stats = 0
         while True:
             if self.version > seen:
                 seen = self.version
                 assert self.latest is not None
-                yield self.latest
+                yield self.slim if sent_stats == self.stats_version else self.whole
+                sent_stats = self.stats_version
                 if self.latest.get("finished"):
                     return
             if self.task is not None and self.task.done():
