@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from workers.settings import COUNT, SECONDS, TOKENS, from_env, setting
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
+DEFAULT_WEB_ADDRESS = "127.0.0.1:8051"  # the web view of `azulsim up`
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,9 @@ class ServerConfig:
     tls_cert: str | None = setting("AZULSIM_TLS_CERT", None, doc_default="unset")
     tls_key: str | None = setting("AZULSIM_TLS_KEY", None, doc_default="unset")
     grace_s: float = setting("AZULSIM_GRACE_S", 10.0, SECONDS)  # for open calls on shutdown
+    # host:port of the read-only web view (service/web), served by this process beside gRPC;
+    # unset: none (`azulsim up` turns it on at DEFAULT_WEB_ADDRESS).
+    web_listen: str = setting("AZULSIM_WEB_LISTEN", "", doc_default="unset")
     threads: int = 16  # threads running the (blocking) Redis and Celery calls
 
     @classmethod

@@ -425,6 +425,8 @@ class Stack:
     data_dir: Path | None = None
     redis_url: str = ""
     port: int = 0
+    web: str = ""  # host:port of the API's web view (service.web); "": none
+    web_port: int = 0
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     redis: RedisServer | None = None  # the private one, when the stack started it
     # A primary, a replica and three Sentinels instead of one Redis (``azulsim up --sentinel``):
@@ -453,6 +455,15 @@ class Stack:
         host = self.listen.rpartition(":")[0]
         host = "127.0.0.1" if host in ("", "0.0.0.0", "[::]") else host
         return f"{host}:{self.port}"
+
+    @property
+    def web_url(self) -> str:
+        """``http://host:port/`` of the web view ("" without one)."""
+        if not self.web:
+            return ""
+        host = self.web.rpartition(":")[0]
+        host = "127.0.0.1" if host in ("", "0.0.0.0", "[::]") else host
+        return f"http://{host}:{self.web_port}/"
 
     def log(self, name: str) -> Path:
         return self.logdir / f"{name}.log"
@@ -498,8 +509,11 @@ class Stack:
             python = [sys.executable, "-m", "service"]
             self._spawn("worker", [*python, "worker", "--concurrency", str(self.workers)])
             port_file = self.workdir / "api.port"
+            web_file = self.workdir / "web.port"  # written before api.port
+            web = ["--web", self.web, "--web-port-file", str(web_file)] if self.web else []
             self._spawn(
-                "api", [*python, "serve", "--listen", self.listen, "--port-file", str(port_file)]
+                "api",
+                [*python, "serve", "--listen", self.listen, "--port-file", str(port_file), *web],
             )
             deadline = time.monotonic() + timeout
             while not port_file.exists():
@@ -510,6 +524,8 @@ class Stack:
                     )
                 time.sleep(0.05)
             self.port = int(port_file.read_text())
+            if self.web:
+                self.web_port = int(web_file.read_text())
         except BaseException:
             self.stop()
             raise

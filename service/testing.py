@@ -39,6 +39,11 @@ class ServerThread:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def web_url(self) -> str:
+        """``http://127.0.0.1:<port>`` of the web view (a config with ``web_listen``)."""
+        return f"http://127.0.0.1:{self.running.web_port}"
+
     def start(self) -> ServerThread:
         self.thread.start()
         future = asyncio.run_coroutine_threadsafe(

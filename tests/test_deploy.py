@@ -374,7 +374,8 @@ def test_workloads_use_the_one_image_the_config_map_and_the_token_secret(manifes
     listen_port = int({e["name"]: e for e in api["env"]}["AZULSIM_LISTEN"]["value"].split(":")[1])
     assert api["readinessProbe"]["grpc"]["port"] == listen_port
     service = by_kind(manifests, "Service")["api"]
-    assert {p["port"] for p in service["spec"]["ports"]} == {listen_port, 9100}
+    web_port = int({e["name"]: e for e in api["env"]}["AZULSIM_WEB_LISTEN"]["value"].split(":")[1])
+    assert {p["port"] for p in service["spec"]["ports"]} == {listen_port, web_port, 9100}
     selector = service["spec"]["selector"]
     labels = by_kind(manifests, "Deployment")["api"]["spec"]["template"]["metadata"]["labels"]
     assert selector.items() <= labels.items()

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..config import DEFAULT_WEB_ADDRESS
 from ..stack import Stack, StackError
 from .common import CommandError, UsageError, whole_number
 from .output import print_statistics
@@ -89,6 +90,15 @@ def add_up(subparsers: argparse._SubParsersAction) -> None:
         help="a Redis primary, a replica and three Sentinels instead of one Redis: the stack "
         "survives the loss of the primary (docs/reliability.md \"Failover\"); they keep no data",
     )
+    web = p.add_mutually_exclusive_group()
+    web.add_argument(
+        "--web",
+        metavar="HOST:PORT",
+        default=DEFAULT_WEB_ADDRESS,
+        help=f"where the API serves the read-only web view of the jobs (default "
+        f"{DEFAULT_WEB_ADDRESS})",
+    )
+    web.add_argument("--no-web", action="store_true", help="serve no web view")
     p.add_argument("--demo", action="store_true", help="run the demo batch, print statistics, stop")
     _demo_args(p)
     p.set_defaults(func=cmd_up)
@@ -102,8 +112,13 @@ def cmd_up(args: argparse.Namespace) -> int:
     data_dir = None if args.ephemeral else (args.data_dir or default_data_dir()).expanduser()
     if args.sentinel and os.environ.get("AZULSIM_REDIS_URL", "").strip():
         raise UsageError("--sentinel starts its own Redis servers: unset AZULSIM_REDIS_URL")
+    web = "" if args.no_web else args.web
     stack = Stack(
-        workers=args.workers, listen=args.listen, data_dir=data_dir, sentinel=args.sentinel
+        workers=args.workers,
+        listen=args.listen,
+        data_dir=data_dir,
+        sentinel=args.sentinel,
+        web=web,
     )
     try:
         with _sigterm_as_interrupt():
@@ -128,7 +143,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             print(
                 f"AzulSim is up.\n"
                 f"  API      {stack.address}  (gRPC; health and reflection on)\n"
-                f"  Redis    {redis_note}\n"
+                + (f"  web      {stack.web_url}  (jobs and studies, live)\n" if web else "")
+                + f"  Redis    {redis_note}\n"
                 f"  workers  {args.workers} pool processes\n"
                 f"  data     {data_note}\n"
                 f"  games    {stack.games_dir}/  (per-game records of game_records jobs; "

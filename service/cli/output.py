@@ -144,6 +144,22 @@ def _turn_order_lines(cfg: dict[str, Any]) -> str:
     )
 
 
+def head_to_head_rows(cfg: dict[str, Any]) -> list[list[str]]:
+    """The head-to-head table's rows of a configuration (also the web view's, service/web)."""
+    return [
+        [
+            f"{a} vs {b}",
+            f"{r['games']:,}",
+            f"{r['above']:,}",
+            f"{r['level']:,}",
+            f"{r['below']:,}",
+            _rate({"win_rate": r["above_rate"], "win_rate_ci95": r["above_rate_ci95"]}),
+        ]
+        for a, row in cfg["head_to_head"].items()
+        for b, r in row.items()
+    ]
+
+
 def format_table(doc: dict[str, Any]) -> str:
     """The statistics document as readable text (per configuration: summary, bots, seats, h2h)."""
     out = []
@@ -186,18 +202,7 @@ def format_table(doc: dict[str, Any]) -> str:
                 bonus_rows,
             )
         )
-        h2h = [
-            [
-                f"{a} vs {b}",
-                f"{r['games']:,}",
-                f"{r['above']:,}",
-                f"{r['level']:,}",
-                f"{r['below']:,}",
-                _rate({"win_rate": r["above_rate"], "win_rate_ci95": r["above_rate_ci95"]}),
-            ]
-            for a, row in cfg["head_to_head"].items()
-            for b, r in row.items()
-        ]
+        h2h = head_to_head_rows(cfg)
         if h2h:
             out.append("\n  Head to head (finished higher, per meeting of two seats)\n")
             out.append(

@@ -16,12 +16,19 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
         "serve",
         help="run the gRPC API server",
         description="Run the gRPC API server on the Redis of $AZULSIM_REDIS_URL until SIGTERM or "
-        "Ctrl-C. Limits, auth and TLS come from AZULSIM_* variables (service/config.py).",
+        "Ctrl-C; with --web (or AZULSIM_WEB_LISTEN) also the read-only web view of the jobs. "
+        "Limits, auth and TLS come from AZULSIM_* variables (service/config.py).",
     )
     p.add_argument(
         "--listen", help="host:port to bind (default $AZULSIM_LISTEN or 127.0.0.1:50051)"
     )
     p.add_argument("--port-file", help="write the bound port to this file once serving")
+    p.add_argument(
+        "--web",
+        metavar="HOST:PORT",
+        help="also serve the read-only web view there (default $AZULSIM_WEB_LISTEN; unset: none)",
+    )
+    p.add_argument("--web-port-file", help="write the web view's bound port to this file")
     p.set_defaults(func=cmd_serve)
 
 
@@ -33,7 +40,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     try:
         configure_logging()  # AZULSIM_LOG_FORMAT (text or json), AZULSIM_LOG_LEVEL
-        config = ServerConfig.from_env()
+        config = ServerConfig.from_env(**({"web_listen": args.web} if args.web else {}))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     listen = args.listen or config.listen
@@ -44,15 +51,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
         auth = ", bearer-token auth" if config.auth_tokens else ""
         print(f"azulsim API listening on {host}:{port}{tls}{auth}", file=sys.stderr, flush=True)
         if args.port_file:
-            tmp = Path(args.port_file + ".tmp")
-            tmp.write_text(str(port))
-            tmp.replace(args.port_file)
+            _write_port(args.port_file, port)
+
+    def web_ready(port: int) -> None:
+        host = config.web_listen.rpartition(":")[0] or "0.0.0.0"
+        scheme = "https" if config.tls_cert else "http"
+        print(f"azulsim web view on {scheme}://{host}:{port}/", file=sys.stderr, flush=True)
+        if args.web_port_file:
+            _write_port(args.web_port_file, port)
 
     try:
-        asyncio.run(serve(config, listen, on_ready=ready))
+        asyncio.run(serve(config, listen, on_ready=ready, on_web=web_ready))
     except OSError as exc:
         raise CommandError(str(exc)) from None
     return 0
+
+
+def _write_port(path: str, port: int) -> None:
+    tmp = Path(path + ".tmp")
+    tmp.write_text(str(port))
+    tmp.replace(path)
 
 
 def add_worker(subparsers: argparse._SubParsersAction) -> None:

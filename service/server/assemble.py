@@ -37,10 +37,17 @@ class RunningServer:
     pool: ThreadPoolExecutor
     backend: Backend
     _health_task: asyncio.Task | None = None
+    web: Any = None  # service.web.RunningWeb when AZULSIM_WEB_LISTEN is set
+
+    @property
+    def web_port(self) -> int | None:
+        return self.web.port if self.web is not None else None
 
     async def stop(self, grace: float | None = None) -> None:
         """Graceful shutdown: health NOT_SERVING, refuse new calls, let open ones finish."""
         await self.health.enter_graceful_shutdown()
+        if self.web is not None:  # its event streams end; the pool below is shared
+            await self.web.stop()
         if self._health_task:
             self._health_task.cancel()
         await self.server.stop(grace)
@@ -77,7 +84,8 @@ async def start_server(
         # A backstop only (grpc#41531); the servicer keeps its own limits on watches and replays.
         maximum_concurrent_rpcs=max(64, 4 * config.max_watches),
     )
-    pb_grpc.add_AzulSimServicer_to_server(AzulSimServicer(backend, pool, config), server)
+    servicer = AzulSimServicer(backend, pool, config)
+    pb_grpc.add_AzulSimServicer_to_server(servicer, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     enable_reflection(
@@ -102,6 +110,15 @@ async def start_server(
         )
     await server.start()
     running = RunningServer(server, port, health_servicer, pool, backend)
+    if config.web_listen:  # the web view: this loop, pool, backend and statistics cache
+        from ..web import start_web
+
+        try:
+            running.web = await start_web(backend, pool, servicer.replies, config)
+        except BaseException:
+            await server.stop(None)
+            pool.shutdown(wait=False)
+            raise
     await set_health(health_servicer, pool, backend.ping)
     running._health_task = asyncio.create_task(poll_health(health_servicer, pool, backend.ping))
     return running
@@ -112,8 +129,10 @@ async def serve(
     listen: str | None = None,
     on_ready: Callable[[int], None] | None = None,
     backend: Backend | None = None,
+    on_web: Callable[[int], None] | None = None,
 ) -> None:
-    """Run the server until SIGTERM or SIGINT, then shut down gracefully."""
+    """Run the server until SIGTERM or SIGINT, then shut down gracefully. `on_web` gets the web
+    view's port (when it serves one) before `on_ready` gets the gRPC one."""
     config = config or ServerConfig.from_env()
     running = await start_server(backend or partial(make_backend, config), config, listen)
     start_api_metrics()  # http://$AZULSIM_METRICS_ADDR:$AZULSIM_METRICS_PORT/metrics when set
@@ -122,6 +141,8 @@ async def serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
+    if on_web and running.web_port is not None:
+        on_web(running.web_port)
     if on_ready:
         on_ready(running.port)
     await stop.wait()

@@ -3,9 +3,12 @@ derivation per merged chunk."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
+from typing import Any
 
+from .. import convert
 from ..api import azulsim_pb2 as pb
 
 
@@ -19,6 +22,8 @@ class StatisticsReplies:
     def __init__(self, size: int = 256):
         self.size = size
         self.replies: OrderedDict[tuple, pb.Statistics] = OrderedDict()
+        # The documents behind the last replies the web view read (big: a few of them).
+        self.documents: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
         self.lock = threading.Lock()
 
     @staticmethod
@@ -41,3 +46,35 @@ class StatisticsReplies:
             self.replies[self._key(info)] = reply
             while len(self.replies) > self.size:
                 self.replies.popitem(last=False)
+
+    def reply(self, backend, job_id: str) -> pb.Statistics:
+        """The GetStatistics reply for the job as it is now (blocking: run it in the pool), from
+        the cache when its counters have not moved."""
+        info = backend.get(job_id)
+        reply = self.get(info)
+        if reply is None:
+            reply = convert.statistics_to_proto(info, backend.statistics(info))
+            self.put(info, reply)
+        return reply
+
+    def document(self, backend, job_id: str, keep: int = 16) -> tuple[pb.Statistics, dict]:
+        """`reply` and the statistics document its ``statistics_json`` holds, for the web view
+        (`service.web`): its figures are GetStatistics'. The document is kept beside the reply
+        (parsing a 100-configuration one again costs more than rendering it); callers must not
+        change it."""
+        info = backend.get(job_id)
+        key = self._key(info)
+        with self.lock:
+            reply, doc = self.replies.get(key), self.documents.get(key)
+        if reply is None:
+            doc = backend.statistics(info)
+            reply = convert.statistics_to_proto(info, doc)
+            self.put(info, reply)
+            doc = {k: v for k, v in doc.items() if k != "timing"}  # as statistics_json has it
+        elif doc is None:
+            doc = json.loads(reply.statistics_json)
+        with self.lock:
+            self.documents[key] = doc
+            while len(self.documents) > keep:
+                self.documents.popitem(last=False)
+        return reply, doc

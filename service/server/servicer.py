@@ -130,12 +130,7 @@ class AzulSimServicer(pb_grpc.AzulSimServicer):
     def _statistics(self, job_id: str) -> pb.Statistics:
         """The reply for the job as it is now (in the pool): many clients polling one running job
         share one derivation per merged chunk."""
-        info = self.backend.get(job_id)
-        reply = self.replies.get(info)
-        if reply is None:
-            reply = convert.statistics_to_proto(info, self.backend.statistics(info))
-            self.replies.put(info, reply)
-        return reply
+        return self.replies.reply(self.backend, job_id)
 
     async def ListBots(self, request, context):
         from sim.bots.registry import list_bots

@@ -1,0 +1,122 @@
+"""The tables of a configuration as ``azulsim stats`` prints them (`service.cli.output`), as
+header and rows for the page: the same cells, written by the same functions, so a figure on the
+page reads exactly as on the terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..cli.output import (
+    _GROUP_HEADER,
+    _group_row,
+    _interval,
+    _mean_ci,
+    _rate,
+    head_to_head_rows,
+)
+from ..report import position_name
+
+Table = tuple[tuple[str, ...], list[list[str]]]
+
+_TURN_HEADER = ("", "player-games", "score [95% CI]", "wins", "win rate [95% CI]")
+
+
+def summary_line(cfg: dict[str, Any]) -> str:
+    reasons = ", ".join(f"{k} {v:,}" for k, v in cfg["truncated_by_reason"].items() if v)
+    return (
+        f"games finished {cfg['games_finished']:,}, truncated {cfg['games_truncated']:,}"
+        + (f" ({reasons})" if reasons else "")
+        + f" · rounds {_mean_ci(cfg['rounds'])} · turns {_mean_ci(cfg['turns'])}"
+        f" · score {_mean_ci(cfg['score'])} · margin of victory {_mean_ci(cfg['margin'])}"
+        f" · shared wins {cfg['shared_win_games']:,} games"
+    )
+
+
+def by_bot(cfg: dict[str, Any]) -> Table:
+    return _GROUP_HEADER, [_group_row(b, g) for b, g in cfg["bots"].items()]
+
+
+def by_seat(cfg: dict[str, Any]) -> Table:
+    return _GROUP_HEADER, [_group_row(f"seat {p}", g) for p, g in enumerate(cfg["seats"])]
+
+
+def _turn_row(name: str, g: dict[str, Any], n: int) -> list[str]:
+    return [name, f"{n:,}", _interval(g["score"], g["score_ci95"], 2), f"{g['wins']:,}", _rate(g)]
+
+
+def first_player_line(cfg: dict[str, Any]) -> str:
+    turn = cfg.get("turn_order")
+    if not turn:
+        return ""
+    first = turn["first_player"]
+    return (
+        f"The start player of round 1 wins {_rate(first)} of {turn['games']:,} games (no "
+        f"advantage: {100 * first['fair_win_rate']:.1f}%); score minus the others' mean "
+        f"{_interval(first['score_diff'], first['score_diff_ci95'], 2)}"
+    )
+
+
+def by_turn_order(cfg: dict[str, Any]) -> Table | None:
+    turn = cfg.get("turn_order")
+    if not turn:
+        return None
+    return _TURN_HEADER, [
+        _turn_row(position_name(g["position"]), g, g["player_games"]) for g in turn["positions"]
+    ]
+
+
+def by_start_seat(cfg: dict[str, Any]) -> Table | None:
+    turn = cfg.get("turn_order")
+    if not turn:
+        return None
+    return ("", "games started", *_TURN_HEADER[2:]), [
+        _turn_row(f"seat {g['seat']}", g, g["games"]) for g in turn["start_seats"]
+    ]
+
+
+def bonuses(cfg: dict[str, Any]) -> Table:
+    keys = ("bonus", "rows", "columns", "colours", "floor", "marker")
+    return ("", "bonus pts", "rows", "columns", "colours", "floor pen.", "marker takes"), [
+        [b, *(_mean_ci(g[k]) for k in keys)] for b, g in cfg["bots"].items()
+    ]
+
+
+def head_to_head(cfg: dict[str, Any]) -> Table | None:
+    rows = head_to_head_rows(cfg)
+    if not rows:
+        return None
+    return ("", "games", "higher", "level", "lower", "higher rate [95% CI]"), rows
+
+
+def pairs(cfg: dict[str, Any]) -> Table | None:
+    """Mirrored groups (score, Elo, LOS, pentanomial) and the paired difference to a baseline."""
+    rows = []
+    g = cfg.get("groups")
+    if g:
+        rows.append(
+            [
+                f"mirrored groups (focal {g['focal']})",
+                f"{g['groups']:,}",
+                _interval(g["score"], g["score_ci95"], 4),
+                _interval(g["elo"], g["elo_ci95"], 1),
+                "-" if g["los"] is None else f"{g['los']:.4f}",
+                " ".join(f"{n:,}" for n in g["pentanomial"]) if "pentanomial" in g else "-",
+            ]
+        )
+    p = cfg.get("paired")
+    if p:
+        rows.append(
+            [
+                f"paired with configuration {p['baseline']} (focal {p['focal']})",
+                f"{p['games']:,}",
+                "score diff " + _interval(p["score_diff"], p["score_diff_ci95"], 2),
+                "win rate diff " + _interval(p["win_rate_diff"], p["win_rate_diff_ci95"], 4),
+                "-",
+                "-",
+            ]
+        )
+    if not rows:
+        return None
+    header = ("", "groups / games", "score per game [95% CI]", "Elo [95% CI]", "LOS",
+              "pentanomial (0, ½, 1, 1½, 2)")  # fmt: skip
+    return header, rows
