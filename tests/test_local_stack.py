@@ -27,8 +27,11 @@ class Up:
     def __init__(self, *args: str, **env: str):
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
+        # The web view on a free port: the default 127.0.0.1:8051 would be taken by another
+        # stack of a parallel test (or by a user's own `azulsim up`).
+        web = [] if {"--web", "--no-web"} & set(args) else ["--web", "127.0.0.1:0"]
         self.proc = subprocess.Popen(
-            [str(AZULSIM), "up", "--workers", "1", "--listen", self.address, *args],
+            [str(AZULSIM), "up", "--workers", "1", "--listen", self.address, *web, *args],
             env=user_env(**env),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

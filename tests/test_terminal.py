@@ -78,7 +78,7 @@ def test_up_serves_a_job_and_stops_everything_on_sigterm():
     port = free_port()
     up = subprocess.Popen(
         [sys.executable, "-m", "service", "up", "--listen", f"127.0.0.1:{port}", "--workers", "1"]
-        + ["--ephemeral"],
+        + ["--ephemeral", "--web", "127.0.0.1:0"],  # a free port: tests run side by side
         env=clean_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
