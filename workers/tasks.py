@@ -172,7 +172,13 @@ def advance(store: JobStore, job) -> str:
 def register(celery) -> None:
     """Register the chunk task (name ``azulsim.chunk``) on a Celery app."""
 
-    @celery.task(name=TASK_NAME, bind=True, ignore_result=True, acks_late=True)
+    @celery.task(
+        name=TASK_NAME,
+        bind=True,
+        ignore_result=True,
+        acks_late=True,
+        Request="workers.requeue:ChunkRequest",  # a lost pool child's chunk plays next
+    )
     def chunk_task(self, job_id: str, chunk: int) -> dict[str, Any]:
         """Play, count and merge chunk `chunk` of job `job_id` (see the module docstring)."""
         return run_chunk(self.app, str(job_id), int(chunk))
