@@ -71,6 +71,9 @@ class Settings:
     max_tasks_per_child: int = setting("AZULSIM_MAX_TASKS_PER_CHILD", 200, INTEGER)
     concurrency: int | None = setting("AZULSIM_CONCURRENCY", None, INTEGER, doc_default="CPU count")
     prefix_broker_keys: bool = setting("AZULSIM_PREFIX_BROKER_KEYS", True, FLAG)
+    # Chunks of a job published ahead of its merged ones (`workers.dispatch`): submit publishes
+    # this many, each merge the next; a retried chunk waits behind at most this many of its job.
+    publish_window: int = setting("AZULSIM_PUBLISH_WINDOW", 256, INTEGER)
     # Connections to Redis (`redis_client_options`, `workers.app.celery_config`): a command on a
     # silently dead connection fails after `redis_timeout_s`, then is retried.
     redis_timeout_s: float = setting("AZULSIM_REDIS_TIMEOUT_S", 15.0, NUMBER)
@@ -110,7 +113,12 @@ class Settings:
             )
         if not self.queue:
             raise ValueError("AZULSIM_QUEUE must not be empty")
-        for name, low in (("chunk_games", 1), ("max_attempts", 1), ("job_ttl_s", 1)):
+        for name, low in (
+            ("chunk_games", 1),
+            ("max_attempts", 1),
+            ("job_ttl_s", 1),
+            ("publish_window", 1),
+        ):
             if getattr(self, name) < low:
                 raise ValueError(
                     f"AZULSIM_{name.upper()} must be at least {low}; got {getattr(self, name)}"

@@ -74,6 +74,7 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
             job = store.get_job(job_id)
             if job.spec.stop is not None:
                 advance(store, job)
+            refill(app, store, job_id)  # ... or before publishing what its merge made room for
         return {"status": "skipped", "reason": status, "detail": detail}
     attempt = int(detail)
     try:
@@ -121,6 +122,8 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
             log.error("job %s FAILED: %s", job_id, info)
         return {"status": "failed", "outcome": outcome, "error": error}
     result = {"merge": {2: "finished", 1: "merged", 0: "duplicate", -1: "refused"}[code]}
+    if code >= 0:
+        refill(app, store, job_id)
     log.info(
         "chunk %s/%d attempt %d: %d games, %s (job %s); play %.3f s, count %.3f s, merge %.3f s",
         job_id,
@@ -134,6 +137,17 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
         timings["merge"],
     )
     return {"status": "ok", "games": games, "state": state, "timings": timings, **result}
+
+
+def refill(app, store: JobStore, job_id: str) -> None:
+    """Publish the chunks a merge made room for in the job's window (`workers.dispatch`). A
+    failure is logged, not raised: the chunk is merged; the reconciler fills the window later."""
+    from .dispatch import publish_window
+
+    try:
+        publish_window(store, app, job_id)
+    except Exception:
+        log.exception("job %s: could not publish the next chunks", job_id)
 
 
 def advance(store: JobStore, job) -> str:

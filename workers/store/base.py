@@ -28,6 +28,8 @@ SCRIPTS = (
     "mark_missing",
     "park_chunk",
     "advance_prefix",
+    "claim_window",
+    "resend_window",
 )
 
 

@@ -43,7 +43,9 @@ class JobRecords(StoreBase):
             "chunk_games": chunk_games,
             "created_at": now,
             "published_at": now,
-            "published": 0,  # 1 once submit has published every chunk (see mark_published)
+            "published": 0,  # 1 once submit has published its first window (mark_published)
+            "next": 0,  # the first chunk not yet published (claim_window)
+            "ordered": 1 if spec.stop is not None else 0,  # chunks merge in game order
             "updated_at": now,
             "rules_version": RULES_VERSION,
         }
@@ -59,8 +61,31 @@ class JobRecords(StoreBase):
         return self.get_job(got), status == "created"
 
     @unavailable
+    def claim_window(self, job_id: str) -> range:
+        """Claim the chunks to publish now: those of the job's window (``publish_window`` ahead
+        of its merged chunks, or of its merged prefix with a stopping rule) not claimed before;
+        each is claimed once (claim_window.lua). Empty once the job ended."""
+        keys = self.job_keys(job_id)
+        start, stop = self._scripts["claim_window"](
+            keys=[keys["meta"], keys["chunks"]],
+            args=[self.settings.publish_window, repr(time.time()), self.settings.job_ttl_s],
+        )
+        return range(int(start), int(stop))
+
+    @unavailable
+    def resend_window(self, job_id: str) -> list[int]:
+        """The claimed chunks not merged, for a retried submit to publish again, their publish
+        time renewed and the reconciler's marks dropped (resend_window.lua)."""
+        keys = self.job_keys(job_id)
+        got = self._scripts["resend_window"](
+            keys=[keys["meta"], keys["done"], keys["chunks"]],
+            args=[repr(time.time()), self.settings.job_ttl_s],
+        )
+        return [int(text(c)) for c in got]
+
+    @unavailable
     def mark_published(self, job_id: str) -> None:
-        """Record that every chunk of the job was published once (a retried submit skips it)."""
+        """Record that submit published the job's first window (a retried submit skips it)."""
         self.redis.hset(self.meta_key(job_id), "published", 1)
 
     @unavailable
