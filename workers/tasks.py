@@ -10,7 +10,9 @@ A chunk task has two JSON arguments, ``(job_id, chunk)``. Its steps:
    alone), load the spec (parsed once per process), then play and count the chunk's games with
    `sim.chunk.play_chunk` (the function `sim.local` uses too);
 3. check the job is still running, then merge with ``merge_chunk.lua`` (which checks again,
-   atomically, and test-and-sets the chunk's done bit, so a duplicate never counts twice).
+   atomically, and test-and-sets the chunk's done bit, so a duplicate never counts twice);
+4. publish the chunks the merge made room for in the job's window (`refill`,
+   `workers.dispatch.publish_window`).
 
 A job with a stopping rule parks its chunks instead (``park_chunk.lua``) and then moves the
 contiguous prefix over every chunk parked in order (`advance`): the rule is read at each check
@@ -18,7 +20,8 @@ point, and the first that decides ends the job SUCCEEDED; chunks past it are dro
 delivery of such a chunk advances, duplicates too, so a worker killed between parking and
 advancing leaves nothing stuck: the redelivered message does it.
 
-An exception in step 2 or 3 is recorded (``fail_chunk.lua``) and the chunk is published again at
+A pool child that dies mid-chunk has its message requeued at the front of the queue
+(`workers.requeue`). An exception in step 2 or 3 is recorded (``fail_chunk.lua``) and the chunk is published again at
 once (no countdown/ETA: notes/service.md §1.2), or the job FAILS once the attempts are spent. The
 task itself then returns normally, so its message is acked.
 """
