@@ -825,7 +825,7 @@ SPRT_SPEC = JobSpec.from_dict(
         "stop": {"rule": "sprt", "elo0": 0, "elo1": 5, "check_every": 20},
     }
 )
-ENDED_WHILE_PLAYING = re.compile(r"chunk ([0-9a-f]+)/(\d+) skipped: state \(ended while it played\)")
+ENDED_WHILE_PLAYING = re.compile(r"chunk ([0-9a-f]+)/\d+ skipped: state \(ended while it played")
 
 
 def chunks_played(text: str, job_id: str) -> int:

@@ -17,7 +17,7 @@ import redis
 from sim.local import run_local
 from sim.spec import JobSpec
 from tests.faults_util import FAULT_PREAMBLE
-from tests.waits import wait_until
+from tests.waits import wait_job, wait_until
 from workers.app import make_app
 from workers.broker import chunk_of_raw, read_unacked
 from workers.dispatch import submit
@@ -295,8 +295,6 @@ def test_a_retried_submit_is_not_published_again_by_the_reconciler(
     assert store.republished_total() == 0
     assert queue_length(store, store.settings.queue) <= CHUNKS + 2  # the retry's copies only
     worker = celery_worker_process(azulsim_env, concurrency=1)
-    done = wait_until(
-        lambda: (info := store.get_job(job_id)).finished and info, 120, "the job", details=worker.log
-    )
+    done = wait_job(store, job_id, [worker], timeout=120)
     assert done.state == "SUCCEEDED", done.error
     assert store.counters(job_id) == run_local(SPEC, workers=1).counters

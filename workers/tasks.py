@@ -21,9 +21,9 @@ delivery of such a chunk advances, duplicates too, so a worker killed between pa
 advancing leaves nothing stuck: the redelivered message does it.
 
 A pool child that dies mid-chunk has its message requeued at the front of the queue
-(`workers.requeue`). An exception in step 2 or 3 is recorded (``fail_chunk.lua``) and the chunk is published again at
-once (no countdown/ETA: notes/service.md §1.2), or the job FAILS once the attempts are spent. The
-task itself then returns normally, so its message is acked.
+(`workers.requeue`). An exception in step 2 or 3 is recorded (``fail_chunk.lua``) and the chunk
+is published again at once (no countdown/ETA: notes/service.md §1.2), or the job FAILS once the
+attempts are spent. The task itself then returns normally, so its message is acked.
 """
 
 from __future__ import annotations
