@@ -28,6 +28,7 @@ from typing import Any
 
 import grpc
 
+from sim.quote import shown
 from workers.settings import from_env
 
 from . import convert
@@ -163,7 +164,7 @@ class Client:
         from sim import frames
 
         if table not in frames.FRAMES:
-            raise ValueError(f"table must be one of {', '.join(frames.FRAMES)}; got {table!r}")
+            raise ValueError(f"table must be one of {', '.join(frames.FRAMES)}; got {shown(table)}")
         return getattr(frames, f"{table}_frame")(self.statistics_document(job_id, timeout))
 
     def statistics_frame(self, job_id: str, timeout: float | None = None):

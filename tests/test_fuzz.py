@@ -679,6 +679,23 @@ def test_long_values_are_never_echoed_in_full(server, value):
     assert code != C.OK
 
 
+@pytest.mark.parametrize("size", [20_000, 1_000_000])
+@pytest.mark.parametrize("rule", [pb.StopRule.SPRT, pb.StopRule.PRECISION])
+def test_a_long_stop_statistic_is_invalid_argument_with_a_short_message(server, size, rule):
+    """A 20 KB or 1 MB ``stop.statistic``: INVALID_ARGUMENT naming the field, in a message of a
+    line (before, the value came back whole: an 80 KB trailer the client refused as
+    RESOURCE_EXHAUSTED; 4 MB for a 1 MB value)."""
+    spec = pb.JobSpec(
+        configurations=[pb.Configuration(players=2, bots=["greedy", "random"])],
+        games=100,
+        seed=1,
+        stop=pb.StopRule(rule=rule, statistic="\x00" * size, eps=0.1, elo1=10),
+    )
+    code, details, _ = server.unary("SubmitJob", pb.SubmitJobRequest(spec=spec))
+    assert code == C.INVALID_ARGUMENT, details[:300]
+    assert "stop.statistic" in details and len(details) <= MAX_DETAILS
+
+
 @fuzz_settings(40)
 @given(n=st.integers(1, 200), length=st.integers(201, 220))
 def test_large_but_allowed_requests_name_the_field(server, n, length):

@@ -54,6 +54,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from sim.quote import shown
+
 from .broker import Unacked, queue_lengths, read_unacked, waiting_chunks
 from .settings import Settings
 from .store import ACTIVE_STATES, JobStore
@@ -137,7 +139,7 @@ def decide(
             if now - float(mt or now) >= grace_s:
                 out.republish[chunk] = starts  # missing twice, nothing moved in between
         elif queue_empty or waiting is not None:
-            out.mark[chunk] = f"{starts}:{published}:{now!r}"
+            out.mark[chunk] = f"{starts}:{published}:{shown(now)}"
         else:
             out.unknown.append(chunk)
     return out

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from sim.quote import shown
 from sim.settings import (  # noqa: F401 - the loader, re-exported for service.config and tests
     COUNT,
     FLAG,
@@ -109,7 +110,8 @@ class Settings:
     def __post_init__(self) -> None:
         if not self.prefix or any(c in self.prefix for c in " {}"):
             raise ValueError(
-                f"AZULSIM_PREFIX must be non-empty without spaces or braces; got {self.prefix!r}"
+                "AZULSIM_PREFIX must be non-empty without spaces or braces; "
+                f"got {shown(self.prefix)}"
             )
         if not self.queue:
             raise ValueError("AZULSIM_QUEUE must not be empty")

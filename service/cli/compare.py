@@ -26,6 +26,8 @@ import json
 import sys
 from typing import Any
 
+from sim.quote import shown
+
 from .common import PROG, CommandError, UsageError, add_client_options, make_client, rpc_errors
 
 VERDICTS = {
@@ -87,7 +89,7 @@ def _pair(text: str, option: str) -> tuple[float, float]:
     try:
         lo, hi = (float(x) for x in parts)
     except ValueError:
-        raise UsageError(f"{option} must be two numbers LO,HI; got {text!r}") from None
+        raise UsageError(f"{option} must be two numbers LO,HI; got {shown(text)}") from None
     return lo, hi
 
 

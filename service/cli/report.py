@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from sim.quote import shown
+
 from ..report import FORMATS, ReportError, load_statistics, unwrap, write_report
 from .common import (
     CommandError,
@@ -56,7 +58,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if (args.job_id is None) == (args.source is None):
         raise UsageError("give either JOB or --from FILE")
     if Path(args.output).suffix.lower() not in FORMATS:
-        raise UsageError(f"-o must end in {', '.join(FORMATS)}; got {args.output!r}")
+        raise UsageError(f"-o must end in {', '.join(FORMATS)}; got {shown(args.output)}")
     try:
         if args.source == "-":
             doc = unwrap(json.load(sys.stdin))

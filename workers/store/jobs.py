@@ -9,6 +9,7 @@ from typing import Any
 
 from sim import RULES_VERSION
 from sim.chunk import chunk_games_for, chunks_total
+from sim.quote import shown
 from sim.spec import JobSpec
 
 from .base import StoreBase
@@ -105,7 +106,7 @@ class JobRecords(StoreBase):
         """The job's record; raises `JobNotFound`."""
         raw = self.redis.hgetall(self.meta_key(job_id)) if job_id else {}
         if not raw or b"spec" not in raw and "spec" not in raw:
-            raise JobNotFound(f"no job {job_id!r}")
+            raise JobNotFound(f"no job {shown(job_id)}")
         return job_info(job_id, raw)
 
     @unavailable
@@ -119,7 +120,7 @@ class JobRecords(StoreBase):
         """The job's spec alone (one HGET, parsed once per process); raises `JobNotFound`."""
         stored = self.redis.hget(self.meta_key(job_id), "spec")
         if stored is None:
-            raise JobNotFound(f"no job {job_id!r}")
+            raise JobNotFound(f"no job {shown(job_id)}")
         return parse_spec(text(stored))
 
     @unavailable
@@ -136,7 +137,7 @@ class JobRecords(StoreBase):
         )
         status = text(status)
         if status == "missing":
-            raise JobNotFound(f"no job {job_id!r}")
+            raise JobNotFound(f"no job {shown(job_id)}")
         job = self.get_job(job_id)
         if status == "finished":
             raise JobFinished(job)
@@ -152,7 +153,7 @@ class JobRecords(StoreBase):
         pipe.hgetall(keys["counters"])
         exists, raw = pipe.execute()
         if not exists:
-            raise JobNotFound(f"no job {job_id!r}")
+            raise JobNotFound(f"no job {shown(job_id)}")
         out = {}
         for k, v in raw.items():
             key, value = text(k), int(v)
