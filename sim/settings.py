@@ -63,7 +63,10 @@ def _port(var: str, text: str) -> int | None:
 
 
 def _tokens(var: str, text: str) -> tuple[str, ...]:
-    return tuple(t.strip() for t in text.split(",") if t.strip())
+    tokens = tuple(t.strip() for t in text.split(",") if t.strip())
+    if not tokens:  # a value that is set but empty of tokens: never read as "auth off"
+        raise ValueError(f"{var} holds no token, only commas and spaces; unset it for none")
+    return tokens
 
 
 def _log_format(var: str, text: str) -> str:
