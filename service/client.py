@@ -145,7 +145,17 @@ class Client:
         return self.stub.CancelJob(pb.CancelJobRequest(job_id=job_id), **self._kw(timeout))
 
     def statistics(self, job_id: str, timeout: float | None = None) -> pb.Statistics:
-        return self.stub.GetStatistics(pb.GetStatisticsRequest(job_id=job_id), **self._kw(timeout))
+        """The job's statistics, whatever their size: read with StreamStatistics (in parts,
+        joined here), or GetStatistics from a server that has no StreamStatistics."""
+        from .convert import statistics_joined
+
+        request = pb.GetStatisticsRequest(job_id=job_id)
+        try:
+            return statistics_joined(self.stub.StreamStatistics(request, **self._kw(timeout)))
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.UNIMPLEMENTED:
+                raise
+        return self.stub.GetStatistics(request, **self._kw(timeout))
 
     def statistics_document(self, job_id: str, timeout: float | None = None) -> dict[str, Any]:
         """The statistics document (as ``azulsim simulate --json`` prints it, minus ``timing``)."""

@@ -64,6 +64,7 @@ def _requests(job_id: str) -> dict[str, object]:
         "WatchJob": pb.WatchJobRequest(job_id=job_id),
         "CancelJob": pb.CancelJobRequest(job_id="0123456789abcdef"),
         "GetStatistics": pb.GetStatisticsRequest(job_id=job_id),
+        "StreamStatistics": pb.GetStatisticsRequest(job_id=job_id),
         "ListBots": pb.ListBotsRequest(),
         "ReplayGame": pb.ReplayGameRequest(job_id=job_id, game=1),
     }
@@ -76,7 +77,7 @@ def _call(channel, method: str, request, metadata=()) -> tuple[C, str]:
         response_deserializer=None,
     )
     try:
-        if method == "WatchJob":
+        if method in ("WatchJob", "StreamStatistics"):
             call = channel.unary_stream(f"/azulsim.v1.AzulSim/{method}", **kw)(
                 request, timeout=5, metadata=metadata
             )

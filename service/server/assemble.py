@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import ipaddress
+import logging
 import signal
 import socket
 from collections.abc import Callable

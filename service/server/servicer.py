@@ -122,7 +122,23 @@ class AzulSimServicer(pb_grpc.AzulSimServicer):
 
     async def GetStatistics(self, request, context):
         job_id = await self._check(context, convert.check_job_id, request.job_id)
-        return await self._call(context, self._statistics, job_id)
+        reply = await self._call(context, self._statistics, job_id)
+        # Said here, with the way out, rather than as gRPC's bare "sent message larger than max".
+        if (size := reply.ByteSize()) > self.config.max_message_bytes:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the statistics of job {job_id} are {size:,} bytes, above this server's message "
+                f"limit of {self.config.max_message_bytes:,} (AZULSIM_MAX_MESSAGE_BYTES): "
+                "StreamStatistics sends them in parts (as the azulsim client and CLI do)",
+            )
+        return reply
+
+    async def StreamStatistics(self, request, context):
+        job_id = await self._check(context, convert.check_job_id, request.job_id)
+        reply = await self._call(context, self._statistics, job_id)
+        # Half the limit per part: the first part carries the job and the bot summaries too.
+        for part in convert.statistics_parts(reply, max(1024, self.config.max_message_bytes // 2)):
+            yield part
 
     def _statistics(self, job_id: str) -> pb.Statistics:
         """The reply for the job as it is now (in the pool): many clients polling one running job
