@@ -28,6 +28,7 @@ from typing import Any
 
 import grpc
 
+from sim.quote import shown
 from workers.settings import from_env
 
 from . import convert
@@ -145,7 +146,17 @@ class Client:
         return self.stub.CancelJob(pb.CancelJobRequest(job_id=job_id), **self._kw(timeout))
 
     def statistics(self, job_id: str, timeout: float | None = None) -> pb.Statistics:
-        return self.stub.GetStatistics(pb.GetStatisticsRequest(job_id=job_id), **self._kw(timeout))
+        """The job's statistics, whatever their size: read with StreamStatistics (in parts,
+        joined here), or GetStatistics from a server that has no StreamStatistics."""
+        from .convert import statistics_joined
+
+        request = pb.GetStatisticsRequest(job_id=job_id)
+        try:
+            return statistics_joined(self.stub.StreamStatistics(request, **self._kw(timeout)))
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.UNIMPLEMENTED:
+                raise
+        return self.stub.GetStatistics(request, **self._kw(timeout))
 
     def statistics_document(self, job_id: str, timeout: float | None = None) -> dict[str, Any]:
         """The statistics document (as ``azulsim simulate --json`` prints it, minus ``timing``)."""
@@ -164,7 +175,7 @@ class Client:
         from sim import frames
 
         if table not in frames.FRAMES:
-            raise ValueError(f"table must be one of {', '.join(frames.FRAMES)}; got {table!r}")
+            raise ValueError(f"table must be one of {', '.join(frames.FRAMES)}; got {shown(table)}")
         return getattr(frames, f"{table}_frame")(self.statistics_document(job_id, timeout))
 
     def statistics_frame(self, job_id: str, timeout: float | None = None):

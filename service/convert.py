@@ -324,6 +324,32 @@ def stopping_to_proto(s: dict[str, Any]) -> pb.Stopping:
     )
 
 
+def statistics_parts(reply: pb.Statistics, piece: int) -> list[pb.Statistics]:
+    """`reply` as StreamStatistics sends it: the reply with the first `piece` characters of its
+    document, then one message per next piece. The document is ASCII (``json.dumps`` escapes
+    the rest), so a cut never splits a character."""
+    text = reply.statistics_json
+    first = pb.Statistics()
+    first.CopyFrom(reply)
+    first.statistics_json = text[:piece]
+    rest = range(piece, len(text), piece)
+    return [first, *(pb.Statistics(statistics_json=text[i : i + piece]) for i in rest)]
+
+
+def statistics_joined(parts) -> pb.Statistics:
+    """The one reply StreamStatistics' `parts` make (the inverse of `statistics_parts`)."""
+    reply: pb.Statistics | None = None
+    pieces: list[str] = []
+    for part in parts:
+        if reply is None:
+            reply = part
+        pieces.append(part.statistics_json)
+    if reply is None:
+        raise ValueError("StreamStatistics sent no message")
+    reply.statistics_json = "".join(pieces)
+    return reply
+
+
 def statistics_to_proto(info: Any, doc: dict[str, Any]) -> pb.Statistics:
     """The `Statistics` reply: the document as JSON text plus its key figures typed."""
     cpu = (doc.get("timing") or {}).get("cpu")

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim.quote import shown
+
 from . import rng
 from . import tables as T
 from .actions import ACTION_COLOUR, ACTION_SOURCE, describe, n_actions
@@ -62,7 +64,7 @@ def new_games(
     if players not in (2, 3, 4):
         raise ValueError(f"players must be 2, 3 or 4; got {players}")
     if wall not in ("coloured", "gray"):
-        raise ValueError(f"wall must be 'coloured' or 'gray'; got {wall!r}")
+        raise ValueError(f"wall must be 'coloured' or 'gray'; got {shown(wall)}")
     if max_rounds < 1:
         raise ValueError(f"max_rounds must be at least 1; got {max_rounds}")
     games = np.asarray(games, dtype=np.int64)

@@ -43,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from sim.quote import shown
+
 from .constants import END_REASONS
 from .records import GameRecords
 
@@ -226,7 +228,7 @@ def job_directory(games_dir: str, job_id: str) -> Path:
             "this job asks for game_records but AZULSIM_GAMES_DIR is not set on this worker"
         )
     if not job_id or "/" in job_id or job_id.startswith("."):
-        raise ValueError(f"job id {job_id!r} cannot name a directory")
+        raise ValueError(f"job id {shown(job_id)} cannot name a directory")
     return Path(games_dir) / job_id
 
 

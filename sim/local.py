@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sim.quote import shown
+
 from .alloc import tune_allocator
 from .chunk import (
     STOP_CHUNK_GAMES,
@@ -101,7 +103,7 @@ class LocalResult:
         from . import frames
 
         if table not in frames.FRAMES:
-            raise ValueError(f"table must be one of {', '.join(frames.FRAMES)}; got {table!r}")
+            raise ValueError(f"table must be one of {', '.join(frames.FRAMES)}; got {shown(table)}")
         return getattr(frames, f"{table}_frame")(self.statistics())
 
     def statistics_frame(self):

@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim.quote import shown
+
 from . import rng
 from .actions import FLOOR, decode, describe, encode, n_actions
 from .constants import (
@@ -110,7 +112,7 @@ class ReferenceGame:
         if players not in (2, 3, 4):  # §3.1
             raise ValueError(f"players must be 2, 3 or 4; got {players}")
         if wall not in WALLS:
-            raise ValueError(f"wall must be 'coloured' or 'gray'; got {wall!r}")
+            raise ValueError(f"wall must be 'coloured' or 'gray'; got {shown(wall)}")
         if not 0 <= first_player < players:
             raise ValueError(f"first_player must be a seat in 0..{players - 1}; got {first_player}")
         if max_rounds < 1:
@@ -274,7 +276,7 @@ class ReferenceGame:
         if self.done:
             return f"the game is over ({self.end_reason})"
         if isinstance(action, bool) or not isinstance(action, int | np.integer):
-            return f"action must be an int; got {action!r}"
+            return f"action must be an int; got {shown(action)}"
         if not 0 <= action < self.n_actions:
             return f"action {action} is out of range 0..{self.n_actions - 1}"
         source, colour, dest = decode(int(action))
@@ -369,7 +371,7 @@ class ReferenceGame:
                 col = legal[0] if choose_column is None else choose_column(seat, r, colour, legal)
                 if col not in legal:
                     raise ValueError(
-                        f"choose_column returned {col!r} for seat {seat}, row {r}, colour "
+                        f"choose_column returned {shown(col)} for seat {seat}, row {r}, colour "
                         f"{colour}; legal columns are {legal}"
                     )
             occupied = [[c >= 0 for c in row] for row in self.wall[seat]]

@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from sim.quote import shown
+
 M = TypeVar("M")
 
 _FLAGS = {"1": True, "true": True, "yes": True, "on": True,
@@ -36,9 +38,9 @@ def _number(kind: type, what: str, minimum: float | None = None, negative: str =
         try:
             value = kind(text)
         except ValueError:
-            raise ValueError(f"{var} must be {what}; got {text!r}") from None
+            raise ValueError(f"{var} must be {what}; got {shown(text)}") from None
         if minimum is not None and value < minimum:
-            raise ValueError(f"{var} {negative}; got {text!r}")
+            raise ValueError(f"{var} {negative}; got {shown(text)}")
         return value
 
     return Kind(what, parse)
@@ -46,7 +48,7 @@ def _number(kind: type, what: str, minimum: float | None = None, negative: str =
 
 def _flag(var: str, text: str) -> bool:
     if text.lower() not in _FLAGS:
-        raise ValueError(f"{var} must be 0 or 1; got {text!r}")
+        raise ValueError(f"{var} must be 0 or 1; got {shown(text)}")
     return _FLAGS[text.lower()]
 
 
@@ -54,20 +56,23 @@ def _port(var: str, text: str) -> int | None:
     try:
         port = int(text)
     except ValueError:
-        raise ValueError(f"{var} must be a port number; got {text!r}") from None
+        raise ValueError(f"{var} must be a port number; got {shown(text)}") from None
     if not 0 <= port <= 65535:
         raise ValueError(f"{var} must be 0..65535; got {port}")
     return port or None  # 0: off
 
 
 def _tokens(var: str, text: str) -> tuple[str, ...]:
-    return tuple(t.strip() for t in text.split(",") if t.strip())
+    tokens = tuple(t.strip() for t in text.split(",") if t.strip())
+    if not tokens:  # a value that is set but empty of tokens: never read as "auth off"
+        raise ValueError(f"{var} holds no token, only commas and spaces; unset it for none")
+    return tokens
 
 
 def _log_format(var: str, text: str) -> str:
     value = text.lower()
     if value not in LOG_FORMATS:
-        raise ValueError(f"{var} must be text or json; got {value!r}")
+        raise ValueError(f"{var} must be text or json; got {shown(value)}")
     return value
 
 
@@ -75,7 +80,9 @@ def _log_level(var: str, text: str) -> int:
     name = text.upper()
     level = logging.getLevelName(name)
     if not isinstance(level, int):
-        raise ValueError(f"{var} must be DEBUG, INFO, WARNING, ERROR or CRITICAL; got {name!r}")
+        raise ValueError(
+            f"{var} must be DEBUG, INFO, WARNING, ERROR or CRITICAL; got {shown(name)}"
+        )
     return level
 
 

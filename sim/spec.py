@@ -278,8 +278,8 @@ class JobSpec:
                 if checked[k].seating != checked[b].seating:
                     raise ValueError(
                         f"configurations[{k}].seating must be the baseline's "
-                        f"({checked[b].seating!r}) to pair game for game; got "
-                        f"{checked[k].seating!r}"
+                        f"({shown(checked[b].seating)}) to pair game for game; got "
+                        f"{shown(checked[k].seating)}"
                     )
         if self.stop is not None:
             stop = self.stop if isinstance(self.stop, StopRule) else StopRule.from_dict(self.stop)
@@ -458,12 +458,15 @@ def _check_sweep(sweep: Any, configs: list[Configuration], baseline: int | None)
         if not isinstance(name, str) or name not in focal.params:
             raise _fail(
                 f"sweep[{i}]",
-                f"a parameter of the focal bot {focal.name!r} (" + ", ".join(focal.params) + ")",
+                f"a parameter of the focal bot {shown(focal.name)} ("
+                + ", ".join(focal.params)
+                + ")",
                 name,
             )
     for k, c in enumerate(configs):
         if c.bot_specs[0].name != focal.name:
-            raise _fail(f"configurations[{k}].bots[0]", f"the swept bot {focal.name!r}", c.bots[0])
+            where = f"configurations[{k}].bots[0]"
+            raise _fail(where, f"the swept bot {shown(focal.name)}", c.bots[0])
     return tuple(sweep)
 
 

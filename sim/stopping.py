@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sim.quote import shown
+
 RULES = ("sprt", "precision")
 STATISTICS = ("score", "elo", "paired_score", "paired_win")
 DEFAULT_CHECK_EVERY = 240  # a multiple of 2, 3 and 4: whole mirrored groups for every player count
@@ -44,7 +46,7 @@ REASONS = (H1, H0, PRECISION, MAXIMUM)
 def _number(data: Mapping, key: str, path: str) -> float:
     value = data.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"{path}.{key} must be a finite number; got {value!r}")
+        raise ValueError(f"{path}.{key} must be a finite number; got {shown(value)}")
     return float(value)
 
 
@@ -71,7 +73,7 @@ class StopRule:
     @classmethod
     def from_dict(cls, data: Any, path: str = "stop") -> StopRule:
         if not isinstance(data, Mapping):
-            raise ValueError(f"{path} must be an object; got {data!r}")
+            raise ValueError(f"{path} must be an object; got {shown(data)}")
         allowed = {
             "rule", "configuration", "statistic", "elo0", "elo1", "delta0", "delta1", "alpha",
             "beta", "eps", "check_every",
@@ -79,25 +81,26 @@ class StopRule:
         for key in data:
             if key not in allowed:
                 raise ValueError(
-                    f"{path}: unknown field {key!r} (allowed: {', '.join(sorted(allowed))})"
+                    f"{path}: unknown field {shown(key)} (allowed: {', '.join(sorted(allowed))})"
                 )
         rule = data.get("rule")
         if rule not in RULES:
-            raise ValueError(f"{path}.rule must be one of {', '.join(RULES)}; got {rule!r}")
+            raise ValueError(f"{path}.rule must be one of {', '.join(RULES)}; got {shown(rule)}")
         k = data.get("configuration", 0)
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ValueError(f"{path}.configuration must be a configuration index; got {k!r}")
+            raise ValueError(f"{path}.configuration must be a configuration index; got {shown(k)}")
         every = data.get("check_every", DEFAULT_CHECK_EVERY)
         if isinstance(every, bool) or not isinstance(every, int) or every < 1:
             raise ValueError(
-                f"{path}.check_every must be a positive number of games; got {every!r}"
+                f"{path}.check_every must be a positive number of games; got {shown(every)}"
             )
         fields: dict[str, Any] = {"rule": rule, "configuration": k, "check_every": every}
         if rule == "sprt":
             for key in ("alpha", "beta"):
                 value = _number(data, key, path) if key in data else 0.05
                 if not 0.0 < value < 0.5:
-                    raise ValueError(f"{path}.{key} must lie in (0, 0.5); got {data.get(key)!r}")
+                    got = shown(data.get(key))
+                    raise ValueError(f"{path}.{key} must lie in (0, 0.5); got {got}")
                 fields[key] = value
             paired = "delta0" in data or "delta1" in data
             statistic = data.get("statistic", "paired_score" if paired else "elo")
@@ -105,7 +108,7 @@ class StopRule:
                 if statistic not in ("paired_score", "paired_win"):
                     raise ValueError(
                         f"{path}.statistic must be paired_score or paired_win with delta0/delta1; "
-                        f"got {statistic!r}"
+                        f"got {shown(statistic)}"
                     )
                 lo, hi = _number(data, "delta0", path), _number(data, "delta1", path)
                 if lo >= hi:
@@ -118,7 +121,7 @@ class StopRule:
                 if statistic != "elo":
                     raise ValueError(
                         f"{path}.statistic must be elo with elo0/elo1 (or give delta0/delta1 for "
-                        f"a paired difference); got {statistic!r}"
+                        f"a paired difference); got {shown(statistic)}"
                     )
                 lo, hi = _number(data, "elo0", path), _number(data, "elo1", path)
                 if lo >= hi:
@@ -137,11 +140,12 @@ class StopRule:
             statistic = data.get("statistic", "elo")
             if statistic not in STATISTICS:
                 raise ValueError(
-                    f"{path}.statistic must be one of {', '.join(STATISTICS)}; got {statistic!r}"
+                    f"{path}.statistic must be one of {', '.join(STATISTICS)}; "
+                    f"got {shown(statistic)}"
                 )
             eps = _number(data, "eps", path)
             if eps <= 0:
-                raise ValueError(f"{path}.eps must be greater than 0; got {data.get('eps')!r}")
+                raise ValueError(f"{path}.eps must be greater than 0; got {shown(data.get('eps'))}")
             for key in ("elo0", "elo1", "delta0", "delta1", "alpha", "beta"):
                 if key in data:
                     raise ValueError(f"{path}.{key} belongs to the sprt rule, not precision")
@@ -192,7 +196,7 @@ class StopRule:
             if config.seating != "mirrored":
                 raise ValueError(
                     f"stop.statistic {self.statistic} needs mirrored seating in "
-                    f"configurations[{self.configuration}].seating; got {config.seating!r}"
+                    f"configurations[{self.configuration}].seating; got {shown(config.seating)}"
                 )
         for k, c in enumerate(spec.configurations):
             if c.seating == "mirrored" and self.check_every % c.players:

@@ -22,6 +22,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from sim.quote import shown
+
 from .bots.registry import get_bot_info, parse_bot_spec
 from .spec import Configuration, JobSpec
 
@@ -34,9 +36,9 @@ def _number(text: str, what: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(f"{what} must be a number; got {text!r}") from None
+        raise ValueError(f"{what} must be a number; got {shown(text)}") from None
     if not math.isfinite(value):
-        raise ValueError(f"{what} must be finite; got {text!r}")
+        raise ValueError(f"{what} must be finite; got {shown(text)}")
     return value
 
 
@@ -44,18 +46,18 @@ def expand_range(text: str, where: str) -> list[str]:
     """The values of ``START..STOP/STEP`` as spec strings (``where`` names it in errors)."""
     m = _RANGE.match(text)
     if not m:
-        raise ValueError(f"{where}: a range is START..STOP/STEP, e.g. 0..3/0.5; got {text!r}")
+        raise ValueError(f"{where}: a range is START..STOP/STEP, e.g. 0..3/0.5; got {shown(text)}")
     start = _number(m.group(1), f"{where} START")
     stop = _number(m.group(2), f"{where} STOP")
     step = _number(m.group(3), f"{where} STEP")
     if step <= 0:
-        raise ValueError(f"{where}: STEP must be positive; got {m.group(3)!r}")
+        raise ValueError(f"{where}: STEP must be positive; got {shown(m.group(3))}")
     if stop < start:
-        raise ValueError(f"{where}: STOP must be at least START; got {text!r}")
+        raise ValueError(f"{where}: STOP must be at least START; got {shown(text)}")
     count = math.floor((stop - start) / step + 1e-9) + 1
     if count > MAX_CONFIGURATIONS:
         raise ValueError(
-            f"{where}: {text!r} has {count} values; a sweep holds at most {MAX_CONFIGURATIONS}"
+            f"{where}: {shown(text)} has {count} values; a sweep holds at most {MAX_CONFIGURATIONS}"
         )
     # Rounded to 12 significant digits so that 0.1 steps print as 0.3, not 0.30000000000000004.
     return [_text(float(f"{start + i * step:.12g}")) for i in range(count)]
@@ -78,15 +80,16 @@ def parse_swept_bot(text: str) -> tuple[str, list[tuple[str, list[str]]], list[s
             key, eq, value = item.partition("=")
             key = key.strip()
             if not eq or not key:
-                raise ValueError(f"bot {name!r}: expected key=value; got {item.strip()!r}")
+                got = shown(item.strip())
+                raise ValueError(f"bot {shown(name)}: expected key=value; got {got}")
             info.param(key)  # unknown parameter: ValueError naming the bot's parameters
-            where = f"bot {name!r} parameter {key!r}"
+            where = f"bot {shown(name)} parameter {shown(key)}"
             if ".." in value:
                 swept.append((key, expand_range(value, where)))
             elif "|" in value:
                 values = [v.strip() for v in value.split("|")]
                 if any(not v for v in values):
-                    raise ValueError(f"{where}: a list is v1|v2|...; got {value!r}")
+                    raise ValueError(f"{where}: a list is v1|v2|...; got {shown(value)}")
                 swept.append((key, values))
             else:
                 fixed.append(f"{key}={value.strip()}")
@@ -127,7 +130,7 @@ def sweep_spec(
             raise ValueError(f"bots[{i}]: only the first bot (the focal player) may be swept")
     if not swept:
         raise ValueError(
-            f"bots[0] ({bots[0]!r}) sweeps no parameter: give one as START..STOP/STEP or v1|v2"
+            f"bots[0] ({shown(bots[0])}) sweeps no parameter: give one as START..STOP/STEP or v1|v2"
         )
     if len(swept) > MAX_SWEPT:
         raise ValueError(f"bots[0] sweeps {len(swept)} parameters; at most {MAX_SWEPT} (a grid)")
@@ -145,7 +148,8 @@ def sweep_spec(
         spec = parse_bot_spec(f"{name}:{','.join(items)}")
         if spec.label in opponents:
             raise ValueError(
-                f"sweep value {spec.label!r} is the same bot as an opponent; its statistics would "
+                f"sweep value {shown(spec.label)} is the same bot as an opponent; its statistics "
+                "would "
                 "merge with the opponent's: give the opponent other parameters"
             )
         labels.append(spec.label)
@@ -169,7 +173,7 @@ def _baseline_index(text: str, name: str, fixed: list[str], labels: list[str]) -
     for item in filter(None, (x.strip() for x in body.split(","))):
         key, eq, value = item.partition("=")
         if not eq:
-            raise ValueError(f"baseline: expected key=value; got {item!r}")
+            raise ValueError(f"baseline: expected key=value; got {shown(item)}")
         items[key.strip()] = value.strip()
     try:
         body = ",".join(f"{k}={v}" for k, v in items.items())
@@ -178,6 +182,6 @@ def _baseline_index(text: str, name: str, fixed: list[str], labels: list[str]) -
         raise ValueError(f"baseline: {exc}") from None
     if label not in labels:
         raise ValueError(
-            f"baseline must be one of the sweep's values ({', '.join(labels)}); got {text!r}"
+            f"baseline must be one of the sweep's values ({', '.join(labels)}); got {shown(text)}"
         )
     return labels.index(label)

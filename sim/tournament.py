@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from itertools import combinations, permutations
 
+from sim.quote import shown
+
 from .bots.registry import parse_bot_spec
 from .spec import Configuration, JobSpec
 
@@ -54,7 +56,8 @@ def tournament_spec(
             f"a {players}-player tournament needs at least {players} bots; got {len(labels)}"
         )
     if not isinstance(games_per_pair, int) or games_per_pair < 1:
-        raise ValueError(f"games_per_pair must be an integer of at least 1; got {games_per_pair!r}")
+        got = shown(games_per_pair)
+        raise ValueError(f"games_per_pair must be an integer of at least 1; got {got}")
     group = players * len(orders(labels[:players]))
     games = -(-games_per_pair // group) * players
     configs = [

@@ -216,8 +216,8 @@ def test_pool_children_sigkilled_mid_chunk(stack, env, expected, celery_worker_p
         pid, chunk = wait_until(victim, 60, "a pool child playing a chunk", details=worker.log)
         os.kill(pid, signal.SIGKILL)
         killed[chunk] = time.monotonic()
-    # Requeued by the main process (to the back of the queue: kombu LPUSHes a rejected message
-    # and consumes with BRPOP), or already taken again by another child.
+    # Requeued by the main process (to the front of the queue: workers.requeue), or already
+    # taken again by another child.
     wait_until(note_requeued, 30, f"chunks {sorted(killed)} requeued", interval=0.01)
     recover = merged_times(store, job.job_id, killed, min(killed.values()))
     wait_job(store, job.job_id, [worker])
@@ -811,4 +811,63 @@ def test_lost_script_reply(script, proxy, aof_env, expected, celery_worker_proce
         job_s=job_s,
         republished=worker.log().count("published"),
     )
+    store.redis.close()
+
+
+# --- 9. a retried chunk of a job with a stopping rule ----------------------------------------
+
+# Stops at game 420 (chunk 20 of 100 chunks of 20 games) in-process (`sim.local.run_local`).
+SPRT_SPEC = JobSpec.from_dict(
+    {
+        "configurations": [{"players": 2, "bots": ["heuristic", "greedy"], "seating": "mirrored"}],
+        "games": 2000,
+        "seed": 5,
+        "stop": {"rule": "sprt", "elo0": 0, "elo1": 5, "check_every": 20},
+    }
+)
+ENDED_WHILE_PLAYING = re.compile(r"chunk ([0-9a-f]+)/\d+ skipped: state \(ended while it played")
+
+
+def chunks_played(text: str, job_id: str) -> int:
+    """Attempts of the job that played a whole chunk: those that logged a merge outcome (merged,
+    finished, duplicate, refused) and those whose job ended while they played."""
+    played = sum(map(len, outcomes(text, job_id).values()))
+    played -= sum(o.startswith("skip-") for v in outcomes(text, job_id).values() for o in v)
+    return played + sum(m.group(1) == job_id for m in ENDED_WHILE_PLAYING.finditer(text))
+
+
+def test_sprt_job_with_a_killed_pool_child_stops_as_early(env, celery_worker_process, fault_dir):
+    """A pool child SIGKILLs itself half-way through chunk 2 of an SPRT job. Its message is
+    requeued; were it at the back of the queue, the contiguous prefix would wait at chunk 2
+    while every other chunk played (all 100 instead of ~22). It must play again next: the job
+    plays at most 1.2x the chunks of a clean run of the same spec on the same worker, and stops
+    at the same game with the same statistics as in-process."""
+    env = {**env, "AZULSIM_CHUNK_GAMES": "20"}
+    store, app = open_store(env)
+    local = run_local(SPRT_SPEC, workers=1, chunk_size=20)
+    assert local.stopping["games"] == 420
+    (worker,) = start_workers(
+        celery_worker_process, env, concurrency=2, delay=0.2, AZULSIM_FAULT_KILL="play:2"
+    )
+    played = {}
+    for run in ("faulted", "clean"):  # the kill fires once: on the first job's chunk 2
+        job, _ = submit(store, app, SPRT_SPEC, None)
+        done = wait_job(store, job.job_id, [worker], timeout=300)
+        # The chunks in play at the stop finish (and log) before the count.
+        wait_until(
+            lambda: not busy_children(fault_dir) and broker_idle(store),
+            60,
+            "the pool to go idle",
+            details=worker.log,
+        )
+        from service.convert import stopping_summary
+
+        assert done.state == "SUCCEEDED", done.error
+        assert store.counters(job.job_id) == local.counters
+        assert stopping_summary(done, done.spec) == local.stopping
+        assert done.games_done == 420
+        played[run] = chunks_played(worker.log(), job.job_id)
+    assert (fault_dir / "killed-play-2").exists()
+    report("sprt-pool-child-sigkill", chunks_played=played, chunks_total=100, stop_chunk=20)
+    assert played["faulted"] <= 1.2 * played["clean"], played
     store.redis.close()

@@ -108,11 +108,12 @@ class Fuzz:
             reply, code, details = None, exc.code(), exc.details() or ""
         return self._seen(method, code, details), details, reply
 
-    def watch(self, request) -> tuple[C, str, object]:
-        """WatchJob: the first message (or the error), then cancel the stream."""
+    def watch(self, request, method: str = "WatchJob") -> tuple[C, str, object]:
+        """WatchJob (or another streaming `method`): the first message (or the error), then
+        cancel the stream."""
         raw = isinstance(request, bytes)
         call = self.channel.unary_stream(
-            SERVICE + "WatchJob",
+            SERVICE + method,
             request_serializer=None if raw else type(request).SerializeToString,
             response_deserializer=None,
         )(request, timeout=DEADLINE)
@@ -124,7 +125,7 @@ class Fuzz:
             reply, code, details = None, exc.code(), exc.details() or ""
         finally:
             call.cancel()
-        return self._seen("WatchJob", code, details), details, reply
+        return self._seen(method, code, details), details, reply
 
     def _seen(self, method: str, code: C, details: str) -> C:
         CODES[code.name] = CODES.get(code.name, 0) + 1
@@ -560,7 +561,8 @@ def test_list_bots(server, junk):
 
 
 METHODS = ["SubmitJob", "GetJob", "ListJobs", "WatchJob", "CancelJob", "GetStatistics",
-           "ListBots", "ReplayGame"]  # fmt: skip
+           "StreamStatistics", "ListBots", "ReplayGame"]  # fmt: skip
+STREAMS = ("WatchJob", "StreamStatistics")
 
 
 @fuzz_settings(400)
@@ -570,8 +572,8 @@ METHODS = ["SubmitJob", "GetJob", "ListJobs", "WatchJob", "CancelJob", "GetStati
 @example(method="SubmitJob", payload=b"\x0a\x02ab")
 def test_random_bytes(server, method, payload):
     """Bytes that may not be a message at all: a status that says so, never UNKNOWN."""
-    if method == "WatchJob":
-        code, details, _ = server.watch(payload)
+    if method in STREAMS:
+        code, details, _ = server.watch(payload, method)
     else:
         code, details, _ = server.unary(method, payload)
     assert code in (
@@ -672,11 +674,30 @@ def test_long_values_are_never_echoed_in_full(server, value):
         ("GetStatistics", pb.GetStatisticsRequest(job_id=value)),
         ("ReplayGame", pb.ReplayGameRequest(job_id=value)),
     ]
+    code, _, _ = server.watch(pb.GetStatisticsRequest(job_id=value), "StreamStatistics")
+    assert code != C.OK
     for method, request in requests:
         code, _, _ = server.unary(method, request)
         assert code != C.OK, method
     code, _, _ = server.watch(pb.WatchJobRequest(job_id=value))
     assert code != C.OK
+
+
+@pytest.mark.parametrize("size", [20_000, 1_000_000])
+@pytest.mark.parametrize("rule", [pb.StopRule.SPRT, pb.StopRule.PRECISION])
+def test_a_long_stop_statistic_is_invalid_argument_with_a_short_message(server, size, rule):
+    """A 20 KB or 1 MB ``stop.statistic``: INVALID_ARGUMENT naming the field, in a message of a
+    line (before, the value came back whole: an 80 KB trailer the client refused as
+    RESOURCE_EXHAUSTED; 4 MB for a 1 MB value)."""
+    spec = pb.JobSpec(
+        configurations=[pb.Configuration(players=2, bots=["greedy", "random"])],
+        games=100,
+        seed=1,
+        stop=pb.StopRule(rule=rule, statistic="\x00" * size, eps=0.1, elo1=10),
+    )
+    code, details, _ = server.unary("SubmitJob", pb.SubmitJobRequest(spec=spec))
+    assert code == C.INVALID_ARGUMENT, details[:300]
+    assert "stop.statistic" in details and len(details) <= MAX_DETAILS
 
 
 @fuzz_settings(40)

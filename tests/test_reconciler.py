@@ -17,7 +17,7 @@ import redis
 from sim.local import run_local
 from sim.spec import JobSpec
 from tests.faults_util import FAULT_PREAMBLE
-from tests.waits import wait_until
+from tests.waits import wait_job, wait_until
 from workers.app import make_app
 from workers.broker import chunk_of_raw, read_unacked
 from workers.dispatch import submit
@@ -239,3 +239,62 @@ def test_the_lease_is_renewed_while_the_chunk_plays_and_never_outlives_its_job(a
     assert store.renew_lease(job.job_id, 1) is False
     assert not store.redis.exists(store.job_keys(job.job_id)["chunks"])
     store.redis.close()
+
+
+SUBMIT_AND_DIE = r"""
+import os, signal, sys
+import redis
+from sim.spec import JobSpec
+from workers.app import make_app
+from workers.dispatch import submit
+from workers.settings import load_settings
+from workers.store import JobStore
+settings = load_settings()
+app = make_app(settings)
+store = JobStore(redis.Redis.from_url(settings.redis_url), settings)
+sent, die_at = [0], int(sys.argv[2])
+_send = app.send_task
+def send(*args, **kwargs):
+    if sent[0] == die_at:
+        os.kill(os.getpid(), signal.SIGKILL)  # the API process dies half-way through publishing
+    sent[0] += 1
+    return _send(*args, **kwargs)
+app.send_task = send
+submit(store, app, JobSpec.from_json(sys.argv[1]), sys.argv[3])
+"""
+
+
+def test_a_retried_submit_is_not_published_again_by_the_reconciler(
+    stack, azulsim_env, celery_worker_process
+):
+    """The API dies (SIGKILL) after publishing 2 of a job's 6 chunks; a sweep finds the other 4
+    missing and marks them; the client retries the same request, which publishes the job's
+    chunks again. The sweep after that must see those publishes (they are fresh) and publish
+    nothing: before, it published the 4 marked chunks a second time beside the retry's copies."""
+    import subprocess
+    import sys
+
+    store, app = stack
+    env = {**__import__("os").environ, **azulsim_env}
+    proc = subprocess.run(
+        [sys.executable, "-c", SUBMIT_AND_DIE, SPEC.to_json(), "2", "retried-request"],
+        env=env, cwd=str(__import__("pathlib").Path(__file__).resolve().parent.parent),
+        capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == -9, proc.stderr.decode()[-3000:]
+    assert queue_length(store, store.settings.queue) == 2
+    t0 = time.time()
+    assert reconcile_once(store, app, now=t0 + 100, grace_s=10, scan=True) == {}  # marks 4
+    (job_id,) = store.active_jobs()
+    marks = {k for k in store.chunk_state(job_id)["chunks"] if k.startswith("m:")}
+    assert len(marks) == 4, marks
+    job, created = submit(store, app, SPEC, "retried-request")
+    assert (job.job_id, created) == (job_id, False)
+    for k in range(1, 4):  # sweeps that may not scan the queue, past the grace
+        assert reconcile_once(store, app, now=t0 + 100 + 30 * k, grace_s=10, scan=False) == {}
+    assert store.republished_total() == 0
+    assert queue_length(store, store.settings.queue) <= CHUNKS + 2  # the retry's copies only
+    worker = celery_worker_process(azulsim_env, concurrency=1)
+    done = wait_job(store, job_id, [worker], timeout=120)
+    assert done.state == "SUCCEEDED", done.error
+    assert store.counters(job_id) == run_local(SPEC, workers=1).counters

@@ -64,13 +64,14 @@ def _requests(job_id: str) -> dict[str, object]:
         "WatchJob": pb.WatchJobRequest(job_id=job_id),
         "CancelJob": pb.CancelJobRequest(job_id="0123456789abcdef"),
         "GetStatistics": pb.GetStatisticsRequest(job_id=job_id),
+        "StreamStatistics": pb.GetStatisticsRequest(job_id=job_id),
         "ListBots": pb.ListBotsRequest(),
         "ReplayGame": pb.ReplayGameRequest(job_id=job_id, game=1),
         "ExportGames": pb.ExportGamesRequest(job_id=job_id),
     }
 
 
-STREAMS = ("WatchJob", "ExportGames")  # unary requests, streamed replies
+STREAMS = ("WatchJob", "ExportGames", "StreamStatistics")  # unary requests, streamed replies
 
 
 def _call(channel, method: str, request, metadata=()) -> tuple[C, str]:

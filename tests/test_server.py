@@ -458,3 +458,28 @@ def test_statistics_replies_follow_every_merge_and_state(start, azulsim_env):
     client.cancel(job.job_id)
     assert client.statistics(job.job_id).job.state == pb.CANCELLED
     store.redis.close()
+
+
+def test_a_name_binds_every_address_it_resolves_to_or_fails(azulsim_env):
+    """``--listen localhost:PORT`` while another process holds 127.0.0.1:PORT: gRPC resolved
+    localhost to [::1] and 127.0.0.1, bound what it could ([::1]), logged "Only 1 addresses
+    added out of total 2 resolved" and said it listened. Every address the name resolves to must
+    bind, or the server fails at start naming the address."""
+    import socket
+
+    settings = load_settings(azulsim_env)
+    config = ServerConfig()
+    holder = socket.create_server(("127.0.0.1", 0))
+    port = holder.getsockname()[1]
+    try:
+        with pytest.raises(OSError) as err:
+            ServerThread(make_backend(config, settings), config, listen=f"localhost:{port}").start()
+        assert f"cannot listen on localhost:{port}" in str(err.value)
+    finally:
+        holder.close()
+    # Free, the name binds each of its addresses, and a client on each reaches the server.
+    with ServerThread(make_backend(config, settings), config, listen="localhost:0") as server:
+        for family, *_, sockaddr in socket.getaddrinfo("localhost", server.port):
+            host = f"[{sockaddr[0]}]" if family == socket.AF_INET6 else sockaddr[0]
+            with Client(f"{host}:{server.port}", token="", timeout=10) as client:
+                assert client.bots()

@@ -129,3 +129,25 @@ def test_the_time_limits_keep_their_order():
 def test_tls_needs_both_files():
     with pytest.raises(ValueError, match="AZULSIM_TLS_CERT and AZULSIM_TLS_KEY"):
         service_config.ServerConfig.from_env({"AZULSIM_TLS_CERT": "/c.pem"})
+
+
+@pytest.mark.parametrize("text", [" , ,", ",", " ,\t, "])
+def test_tokens_that_are_only_commas_stop_the_server_at_start(text, tmp_path):
+    """``AZULSIM_AUTH_TOKENS=" , ,"`` was read as no token: auth silently off. It is a bad value
+    (unset turns auth off): the loader refuses it, and ``azulsim serve`` exits naming it."""
+    import os
+    import subprocess
+    import sys
+
+    with pytest.raises(ValueError) as err:
+        from_env(SERVER, {"AZULSIM_AUTH_TOKENS": text})
+    assert str(err.value).startswith("AZULSIM_AUTH_TOKENS ") and "no token" in str(err.value)
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "AZULSIM_AUTH_TOKENS": text, "PYTHONPATH": str(repo)}
+    env["AZULSIM_REDIS_URL"] = "redis://127.0.0.1:1/0"  # never reached: it stops before
+    serve = subprocess.run(
+        [sys.executable, "-m", "service", "serve", "--listen", "127.0.0.1:0"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert serve.returncode != 0
+    assert "AZULSIM_AUTH_TOKENS" in serve.stderr and "no token" in serve.stderr, serve.stderr

@@ -1,8 +1,16 @@
-"""Submit a job: create it in the store, then publish one plain Celery task per chunk.
+"""Submit a job: create it in the store, then publish the first chunks as plain Celery tasks.
 
 No chord, no group, no result backend (DESIGN.md §5): each chunk is an independent message with
-JSON arguments ``[job_id, chunk]``, merged idempotently by ``merge_chunk.lua``. If publishing stops
-half-way (broker down), the job stays QUEUED and the reconciler publishes the missing chunks.
+JSON arguments ``[job_id, chunk]``, merged idempotently by ``merge_chunk.lua``.
+
+Chunks are published lazily, in a window: submit publishes the first ``publish_window`` chunks
+(so its time does not grow with the job's size), and each merged chunk publishes the chunks that
+now fit (`publish_window`, called by `workers.tasks` after every merge and by the reconciler for a
+window nobody filled). The window is counted from the merged chunks, or, for a job with a
+stopping rule, from its merged prefix: a chunk retried or taken over waits behind at most a
+window of its own job, and a job that stops early never had its later chunks queued at all.
+If publishing stops half-way (broker down, API killed), the job stays QUEUED; the claimed chunks
+carry their publish time, and the reconciler publishes those it then finds missing.
 """
 
 from __future__ import annotations
@@ -30,18 +38,30 @@ def publish_chunks(app, job_id: str, chunks) -> int:
     return n
 
 
+def publish_window(store: JobStore, app, job_id: str) -> int:
+    """Publish the chunks of `job_id` that now fit in its window (each claimed once, whoever
+    calls); returns how many."""
+    chunks = store.claim_window(job_id)
+    return publish_chunks(app, job_id, chunks) if chunks else 0
+
+
 def submit(store: JobStore, app, spec: JobSpec, request_id: str | None) -> tuple[JobInfo, bool]:
     """Create the job (idempotent by `request_id`, see `JobStore.create_job`) and, unless that was
-    done before, publish every chunk as one Celery task. Returns ``(job, created)``.
+    done before, publish its first window of chunks. Returns ``(job, created)``.
 
     Raises `RequestConflict` (same request id, another spec) and `StoreUnavailable`.
     Blocking: from asyncio, run it in a thread pool (the server runs it in its own,
     `service.server.servicer`).
     """
     job, created = store.create_job(spec, request_id)
-    # A retry after a lost reply (or a publish that stopped half-way) publishes again: duplicate
-    # chunk messages are harmless, each chunk merges once.
     if created or (not job.finished and not store.is_published(job.job_id)):
-        publish_chunks(app, job.job_id, range(job.chunks_total))
+        if not created:
+            # A retry after a publish that stopped half-way (the API killed): what the first
+            # attempt claimed goes out again, recorded as published now, so that the
+            # reconciler does not publish it a third time. Duplicates merge once.
+            again = store.resend_window(job.job_id)
+            if again:
+                publish_chunks(app, job.job_id, again)
+        publish_window(store, app, job.job_id)
         store.mark_published(job.job_id)
     return job, created

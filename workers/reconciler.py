@@ -54,6 +54,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from sim.quote import shown
+
 from .broker import Unacked, queue_lengths, read_unacked, waiting_chunks
 from .settings import Settings
 from .store import ACTIVE_STATES, JobStore
@@ -104,7 +106,7 @@ def decide(
     if state["state"] not in ACTIVE_STATES:
         return out
     info = state["chunks"]
-    for chunk in range(state["chunks_total"]):
+    for chunk in range(min(state["chunks_total"], state.get("next", state["chunks_total"]))):
         if _is_done(state["done"], chunk):
             continue
         if float(info.get(f"l:{chunk}", 0.0)) > now:
@@ -137,10 +139,17 @@ def decide(
             if now - float(mt or now) >= grace_s:
                 out.republish[chunk] = starts  # missing twice, nothing moved in between
         elif queue_empty or waiting is not None:
-            out.mark[chunk] = f"{starts}:{published}:{now!r}"
+            out.mark[chunk] = f"{starts}:{published}:{shown(now)}"
         else:
             out.unknown.append(chunk)
     return out
+
+
+def window_has_room(state: dict, window: int) -> bool:
+    """Whether chunks of the job fit in its publishing window and were never published
+    (`workers.dispatch`); `state` is `JobStore.chunk_state`'s dict."""
+    nxt = state.get("next", state["chunks_total"])
+    return nxt < state["chunks_total"] and nxt < state["window_base"] + window
 
 
 def _scan_due(store: JobStore) -> bool:
@@ -162,7 +171,7 @@ def reconcile_once(
     when sweeps are off). `scan`: None scans a non-empty queue when some chunk needs it and the
     ``stall_s`` slot is free; True always scans then; False never.
     """
-    from .dispatch import publish_chunks
+    from .dispatch import publish_chunks, publish_window
 
     settings: Settings = store.settings
     now = time.time() if now is None else now
@@ -186,6 +195,9 @@ def reconcile_once(
         for job in unknown:
             decisions[job] = decide(job, states[job], *args, waiting)
     out: dict[str, list[int]] = {}
+    for job_id, st in states.items():  # a window whose last merge died before refilling it
+        if st["state"] in ACTIVE_STATES and window_has_room(st, settings.publish_window):
+            publish_window(store, app, job_id)
     for job_id, d in decisions.items():
         if d.mark:
             store.mark_missing(job_id, d.mark)

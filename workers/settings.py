@@ -23,6 +23,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from sim.quote import shown
 from sim.settings import (  # noqa: F401 - the loader, re-exported for service.config and tests
     COUNT,
     FLAG,
@@ -98,6 +99,9 @@ class Settings:
     max_tasks_per_child: int = setting("AZULSIM_MAX_TASKS_PER_CHILD", 200, INTEGER)
     concurrency: int | None = setting("AZULSIM_CONCURRENCY", None, INTEGER, doc_default="CPU count")
     prefix_broker_keys: bool = setting("AZULSIM_PREFIX_BROKER_KEYS", True, FLAG)
+    # Chunks of a job published ahead of its merged ones (`workers.dispatch`): submit publishes
+    # this many, each merge the next; a retried chunk waits behind at most this many of its job.
+    publish_window: int = setting("AZULSIM_PUBLISH_WINDOW", 256, INTEGER)
     # Connections to Redis (`redis_client_options`, `workers.app.celery_config`): a command on a
     # silently dead connection fails after `redis_timeout_s`, then is retried.
     redis_timeout_s: float = setting("AZULSIM_REDIS_TIMEOUT_S", 15.0, NUMBER)
@@ -140,11 +144,17 @@ class Settings:
     def __post_init__(self) -> None:
         if not self.prefix or any(c in self.prefix for c in " {}"):
             raise ValueError(
-                f"AZULSIM_PREFIX must be non-empty without spaces or braces; got {self.prefix!r}"
+                "AZULSIM_PREFIX must be non-empty without spaces or braces; "
+                f"got {shown(self.prefix)}"
             )
         if not self.queue:
             raise ValueError("AZULSIM_QUEUE must not be empty")
-        for name, low in (("chunk_games", 1), ("max_attempts", 1), ("job_ttl_s", 1)):
+        for name, low in (
+            ("chunk_games", 1),
+            ("max_attempts", 1),
+            ("job_ttl_s", 1),
+            ("publish_window", 1),
+        ):
             if getattr(self, name) < low:
                 raise ValueError(
                     f"AZULSIM_{name.upper()} must be at least {low}; got {getattr(self, name)}"

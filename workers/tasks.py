@@ -14,6 +14,8 @@ A chunk task has two JSON arguments, ``(job_id, chunk)``. Its steps:
 4. with replicas to wait for (``AZULSIM_REDIS_WAIT_REPLICAS``, 1 with Sentinels), ``WAIT`` for
    them after the merge: unconfirmed, the message is requeued, not acked, so a failover that
    loses the merge replays the chunk rather than losing it (`workers.store.NotReplicated`).
+5. publish the chunks the merge made room for in the job's window (`refill`,
+   `workers.dispatch.publish_window`).
 
 A job with a stopping rule parks its chunks instead (``park_chunk.lua``) and then moves the
 contiguous prefix over every chunk parked in order (`advance`): the rule is read at each check
@@ -21,9 +23,10 @@ point, and the first that decides ends the job SUCCEEDED; chunks past it are dro
 delivery of such a chunk advances, duplicates too, so a worker killed between parking and
 advancing leaves nothing stuck: the redelivered message does it.
 
-An exception in step 2 or 3 is recorded (``fail_chunk.lua``) and the chunk is published again at
-once (no countdown/ETA: notes/service.md §1.2), or the job FAILS once the attempts are spent. The
-task itself then returns normally, so its message is acked.
+A pool child that dies mid-chunk has its message requeued at the front of the queue
+(`workers.requeue`). An exception in step 2 or 3 is recorded (``fail_chunk.lua``) and the chunk
+is published again at once (no countdown/ETA: notes/service.md §1.2), or the job FAILS once the
+attempts are spent. The task itself then returns normally, so its message is acked.
 """
 
 from __future__ import annotations
@@ -78,6 +81,7 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
                     advance(store, job)
                 except StoreUnavailable as exc:  # NotReplicated too: the advance may be lost
                     raise Reject(exc, requeue=True) from exc
+            refill(app, store, job_id)  # ... or before publishing what its merge made room for
         return {"status": "skipped", "reason": status, "detail": detail}
     attempt = int(detail)
     try:
@@ -131,6 +135,8 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
             log.error("job %s FAILED: %s", job_id, info)
         return {"status": "failed", "outcome": outcome, "error": error}
     result = {"merge": {2: "finished", 1: "merged", 0: "duplicate", -1: "refused"}[code]}
+    if code >= 0:
+        refill(app, store, job_id)
     log.info(
         "chunk %s/%d attempt %d: %d games, %s (job %s); play %.3f s, count %.3f s, merge %.3f s",
         job_id,
@@ -144,6 +150,17 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
         timings["merge"],
     )
     return {"status": "ok", "games": games, "state": state, "timings": timings, **result}
+
+
+def refill(app, store: JobStore, job_id: str) -> None:
+    """Publish the chunks a merge made room for in the job's window (`workers.dispatch`). A
+    failure is logged, not raised: the chunk is merged; the reconciler fills the window later."""
+    from .dispatch import publish_window
+
+    try:
+        publish_window(store, app, job_id)
+    except Exception:
+        log.exception("job %s: could not publish the next chunks", job_id)
 
 
 def advance(store: JobStore, job) -> str:
@@ -182,7 +199,13 @@ def advance(store: JobStore, job) -> str:
 def register(celery) -> None:
     """Register the chunk task (name ``azulsim.chunk``) on a Celery app."""
 
-    @celery.task(name=TASK_NAME, bind=True, ignore_result=True, acks_late=True)
+    @celery.task(
+        name=TASK_NAME,
+        bind=True,
+        ignore_result=True,
+        acks_late=True,
+        Request="workers.requeue:ChunkRequest",  # a lost pool child's chunk plays next
+    )
     def chunk_task(self, job_id: str, chunk: int) -> dict[str, Any]:
         """Play, count and merge chunk `chunk` of job `job_id` (see the module docstring)."""
         return run_chunk(self.app, str(job_id), int(chunk))

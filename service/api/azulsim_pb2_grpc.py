@@ -65,6 +65,11 @@ class AzulSimStub:
                 request_serializer=azulsim_dot_v1_dot_azulsim__pb2.GetStatisticsRequest.SerializeToString,
                 response_deserializer=azulsim_dot_v1_dot_azulsim__pb2.Statistics.FromString,
                 _registered_method=True)
+        self.StreamStatistics = channel.unary_stream(
+                '/azulsim.v1.AzulSim/StreamStatistics',
+                request_serializer=azulsim_dot_v1_dot_azulsim__pb2.GetStatisticsRequest.SerializeToString,
+                response_deserializer=azulsim_dot_v1_dot_azulsim__pb2.Statistics.FromString,
+                _registered_method=True)
         self.ListBots = channel.unary_unary(
                 '/azulsim.v1.AzulSim/ListBots',
                 request_serializer=azulsim_dot_v1_dot_azulsim__pb2.ListBotsRequest.SerializeToString,
@@ -127,7 +132,19 @@ class AzulSimServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetStatistics(self, request, context):
-        """The job's statistics: partial while it runs, final once it has ended.
+        """The job's statistics: partial while it runs, final once it has ended. A reply larger than
+        the server's message limit (AZULSIM_MAX_MESSAGE_BYTES; a 4-player sweep of 100
+        configurations comes near 4 MB) is RESOURCE_EXHAUSTED: StreamStatistics sends any size.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StreamStatistics(self, request, context):
+        """The same reply as GetStatistics, of any size, in parts: the first message is the reply with
+        the start of statistics_json, each next one holds only the next piece of statistics_json
+        (every other field unset). Joined in order, the pieces are the document, all read at one
+        moment. The azulsim client and CLI read statistics this way.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -189,6 +206,11 @@ def add_AzulSimServicer_to_server(servicer, server):
             ),
             'GetStatistics': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStatistics,
+                    request_deserializer=azulsim_dot_v1_dot_azulsim__pb2.GetStatisticsRequest.FromString,
+                    response_serializer=azulsim_dot_v1_dot_azulsim__pb2.Statistics.SerializeToString,
+            ),
+            'StreamStatistics': grpc.unary_stream_rpc_method_handler(
+                    servicer.StreamStatistics,
                     request_deserializer=azulsim_dot_v1_dot_azulsim__pb2.GetStatisticsRequest.FromString,
                     response_serializer=azulsim_dot_v1_dot_azulsim__pb2.Statistics.SerializeToString,
             ),
@@ -369,6 +391,33 @@ class AzulSim:
             request,
             target,
             '/azulsim.v1.AzulSim/GetStatistics',
+            azulsim_dot_v1_dot_azulsim__pb2.GetStatisticsRequest.SerializeToString,
+            azulsim_dot_v1_dot_azulsim__pb2.Statistics.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StreamStatistics(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/azulsim.v1.AzulSim/StreamStatistics',
             azulsim_dot_v1_dot_azulsim__pb2.GetStatisticsRequest.SerializeToString,
             azulsim_dot_v1_dot_azulsim__pb2.Statistics.FromString,
             options,

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from sim.quote import shown
+
 PROG = "azulsim"
 
 
@@ -71,7 +73,9 @@ def whole_number(text: str) -> int:
         whole, frac, exp = m.group(1), m.group(2) or "", int(m.group(3))
         if len(frac) <= exp or not frac[exp:].strip("0"):
             return int((whole + frac + "0" * exp)[: len(whole) + exp])
-    raise argparse.ArgumentTypeError(f"must be a whole number such as 1000000 or 1e6; got {text!r}")
+    raise argparse.ArgumentTypeError(
+        f"must be a whole number such as 1000000 or 1e6; got {shown(text)}"
+    )
 
 
 # --- the job spec ---------------------------------------------------------------------------
@@ -203,6 +207,6 @@ def resolve_job_id(client, text: str) -> str:
     if len(matches) > 1:
         shown = ", ".join(m[: len(text) + 4] + "…" for m in matches[:5])
         raise UsageError(
-            f"job id {text!r} is ambiguous: {len(matches)} jobs start with it ({shown})"
+            f"job id {shown(text)} is ambiguous: {len(matches)} jobs start with it ({shown})"
         )
     return matches[0] if matches else text

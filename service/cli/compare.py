@@ -31,6 +31,8 @@ import argparse
 import sys
 from typing import Any
 
+from sim.quote import shown
+
 from ..report import STOP_REASONS
 from .common import PROG, STUDY_SERVER, STUDY_SERVICE, UsageError, add_client_options, plain
 from .study import run_on_server, study_json, write_json
@@ -96,7 +98,7 @@ def _pair(text: str, option: str) -> tuple[float, float]:
     try:
         lo, hi = (float(x) for x in parts)
     except ValueError:
-        raise UsageError(f"{option} must be two numbers LO,HI; got {text!r}") from None
+        raise UsageError(f"{option} must be two numbers LO,HI; got {shown(text)}") from None
     return lo, hi
 
 

@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from sim.quote import shown
+
 from ..report import FORMATS, ReportError, unwrap, write_report
 from ..tune_report import is_tuning, write_tune_report
 from .common import (
@@ -59,7 +61,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if (args.job_id is None) == (args.source is None):
         raise UsageError("give either JOB or --from FILE")
     if Path(args.output).suffix.lower() not in FORMATS:
-        raise UsageError(f"-o must end in {', '.join(FORMATS)}; got {args.output!r}")
+        raise UsageError(f"-o must end in {', '.join(FORMATS)}; got {shown(args.output)}")
     try:
         if args.source is not None:  # a tuning run (`azulsim tune --json`) has its own plot
             data = json.load(sys.stdin) if args.source == "-" else _read_json(args.source)

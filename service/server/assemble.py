@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import signal
+import socket
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -67,6 +69,48 @@ def server_options(config: ServerConfig) -> list[tuple[str, Any]]:
     ]
 
 
+def bind_addresses(address: str) -> list[str]:
+    """The addresses to bind for `address`: a host name (``localhost:50051``) becomes one address
+    per IP it resolves to, so that each is bound and checked on its own. gRPC binds a name's
+    addresses itself but goes on when some fail ("Only 1 addresses added out of total 2
+    resolved"): beside a server holding 127.0.0.1, ``localhost`` started on [::1] alone. IP
+    literals, wildcards and anything else are left to gRPC as they are."""
+    host, sep, port = address.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit():
+        return [address]
+    with contextlib.suppress(ValueError):
+        ipaddress.ip_address(host)
+        return [address]  # an IP literal, the wildcards included
+    try:
+        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return [address]  # gRPC says why it cannot bind it
+    out: list[str] = []
+    for family, *_, sockaddr in infos:
+        ip = f"[{sockaddr[0]}]" if family == socket.AF_INET6 else str(sockaddr[0])
+        if ip not in out:
+            out.append(ip)
+    return [f"{ip}:{port}" for ip in out] or [address]
+
+
+def _bind(server: grpc.aio.Server, address: str, creds) -> int:
+    """Bind every address of `address` (`bind_addresses`), all on one port; the port, or 0 when
+    any of them did not bind."""
+    port = 0
+    for one in bind_addresses(address):
+        if port:  # an ephemeral port (":0") is the first address's, for all
+            one = f"{one.rpartition(':')[0]}:{port}"
+        try:
+            got = server.add_secure_port(one, creds) if creds else server.add_insecure_port(one)
+        except RuntimeError:  # grpc: "Failed to bind to address ..."
+            got = 0
+        if not got:
+            return 0
+        port = got
+    return port
+
+
 async def start_server(
     backend_factory: Callable[[], Backend] | Backend,
     config: ServerConfig,
@@ -92,16 +136,12 @@ async def start_server(
         (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server
     )
     address = listen or config.listen
-    try:
-        if config.tls_cert:
-            creds = grpc.ssl_server_credentials(
-                [(Path(config.tls_key).read_bytes(), Path(config.tls_cert).read_bytes())]
-            )
-            port = server.add_secure_port(address, creds)
-        else:
-            port = server.add_insecure_port(address)
-    except RuntimeError:  # grpc: "Failed to bind to address ..."
-        port = 0
+    creds = None
+    if config.tls_cert:
+        creds = grpc.ssl_server_credentials(
+            [(Path(config.tls_key).read_bytes(), Path(config.tls_cert).read_bytes())]
+        )
+    port = _bind(server, address, creds)
     if not port:
         pool.shutdown(wait=False)
         raise OSError(

@@ -125,7 +125,21 @@ class AzulSimServicer(pb_grpc.AzulSimServicer):
 
     async def GetStatistics(self, request, context):
         job_id = await self._check(context, convert.check_job_id, request.job_id)
-        return await self._call(context, self._statistics, job_id)
+        reply = await self._call(context, self._statistics, job_id)
+        await self._fits(
+            context,
+            reply,
+            f"the statistics of job {job_id} are",
+            ": StreamStatistics sends them in parts (as the azulsim client and CLI do)",
+        )
+        return reply
+
+    async def StreamStatistics(self, request, context):
+        job_id = await self._check(context, convert.check_job_id, request.job_id)
+        reply = await self._call(context, self._statistics, job_id)
+        # Half the limit per part: the first part carries the job and the bot summaries too.
+        for part in convert.statistics_parts(reply, max(1024, self.config.max_message_bytes // 2)):
+            yield part
 
     def _statistics(self, job_id: str) -> pb.Statistics:
         """The reply for the job as it is now (in the pool): many clients polling one running job
@@ -152,16 +166,21 @@ class AzulSimServicer(pb_grpc.AzulSimServicer):
         finally:
             self.replays -= 1
         reply = convert.replay_to_proto(job_id, replay, info.rules_version or "")
-        # Said here, naming the game and the setting, rather than as gRPC's bare "sent message
-        # larger than max" (a game near a 1,000-round cap can run to tens of MiB).
+        # A game near a 1,000-round cap can run to tens of MiB.
+        steps = len(reply.steps)
+        await self._fits(context, reply, f"the replay of game {game} ({steps:,} steps) is")
+        return reply
+
+    async def _fits(self, context, reply, what: str, hint: str = "") -> None:
+        """Abort with RESOURCE_EXHAUSTED when `reply` is above the server's message limit: said
+        here, naming what and the setting, rather than as gRPC's bare "sent message larger than
+        max"."""
         if (size := reply.ByteSize()) > self.config.max_message_bytes:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"the replay of game {game} ({len(reply.steps):,} steps) is {size:,} "
-                f"bytes, above this server's message limit of {self.config.max_message_bytes:,} "
-                "(AZULSIM_MAX_MESSAGE_BYTES)",
+                f"{what} {size:,} bytes, above this server's message limit of "
+                f"{self.config.max_message_bytes:,} (AZULSIM_MAX_MESSAGE_BYTES){hint}",
             )
-        return reply
 
     async def ExportGames(self, request, context):
         job_id = await self._check(context, convert.check_job_id, request.job_id)

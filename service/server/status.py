@@ -17,6 +17,11 @@ import grpc
 
 T = TypeVar("T")
 
+# The longest status message sent. Values are quoted short where the message is written
+# (`sim.quote.shown`); this cap is the last guard, since a message travels in the trailers,
+# which gRPC limits (16 KB by default: a longer one reaches the client as RESOURCE_EXHAUSTED).
+MAX_MESSAGE = 1000
+
 
 class BadRequest(ValueError):
     """A request field is invalid: INVALID_ARGUMENT with this message."""
@@ -85,10 +90,17 @@ def status_of(exc: BaseException) -> grpc.StatusCode | None:
 
 def message(exc: BaseException) -> str:
     """The status message: a validation message as written; any other on one line, and an
-    unreachable store says it is Redis."""
+    unreachable store says it is Redis. At most `MAX_MESSAGE` characters."""
     if isinstance(exc, BadRequest):
-        return str(exc)
+        return capped(str(exc))
     text = " ".join(str(exc).split())
     if status_of(exc) == grpc.StatusCode.UNAVAILABLE and "Redis" not in text:
         text = f"the job store (Redis) is unavailable: {text or type(exc).__name__}"
-    return text or type(exc).__name__
+    return capped(text or type(exc).__name__)
+
+
+def capped(text: str, limit: int = MAX_MESSAGE) -> str:
+    """`text`, or its start and how long it was when longer than `limit` characters."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 40]}... (message cut: {len(text)} characters)"

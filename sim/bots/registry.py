@@ -92,19 +92,19 @@ class Param:
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
-            raise ValueError(f"parameter name {self.name!r} is not an identifier")
+            raise ValueError(f"parameter name {shown(self.name)} is not an identifier")
         if self.type not in PARAM_TYPES:
             raise ValueError(
-                f"parameter {self.name!r}: type must be one of {', '.join(PARAM_TYPES)}; "
-                f"got {self.type!r}"
+                f"parameter {shown(self.name)}: type must be one of {', '.join(PARAM_TYPES)}; "
+                f"got {shown(self.type)}"
             )
         if self.type == "choice":
             if not self.choices:
-                raise ValueError(f"parameter {self.name!r}: a choice needs choices")
+                raise ValueError(f"parameter {shown(self.name)}: a choice needs choices")
             object.__setattr__(self, "choices", tuple(str(c) for c in self.choices))
             for c in self.choices:
                 if not c or any(ch in c for ch in ",=:| ") or c != c.strip():
-                    raise ValueError(f"parameter {self.name!r}: bad choice {c!r}")
+                    raise ValueError(f"parameter {shown(self.name)}: bad choice {shown(c)}")
         # The default goes through the same check as a user value.
         object.__setattr__(self, "default", self.coerce(self.default, bot="<schema>"))
 
@@ -113,7 +113,7 @@ class Param:
 
         Raises ValueError naming the bot, the parameter and the reason.
         """
-        where = f"bot {bot!r}: parameter {self.name!r}"  # a registered name: short
+        where = f"bot {shown(bot)}: parameter {shown(self.name)}"  # a registered name: short
         if self.type == "bool":
             if isinstance(value, bool):
                 return value
@@ -157,7 +157,7 @@ class Param:
     @staticmethod
     def _integer(value: Any, where: str) -> int:
         if isinstance(value, bool):
-            raise ValueError(f"{where} must be an integer; got {value!r}")
+            raise ValueError(f"{where} must be an integer; got {shown(value)}")
         if isinstance(value, int):
             return value
         if isinstance(value, float) and value.is_integer():
@@ -175,7 +175,7 @@ class Param:
     @staticmethod
     def _float(value: Any, where: str) -> float:
         if isinstance(value, bool):
-            raise ValueError(f"{where} must be a number; got {value!r}")
+            raise ValueError(f"{where} must be a number; got {shown(value)}")
         if isinstance(value, int | float):
             number = float(value)
         elif isinstance(value, str) and _DECIMAL.match(value):
@@ -247,7 +247,7 @@ class BotInfo:
                 return p
         allowed = ", ".join(p.name for p in self.params) or "none"
         raise ValueError(
-            f"bot {self.name!r}: unknown parameter {shown(name)} (parameters: {allowed})"
+            f"bot {shown(self.name)}: unknown parameter {shown(name)} (parameters: {allowed})"
         )
 
     def describe(self) -> dict[str, Any]:
@@ -300,16 +300,16 @@ def register_bot(
     (unless `replace`).
     """
     if not isinstance(name, str) or not _NAME.match(name):
-        raise ValueError(f"bot name {name!r} is not an identifier")
+        raise ValueError(f"bot name {shown(name)} is not an identifier")
     names = [p.name for p in params]
     if len(set(names)) != len(names):
-        raise ValueError(f"bot {name!r}: duplicate parameter names in {names}")
+        raise ValueError(f"bot {shown(name)}: duplicate parameter names in {names}")
     if not callable(factory):
-        raise ValueError(f"bot {name!r}: factory is not callable")
+        raise ValueError(f"bot {shown(name)}: factory is not callable")
     info = BotInfo(name, " ".join(description.split()), factory, tuple(params), source, cost, check)
     with _lock:
         if name in _registry and not replace:
-            raise ValueError(f"bot {name!r} is already registered")
+            raise ValueError(f"bot {shown(name)} is already registered")
         _registry[name] = info
     return info
 
@@ -338,7 +338,7 @@ def _load_entry_point(ep: importlib.metadata.EntryPoint) -> BotInfo:
         obj = ep.load()
     except Exception as exc:  # a broken plug-in must not look like an unknown bot
         raise ValueError(
-            f"bot {ep.name!r}: entry point {ep.value!r} failed to load: {exc}"
+            f"bot {shown(ep.name)}: entry point {shown(ep.value)} failed to load: {exc}"
         ) from exc
     with _lock:
         if ep.name in _registry:  # importing it registered the bot
@@ -347,7 +347,8 @@ def _load_entry_point(ep: importlib.metadata.EntryPoint) -> BotInfo:
         obj = obj()
     if not isinstance(obj, BotInfo):
         raise ValueError(
-            f"bot {ep.name!r}: entry point {ep.value!r} gave {type(obj).__name__}, not a BotInfo"
+            f"bot {shown(ep.name)}: entry point {shown(ep.value)} gave {type(obj).__name__}, "
+            "not a BotInfo"
         )
     return register_bot(
         ep.name,
@@ -412,13 +413,13 @@ def parse_bot_spec(text: str) -> BotSpec:
         for item in rest.split(","):
             key, eq, value = item.partition("=")
             if not eq or not key:
-                raise ValueError(f"bot {name!r}: expected key=value; got {shown(item)}")
+                raise ValueError(f"bot {shown(name)}: expected key=value; got {shown(item)}")
             param = info.param(key)
             if key in given:
-                raise ValueError(f"bot {name!r}: parameter {key!r} is given twice")
+                raise ValueError(f"bot {shown(name)}: parameter {shown(key)} is given twice")
             given[key] = param.coerce(value, bot=name)
     elif sep:
-        raise ValueError(f"bot {name!r}: nothing after ':' in {shown(text)}")
+        raise ValueError(f"bot {shown(name)}: nothing after ':' in {shown(text)}")
     return _make_spec(info, given)
 
 
@@ -441,7 +442,7 @@ def _make_spec(info: BotInfo, given: Mapping[str, Any]) -> BotSpec:
     if changed:
         label += ":" + ",".join(f"{p.name}={p.format(full[p.name])}" for p in changed)
     if _FORBIDDEN_IN_LABEL in label:  # pragma: no cover - names and choices exclude it
-        raise ValueError(f"bot label {label!r} contains {_FORBIDDEN_IN_LABEL!r}")
+        raise ValueError(f"bot label {shown(label)} contains {shown(_FORBIDDEN_IN_LABEL)}")
     return BotSpec(info.name, full, label)
 
 

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.optimize import brentq
 
+from sim.quote import shown
+
 Z95 = 1.959963984540054
 PENTANOMIAL_VALUES = np.arange(5) / 4.0  # per-game score of A in a pair with i half-points
 ZERO_COUNT = 1e-3  # fishtest's stand-in for an empty cell, so that every log is finite
@@ -58,7 +60,7 @@ def pentanomial_moments(counts: Sequence[int]) -> tuple[int, float | None, float
     """
     n = np.asarray(counts, dtype=np.float64)
     if n.shape != (5,):
-        raise ValueError(f"a pentanomial has 5 counts; got {list(counts)!r}")
+        raise ValueError(f"a pentanomial has 5 counts; got {shown(list(counts))}")
     total = int(round(n.sum()))
     if total == 0:
         return 0, None, None

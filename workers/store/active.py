@@ -49,16 +49,28 @@ class ActiveJobs(StoreBase):
         pipe = self.redis.pipeline(transaction=False)
         for job_id in job_ids:
             keys = self.job_keys(job_id)
-            pipe.hmget(keys["meta"], "state", "chunks_total", "published_at", "updated_at")
+            pipe.hmget(
+                keys["meta"],
+                *("state", "chunks_total", "published_at", "updated_at"),
+                *("next", "ordered", "prefix", "chunks_done"),
+            )
             pipe.get(keys["done"])
             pipe.hgetall(keys["chunks"])
         replies = pipe.execute()
         out = {}
         for i, job_id in enumerate(job_ids):
-            (state, total, published, updated), done, chunks = replies[3 * i : 3 * i + 3]
+            (state, total, published, updated, nxt, ordered, prefix, merged), done, chunks = (
+                replies[3 * i : 3 * i + 3]
+            )
+            total = int(total) if total else 0
+            base = int(prefix or 0) if ordered and text(ordered) == "1" else int(merged or 0)
             out[job_id] = {
                 "state": text(state) if state else None,
-                "chunks_total": int(total) if total else 0,
+                "chunks_total": total,
+                # chunks claimed for publishing (none past it has a message); a job from before
+                # windows had all published
+                "next": total if nxt is None else int(nxt),
+                "window_base": base,  # what the window counts from (dispatch.publish_window)
                 "published_at": float_or_none(published) or 0.0,
                 "updated_at": float_or_none(updated) or 0.0,
                 "done": bytes(done or b""),

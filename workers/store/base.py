@@ -30,6 +30,8 @@ SCRIPTS = (
     "mark_missing",
     "park_chunk",
     "advance_prefix",
+    "claim_window",
+    "resend_window",
 )
 
 

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import redis
 
+from sim.quote import shown
+
 if TYPE_CHECKING:
     from .records import JobInfo
 
@@ -27,7 +29,8 @@ class RequestConflict(StoreError):
 
     def __init__(self, request_id: str, job_id: str):
         super().__init__(
-            f"request_id {request_id!r} was already used for job {job_id} with a different spec"
+            f"request_id {shown(request_id)} was already used for job {job_id} "
+            "with a different spec"
         )
         self.request_id = request_id
         self.job_id = job_id

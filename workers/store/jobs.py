@@ -9,6 +9,7 @@ from typing import Any
 
 from sim import RULES_VERSION
 from sim.chunk import chunk_games_for, chunks_total
+from sim.quote import shown
 from sim.spec import JobSpec
 
 from .base import StoreBase
@@ -43,7 +44,9 @@ class JobRecords(StoreBase):
             "chunk_games": chunk_games,
             "created_at": now,
             "published_at": now,
-            "published": 0,  # 1 once submit has published every chunk (see mark_published)
+            "published": 0,  # 1 once submit has published its first window (mark_published)
+            "next": 0,  # the first chunk not yet published (claim_window)
+            "ordered": 1 if spec.stop is not None else 0,  # chunks merge in game order
             "updated_at": now,
             "rules_version": RULES_VERSION,
         }
@@ -59,8 +62,31 @@ class JobRecords(StoreBase):
         return self.get_job(got), status == "created"
 
     @unavailable
+    def claim_window(self, job_id: str) -> range:
+        """Claim the chunks to publish now: those of the job's window (``publish_window`` ahead
+        of its merged chunks, or of its merged prefix with a stopping rule) not claimed before;
+        each is claimed once (claim_window.lua). Empty once the job ended."""
+        keys = self.job_keys(job_id)
+        start, stop = self._scripts["claim_window"](
+            keys=[keys["meta"], keys["chunks"]],
+            args=[self.settings.publish_window, repr(time.time()), self.settings.job_ttl_s],
+        )
+        return range(int(start), int(stop))
+
+    @unavailable
+    def resend_window(self, job_id: str) -> list[int]:
+        """The claimed chunks not merged, for a retried submit to publish again, their publish
+        time renewed and the reconciler's marks dropped (resend_window.lua)."""
+        keys = self.job_keys(job_id)
+        got = self._scripts["resend_window"](
+            keys=[keys["meta"], keys["done"], keys["chunks"]],
+            args=[repr(time.time()), self.settings.job_ttl_s],
+        )
+        return [int(text(c)) for c in got]
+
+    @unavailable
     def mark_published(self, job_id: str) -> None:
-        """Record that every chunk of the job was published once (a retried submit skips it)."""
+        """Record that submit published the job's first window (a retried submit skips it)."""
         self.redis.hset(self.meta_key(job_id), "published", 1)
 
     @unavailable
@@ -80,7 +106,7 @@ class JobRecords(StoreBase):
         """The job's record; raises `JobNotFound`."""
         raw = self.redis.hgetall(self.meta_key(job_id)) if job_id else {}
         if not raw or b"spec" not in raw and "spec" not in raw:
-            raise JobNotFound(f"no job {job_id!r}")
+            raise JobNotFound(f"no job {shown(job_id)}")
         return job_info(job_id, raw)
 
     @unavailable
@@ -94,7 +120,7 @@ class JobRecords(StoreBase):
         """The job's spec alone (one HGET, parsed once per process); raises `JobNotFound`."""
         stored = self.redis.hget(self.meta_key(job_id), "spec")
         if stored is None:
-            raise JobNotFound(f"no job {job_id!r}")
+            raise JobNotFound(f"no job {shown(job_id)}")
         return parse_spec(text(stored))
 
     @unavailable
@@ -111,7 +137,7 @@ class JobRecords(StoreBase):
         )
         status = text(status)
         if status == "missing":
-            raise JobNotFound(f"no job {job_id!r}")
+            raise JobNotFound(f"no job {shown(job_id)}")
         job = self.get_job(job_id)
         if status == "finished":
             raise JobFinished(job)
@@ -127,7 +153,7 @@ class JobRecords(StoreBase):
         pipe.hgetall(keys["counters"])
         exists, raw = pipe.execute()
         if not exists:
-            raise JobNotFound(f"no job {job_id!r}")
+            raise JobNotFound(f"no job {shown(job_id)}")
         out = {}
         for k, v in raw.items():
             key, value = text(k), int(v)

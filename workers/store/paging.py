@@ -13,6 +13,8 @@ import base64
 import binascii
 import re
 
+from sim.quote import shown
+
 from .base import StoreBase
 from .errors import unavailable
 from .records import JobInfo, job_info, text
@@ -40,7 +42,7 @@ def decode_page_token(token: str) -> int:
     if seq is None or seq >= 2**63:
         prefix = token[:_SHOWN] + ("..." if len(token) > _SHOWN else "")
         raise ValueError(
-            f"page_token is not a next_page_token from ListJobs: {prefix!r} "
+            f"page_token is not a next_page_token from ListJobs: {shown(prefix)} "
             f"({len(token)} characters)"
         )
     return seq
