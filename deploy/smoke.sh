@@ -15,6 +15,8 @@
 #   6. the Redis primary is SIGKILLed for good: the Sentinels promote the replica and a new job
 #      runs to the end.
 # Not part of CI (CI has no Docker daemon): tests/test_deploy.py checks the files themselves.
+# Where no registry is reachable, load local images tagged python:3.11-slim and redis:7.2 first,
+# and set DOCKER_BUILDKIT=0 (BuildKit would fetch the Dockerfile's syntax frontend).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

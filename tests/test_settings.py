@@ -151,3 +151,38 @@ def test_tokens_that_are_only_commas_stop_the_server_at_start(text, tmp_path):
     )  # fmt: skip
     assert serve.returncode != 0
     assert "AZULSIM_AUTH_TOKENS" in serve.stderr and "no token" in serve.stderr, serve.stderr
+
+
+def test_sentinels_and_the_merge_wait():
+    """``AZULSIM_REDIS_SENTINELS`` is a host:port list; with it, merges wait for 1 replica by
+    default, within a timeout under half the socket timeout and the soft limit; the broker URL
+    becomes kombu's sentinel:// list with the primary's password and database."""
+    from workers.app import celery_config
+    from workers.store import broker_url
+
+    load = worker_settings.load_settings
+    plain = load({})
+    assert plain.redis_sentinels == () and plain.wait_for == 0
+    assert broker_url(plain) == plain.redis_url
+    env = {
+        "AZULSIM_REDIS_SENTINELS": " s1:26379, s2:26380 ",
+        "AZULSIM_REDIS_URL": "redis://:p%40ss@ignored:6379/3",
+    }
+    s = load(env)
+    assert s.redis_sentinels == ("s1:26379", "s2:26380") and s.wait_for == 1
+    assert broker_url(s) == "sentinel://:p%40ss@s1:26379/3;sentinel://:p%40ss@s2:26380/3"
+    transport = celery_config(s)["broker_transport_options"]
+    assert transport["master_name"] == "azulsim" and transport["sentinel_kwargs"]
+    assert load({**env, "AZULSIM_REDIS_WAIT_REPLICAS": "0"}).wait_for == 0
+    for bad, message in (
+        ({"AZULSIM_REDIS_SENTINELS": "s1"}, "AZULSIM_REDIS_SENTINELS must be host:port"),
+        ({"AZULSIM_REDIS_SENTINELS": "s1:0"}, "AZULSIM_REDIS_SENTINELS must be host:port"),
+        ({"AZULSIM_REDIS_WAIT_REPLICAS": "-1"}, "AZULSIM_REDIS_WAIT_REPLICAS must not be"),
+        ({"AZULSIM_REDIS_WAIT_TIMEOUT_S": "8"}, "less than half of AZULSIM_REDIS_TIMEOUT_S"),
+        ({"AZULSIM_REDIS_WAIT_TIMEOUT_S": "0"}, "AZULSIM_REDIS_WAIT_TIMEOUT_S must be positive"),
+        ({"AZULSIM_REDIS_WAIT_TIMEOUT_S": "4", "AZULSIM_TASK_SOFT_LIMIT_S": "6",
+          "AZULSIM_TASK_HARD_LIMIT_S": "8", "AZULSIM_VISIBILITY_TIMEOUT_S": "10",
+          "AZULSIM_STALL_S": "12"}, "less than half of AZULSIM_TASK_SOFT_LIMIT_S"),
+    ):  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            load({**env, **bad})
