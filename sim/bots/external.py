@@ -29,8 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from sim.quote import shown
-
 from ..constants import FLOOR_SLOTS
 from ..engine import wall_colours
 from ..settings import Kind, from_env, setting
@@ -165,7 +163,7 @@ class _Process:
             )
         except OSError as exc:
             self.stderr.close()
-            raise ExternalBotError(f"cannot start {shown(shlex.join(argv))}: {exc}") from exc
+            raise ExternalBotError(f"cannot start {shlex.join(argv)!r}: {exc}") from exc
         os.set_blocking(self.proc.stdin.fileno(), False)
         os.set_blocking(self.proc.stdout.fileno(), False)
         self.pending = b""  # bytes read past the last answer (a protocol error if not empty)
@@ -282,7 +280,7 @@ def close_all() -> None:
 class ExternalBot(Bot):
     def __init__(self, argv: list[str], label: str, timeout: float, batch: int):
         if not argv or not argv[0]:
-            raise ValueError(f"bot {shown(label)}: needs a command (cmd=PATH)")
+            raise ValueError(f"bot {label!r}: needs a command (cmd=PATH)")
         self.argv = list(argv)
         self.label = label
         self.timeout = float(timeout)
@@ -359,24 +357,23 @@ class ExternalBot(Bot):
             if "error" in reply:
                 raise ValueError(f"reported an error: {str(reply['error'])[:300]}")
             if reply.get("id") != self._next_id:
-                raise ValueError(f"answer id {shown(reply.get('id'))}, expected {self._next_id}")
+                raise ValueError(f"answer id {reply.get('id')!r}, expected {self._next_id}")
             values = reply.get(field)
             if not isinstance(values, list) or len(values) != len(where):
-                raise ValueError(f"needs {shown(field)}: a list of {len(where)} integers")
+                raise ValueError(f"needs {field!r}: a list of {len(where)} integers")
             if not all(type(v) is int for v in values):
-                raise ValueError(f"{shown(field)} must hold integers only")
+                raise ValueError(f"{field!r} must hold integers only")
         except ValueError as exc:
             _drop(self.argv)
             text = answer[:200].decode(errors="replace")
-            error = f"bad answer ({exc}): {shown(text)}"
-            raise self._error(error, where[0], batch=len(where)) from None
+            raise self._error(f"bad answer ({exc}): {text!r}", where[0], batch=len(where)) from None
         return np.asarray(values, np.int64)
 
     def _error(self, what: str, pos: dict, batch: int = 0) -> ExternalBotError:
         at = f"game {pos['game']}, round {pos['round']}, seat {pos['seat']}"
         if batch > 1:
             at += f" (first of a request of {batch} positions)"
-        return ExternalBotError(f"external bot {shown(self.label)}: {what} at {at}")
+        return ExternalBotError(f"external bot {self.label!r}: {what} at {at}")
 
 
 # --- registration ----------------------------------------------------------------------------
@@ -411,7 +408,7 @@ def register_external_bot(name: str, command: str | list[str], *, replace: bool 
     """Register `name` as the external bot running `command` (a shell-style line or an argv)."""
     argv = shlex.split(command) if isinstance(command, str) else list(command)
     if not argv:
-        raise ValueError(f"external bot {shown(name)}: empty command")
+        raise ValueError(f"external bot {name!r}: empty command")
     return register_bot(
         name,
         f"External bot: runs {shlex.join(argv)} (JSON-lines protocol, docs/bots.md).",
@@ -429,7 +426,7 @@ def register_from_environment() -> None:
     for item in filter(None, (part.strip() for part in text.split(";"))):
         name, eq, command = item.partition("=")
         if not eq or not command.strip():
-            raise ValueError(f"{ENV_NAMED}: expected name=command; got {shown(item)}")
+            raise ValueError(f"{ENV_NAMED}: expected name=command; got {item!r}")
         register_external_bot(name.strip(), command, replace=True)
 
 
