@@ -40,12 +40,12 @@ from celery.exceptions import Reject
 from sim.chunk import play_chunk  # a module global: tests/faults_util.py wraps it
 
 from .leases import keep_lease
+from .publish import TASK_NAME, publish_window
 from .settings import Settings, redis_client_options
 from .store import JobStore, StoreUnavailable
 
 log = logging.getLogger("azulsim.workers")
 
-TASK_NAME = "azulsim.chunk"
 
 _stores: dict[tuple[int, Settings], JobStore] = {}
 
@@ -145,8 +145,6 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
 def refill(app, store: JobStore, job_id: str) -> None:
     """Publish the chunks a merge made room for in the job's window (`workers.dispatch`). A
     failure is logged, not raised: the chunk is merged; the reconciler fills the window later."""
-    from .dispatch import publish_window
-
     try:
         publish_window(store, app, job_id)
     except Exception:
