@@ -32,8 +32,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sim.quote import shown
-
 FORMATS = (".png", ".svg", ".pdf", ".html")
 DPI = 110
 PANEL_SIZE = (4.6, 3.4)  # inches per panel
@@ -628,7 +626,7 @@ def write_report(doc: Mapping[str, Any], path: str | Path, title: str | None = N
     if ext not in FORMATS:
         raise ReportError(
             f"output must end in {', '.join(FORMATS)} (the extension picks the format); "
-            f"got {shown(path.name)}"
+            f"got {path.name!r}"
         )
     doc = unwrap(doc)
     if not doc.get("configurations"):

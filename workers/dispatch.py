@@ -15,34 +15,12 @@ carry their publish time, and the reconciler publishes those it then finds missi
 
 from __future__ import annotations
 
-import redis
-from kombu.exceptions import OperationalError
-
 from sim.spec import JobSpec
 
-from .store import JobInfo, JobStore, StoreUnavailable
-from .tasks import TASK_NAME
+from .publish import publish_chunks, publish_window
+from .store import JobInfo, JobStore
 
-
-def publish_chunks(app, job_id: str, chunks) -> int:
-    """Publish chunk tasks of `job_id` on one producer connection; returns how many."""
-    queue = app.azulsim_settings.queue
-    n = 0
-    try:
-        with app.producer_or_acquire() as producer:
-            for chunk in chunks:
-                app.send_task(TASK_NAME, args=[job_id, int(chunk)], queue=queue, producer=producer)
-                n += 1
-    except (OperationalError, OSError, redis.ConnectionError, redis.TimeoutError) as exc:
-        raise StoreUnavailable(f"could not publish chunks of job {job_id}: {exc}") from exc
-    return n
-
-
-def publish_window(store: JobStore, app, job_id: str) -> int:
-    """Publish the chunks of `job_id` that now fit in its window (each claimed once, whoever
-    calls); returns how many."""
-    chunks = store.claim_window(job_id)
-    return publish_chunks(app, job_id, chunks) if chunks else 0
+__all__ = ["publish_chunks", "publish_window", "submit"]
 
 
 def submit(store: JobStore, app, spec: JobSpec, request_id: str | None) -> tuple[JobInfo, bool]:

@@ -171,7 +171,7 @@ def reconcile_once(
     when sweeps are off). `scan`: None scans a non-empty queue when some chunk needs it and the
     ``stall_s`` slot is free; True always scans then; False never.
     """
-    from .dispatch import publish_chunks, publish_window
+    from .publish import publish_chunks, publish_window
 
     settings: Settings = store.settings
     now = time.time() if now is None else now

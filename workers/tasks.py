@@ -15,7 +15,7 @@ A chunk task has two JSON arguments, ``(job_id, chunk)``. Its steps:
    them after the merge: unconfirmed, the message is requeued, not acked, so a failover that
    loses the merge replays the chunk rather than losing it (`workers.store.NotReplicated`).
 5. publish the chunks the merge made room for in the job's window (`refill`,
-   `workers.dispatch.publish_window`).
+   `workers.publish.publish_window`).
 
 A job with a stopping rule parks its chunks instead (``park_chunk.lua``) and then moves the
 contiguous prefix over every chunk parked in order (`advance`): the rule is read at each check
@@ -42,12 +42,12 @@ from celery.exceptions import Reject
 from sim.chunk import play_chunk  # a module global: tests/faults_util.py wraps it
 
 from .leases import keep_lease
+from .publish import TASK_NAME, publish_window
 from .settings import Settings
 from .store import JobStore, NotReplicated, StoreUnavailable, connect
 
 log = logging.getLogger("azulsim.workers")
 
-TASK_NAME = "azulsim.chunk"
 
 _stores: dict[tuple[int, Settings], JobStore] = {}
 
@@ -155,8 +155,6 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
 def refill(app, store: JobStore, job_id: str) -> None:
     """Publish the chunks a merge made room for in the job's window (`workers.dispatch`). A
     failure is logged, not raised: the chunk is merged; the reconciler fills the window later."""
-    from .dispatch import publish_window
-
     try:
         publish_window(store, app, job_id)
     except Exception:

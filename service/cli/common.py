@@ -205,8 +205,8 @@ def resolve_job_id(client, text: str) -> str:
         if not token:
             break
     if len(matches) > 1:
-        shown = ", ".join(m[: len(text) + 4] + "…" for m in matches[:5])
+        listed = ", ".join(m[: len(text) + 4] + "…" for m in matches[:5])
         raise UsageError(
-            f"job id {shown(text)} is ambiguous: {len(matches)} jobs start with it ({shown})"
+            f"job id {shown(text)} is ambiguous: {len(matches)} jobs start with it ({listed})"
         )
     return matches[0] if matches else text

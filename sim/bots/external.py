@@ -30,8 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from sim.quote import shown
-
 from ..constants import FLOOR_SLOTS
 from ..engine import wall_colours
 from ..settings import Kind, from_env, setting
@@ -175,7 +173,7 @@ class _Process:
             )
         except OSError as exc:
             self.stderr.close()
-            raise ExternalBotError(f"cannot start {shown(shlex.join(argv))}: {exc}") from exc
+            raise ExternalBotError(f"cannot start {shlex.join(argv)!r}: {exc}") from exc
         os.set_blocking(self.proc.stdin.fileno(), False)
         os.set_blocking(self.proc.stdout.fileno(), False)
         _widen(self.proc.stdin.fileno())
@@ -328,7 +326,7 @@ class ExternalBot(Bot):
         self, argv: list[str], label: str, timeout: float, batch: int, move_ms: float = 0.0
     ):
         if not argv or not argv[0]:
-            raise ValueError(f"bot {shown(label)}: needs a command (cmd=PATH)")
+            raise ValueError(f"bot {label!r}: needs a command (cmd=PATH)")
         self.argv = list(argv)
         self.label = label
         self.timeout = float(timeout)
@@ -417,20 +415,19 @@ class ExternalBot(Bot):
             if "error" in reply:
                 raise ValueError(f"reported an error: {str(reply['error'])[:300]}")
             if reply.get("id") != self._next_id:
-                raise ValueError(f"answer id {shown(reply.get('id'))}, expected {self._next_id}")
+                raise ValueError(f"answer id {reply.get('id')!r}, expected {self._next_id}")
             values = reply.get(field)
             if not isinstance(values, list) or len(values) != len(where):
-                raise ValueError(f"needs {shown(field)}: a list of {len(where)} integers")
+                raise ValueError(f"needs {field!r}: a list of {len(where)} integers")
             if not all(type(v) is int for v in values):
-                raise ValueError(f"{shown(field)} must hold integers only")
+                raise ValueError(f"{field!r} must hold integers only")
             reported = reply.get("cpu_us")
             if reported is not None and (type(reported) is not int or reported < 0):
-                raise ValueError(f"'cpu_us' must be a non-negative integer; got {shown(reported)}")
+                raise ValueError(f"'cpu_us' must be a non-negative integer; got {reported!r}")
         except ValueError as exc:
             _drop(self.argv)
             text = answer[:200].decode(errors="replace")
-            error = f"bad answer ({exc}): {shown(text)}"
-            raise self._error(error, where[0], batch=len(where)) from None
+            raise self._error(f"bad answer ({exc}): {text!r}", where[0], batch=len(where)) from None
         ticks = proc.cpu_ticks()
         if reported is not None:
             self._outside_ns += reported * 1000
@@ -443,7 +440,7 @@ class ExternalBot(Bot):
         at = f"game {pos['game']}, round {pos['round']}, seat {pos['seat']}"
         if batch > 1:
             at += f" (first of a request of {batch} positions)"
-        return ExternalBotError(f"external bot {shown(self.label)}: {what} at {at}")
+        return ExternalBotError(f"external bot {self.label!r}: {what} at {at}")
 
 
 # --- registration ----------------------------------------------------------------------------
@@ -503,7 +500,7 @@ def register_external_bot(
     """
     argv = shlex.split(command) if isinstance(command, str) else list(command)
     if not argv:
-        raise ValueError(f"external bot {shown(name)}: empty command")
+        raise ValueError(f"external bot {name!r}: empty command")
     declared = {"walls": walls, "players": players, "move_ms": move_ms}
     params = tuple(
         replace_field(p, default=declared[p.name]) if p.name in declared else p for p in PARAMS
@@ -536,7 +533,7 @@ def register_from_environment() -> None:
         if eq != "=" or not command.strip():
             eq = ""
         if not eq or not command.strip():
-            raise ValueError(f"{ENV_NAMED}: expected name=command; got {shown(item)}")
+            raise ValueError(f"{ENV_NAMED}: expected name=command; got {item!r}")
         name, declared = _declarations(name.strip(), item)
         register_external_bot(name, command, replace=True, **declared)
 
@@ -547,13 +544,13 @@ def _declarations(name: str, item: str) -> tuple[str, dict]:
         return name, {}
     name, _, inner = name.partition("[")
     if not inner.endswith("]"):
-        raise ValueError(f"{ENV_NAMED}: expected name[key=value,...]=command; got {shown(item)}")
+        raise ValueError(f"{ENV_NAMED}: expected name[key=value,...]=command; got {item!r}")
     out: dict[str, Any] = {}
     for pair in filter(None, inner[:-1].split(",")):
         key, eq, value = pair.partition("=")
         if not eq or key not in ("walls", "players", "move_ms"):
             raise ValueError(
-                f"{ENV_NAMED}: {name}: declare walls=, players= or move_ms=; got {shown(pair)}"
+                f"{ENV_NAMED}: {name}: declare walls=, players= or move_ms=; got {pair!r}"
             )
         param = next(p for p in PARAMS if p.name == key)
         out[key] = param.coerce(value, bot=name)
