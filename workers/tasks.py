@@ -71,6 +71,8 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
         # The attempt may have been counted with its reply lost: requeue the message rather than
         # let it be acked as a failure, which would leave the chunk to the reconciler (a lapsed
         # lease, message nowhere). tests/test_faults.py::test_lost_script_reply
+        if isinstance(exc, NotReplicated):  # a redelivery of a merged chunk, as below
+            log.warning("chunk %s/%d not acked: %s", job_id, chunk, exc)
         raise Reject(exc, requeue=True) from exc
     if status != "run":
         log.info("chunk %s/%d skipped: %s %s", job_id, chunk, status, detail)
