@@ -62,4 +62,7 @@ def fake_play_games(config, seed: int, start: int, stop: int, max_rounds: int = 
         marker_takes=draw(4).astype(np.int16),
         winners=provisional & ~truncated[:, None],
         provisional_winners=provisional,
+        lead_changes=draw(5, (n,)).astype(np.int16),
+        trailing_rounds=draw(1 << 8).astype(np.int64),
+        last_trailing_round=draw(9).astype(np.int16),
     )

@@ -52,6 +52,9 @@ def hand_records() -> tuple[GameRecords, Configuration]:
         marker_takes=np.array([[2, 3], [3, 3], [1, 4], [4, 3], [50, 50], [3, 3]], np.int16),
         winners=winners,
         provisional_winners=winners_of(scores, rows),
+        lead_changes=np.array([1, 0, 2, 3, 40, 1], np.int16),
+        trailing_rounds=np.array([[0b11, 0], [0, 0b1], [0b1, 0b10], [0b101, 0b10], [0, 0], [1, 0]]),
+        last_trailing_round=np.array([[2, 0], [0, 1], [1, 2], [3, 2], [0, 0], [1, 0]], np.int16),
     )
     return rec, cfg
 

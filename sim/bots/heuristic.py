@@ -35,12 +35,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..constants import TILES_PER_COLOUR
-from .base import Bot, elementwise_columns
+from .base import Bot, compiled_columns, elementwise_columns
 from .features import (
     _FLOOR_COST,
     CAP,
     FLOOR_MAX_X,
     best_columns,
+    column_keys,
     first_max,
     flat,
     line_values,
@@ -127,8 +128,9 @@ def _max_over_lines(v: np.ndarray, out=None) -> np.ndarray:
 class _Evaluation:
     """Values of every (source, colour) pick with its best destination, for one seat per game.
 
-    The definition as the module docstring reads. The bots use `best_actions` and
-    the compiled `kernels`, which compute the same numbers with less work (tests/test_playout.py).
+    The definition as the module docstring reads. The bots play the compiled evaluation
+    (`sim.bots.kernels`: `HeuristicBot.act`, the search bots' candidates and play-outs), which
+    computes the same float32 numbers with less work (tests/test_playout.py checks them).
     """
 
     def __init__(self, bot: HeuristicBot, st, slots: np.ndarray):
@@ -267,113 +269,13 @@ def floor_costs(floor_table: np.ndarray) -> np.ndarray:
     return floor_table.take(f * FLOOR_MAX_X + over).ravel()
 
 
-def best_actions(
-    bot, st, slots: np.ndarray, value: np.ndarray, partial: np.ndarray, factories: bool = True
-) -> np.ndarray:
-    """(n,) the heuristic's action in each game of `slots`, given the line values `value`
-    (`seat_line_values`) and `partial` (`partial_share`) of the seat to move.
-
-    `_Evaluation` then its ``action(first_max(values))``, with only what the choice needs: the
-    same float32 numbers for every legal pick, in fewer passes. A line the pick may not use still
-    gets the -1e4 penalty, so it never beats the floor; an absent pick is below -1e4. With
-    ``factories=False`` (every factory of these games is empty) only the centre is valued.
-    """
-    return _Picks(bot, st, slots, value, partial, factories).best()
-
-
-class _Picks:
-    """`_Evaluation`'s numbers for one seat per game, computed the lean way (`best_actions`).
-
-    ``v[k, c, r]`` (k = 1..4) is the line part of a factory pick of k tiles of colour c to line
-    r, ``v[0]`` the centre's (its tiles and the marker); ``picks[s, c]`` the value of taking
-    colour c from source s with its best destination.
-    """
-
-    def __init__(self, bot, st, slots, value, partial, factories):
-        n = slots.shape[0]
-        self.n = n
-        self.cols = cols = np.arange(n)
-        self.bot = bot
-        self.costs = costs = bot.floor_costs
-        seat = seat_to_move(st, slots)
-        acc = per_seat(st.accept, seat, slots)
-        counts = per_line(st.line_count, seat, slots)
-        floor6 = per_seat(st.floor, seat, slots).astype(np.intp) * _ROOMS
-        penalty = ((acc[None, None] & _ACCEPT_BIT) == 0) * -_BIG  # (5 c, 5 r, n): 0 or -1e4
-        frac = counts.astype(np.float32) / _CAPF
-        a = value * (partial / _CAPF)
-        a += penalty
-        b = value * (1 - partial * frac)
-        b += penalty
-        room = CAP - counts  # (5 r, n) int16
-        at = (floor6 + room) * _KM  # (5 r, n): this line's row of `costs`
-        at0 = floor6 * _KM  # room 0: the plain floor cost of 2k + m
-        s = st.sources.shape[0] if factories else 1
-        self.sources = np.take(st.sources[:s], slots, axis=1)  # (s, n) packed
-        tiles = unpack(self.sources)  # (s, 5, n) int16
-        picks = np.empty((s, 5, n), np.float32)  # the value of each (source, colour)
-
-        # v[k, c, r]: k = 1..4 tiles of colour c from a factory to line r; v[0]: the centre's tiles.
-        v = np.empty((5 if factories else 1, 5, 5, n), np.float32)
-        if factories:
-            # `_best_line` is (b - fc) + low * ((k a - b) + fc) with low = (k < room); where low
-            # is 1 the floor cost fc is 0, and where it is 0 the product is, so this is
-            # b + (low (k a - b) - fc) exactly (up to the sign of a zero).
-            v4 = v[1:]
-            np.multiply(_K4F, a, out=v4)
-            v4 -= b
-            v4 *= (room > _K4).astype(np.float32)[:, None]
-            v4 -= costs.take(at + 2 * _K4)[:, None]
-            v4 += b
-            best = np.empty((5, 5, n), np.float32)  # [k, c]: the best of a factory pick of k tiles
-            best[0] = -_BIG * 4
-            _max_over_lines(v4, out=best[1:])
-            np.maximum(best[1:], -costs.take(at0 + 2 * _K4[:, :, 0])[:, None], out=best[1:])
-            fk = tiles[1:]
-            colour_at = np.arange(5)[:, None] * n + cols
-            flat(best).take(fk.astype(np.intp) * (5 * n) + colour_at, out=picks[1:])
-            leftover = fk.sum(axis=1, dtype=np.int16)[:, None, :] - fk
-            picks[1:] -= np.float32(bot.centre) * leftover
-
-        kc = tiles[0]
-        m = st.marker_in_centre[slots].astype(np.int16)
-        km = 2 * kc + m  # (5 c, n)
-        fcm = costs.take(at0 + m)
-        # `_best_line` with the marker: (b - fc) + low * (((k a - fcm) - b) + fc); fc = fcm where
-        # low is 1, fcm = floor_cost(m).
-        vc = v[0]
-        np.multiply(kc[:, None, :].astype(np.float32), a, out=vc)
-        vc -= fcm
-        vc -= b
-        vc += fcm
-        vc *= (room > kc[:, None, :]).astype(np.float32)
-        vc += b - costs.take(at[None] + km[:, None])
-        centre = _max_over_lines(vc, out=picks[0])
-        np.maximum(centre, -costs.take(at0 + km), out=centre)
-        centre += np.float32(bot.marker) * m - _BIG * 4 * (kc == 0)
-        self.tiles, self.v, self.picks, self.m, self.at0 = tiles, v, picks, m, at0
-
-    def best(self) -> np.ndarray:
-        """(n,) the first best pick, with the first best destination for it."""
-        n, cols, tiles, v, m = self.n, self.cols, self.tiles, self.v, self.m
-        q = first_max(self.picks.reshape(-1, n))
-        source = q // 5
-        colour = q % 5
-        k = flat(tiles).take(q * n + cols)
-        from_centre = source == 0
-        row = np.where(from_centre, 0, k) * 5 + colour  # the pick's v[k, c] (k = 0: the centre)
-        lines = flat(v).take((row * 5 + np.arange(5)[:, None]) * n + cols)  # (5 r, n)
-        to_floor = -self.costs.take(self.at0 + 2 * k + from_centre * m)
-        dest = first_max(np.concatenate([lines, to_floor[None]]))
-        return (source * 5 + colour) * 6 + dest
-
-
 def factories_empty(st, slots: np.ndarray) -> np.ndarray:
     """(n,) bool: every factory of the game is empty (only the centre is left to pick from)."""
     return ~np.take(st.sources[1:], slots, axis=1).any(axis=0)
 
 
 @elementwise_columns
+@compiled_columns(lambda bot: column_keys(float(bot.bonus)))
 class HeuristicBot(Bot):
     def __init__(
         self,
@@ -400,16 +302,11 @@ class HeuristicBot(Bot):
         return _Evaluation(self, st, slots)
 
     def act(self, st, slots, keys=None) -> np.ndarray:
-        """`_Evaluation`'s choice, computed by `best_actions`."""
-        out = np.empty(slots.shape[0], np.int64)
-        bare = factories_empty(st, slots)
-        for part, factories in ((~bare, True), (bare, False)):
-            group = slots[part]
-            if group.size:
-                value = seat_line_values(self, st, seat_to_move(st, group), group)
-                partial = partial_share(self, st, group)
-                out[part] = best_actions(self, st, group, value, partial, factories)
-        return out
+        """`_Evaluation`'s choice, by the compiled evaluation the search bots' candidates and
+        play-outs use too (`kernels.ranked_picks` via `playout.candidates`)."""
+        from .playout import candidates  # playout imports this module
+
+        return candidates(self, st, np.asarray(slots), 1)[0]
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
         return best_columns(per_seat(st.wall, seat, slots), row, legal, self.bonus)
