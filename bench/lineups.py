@@ -31,7 +31,7 @@ LINEUPS = [
     ("greedy", "heuristic"),
     ("greedy", "plugin"),
 ]
-GAMES = {"random": 32_768, "greedy": 16_384, "heuristic": 8_192, "plugin": 8_192}
+GAMES = {"random": 32_768, "greedy": 16_384, "heuristic": 16_384, "plugin": 8_192}
 
 
 def _plugin_bot():

@@ -58,7 +58,8 @@ def _warm() -> None:
     compiled.count_completions(st.arrays(), slots, counted)
     rules, tables, keys = CompiledColumns.uniform(lambda s: np.zeros(2, np.uint64)).rules(st, slots)
     seat_bots = np.zeros((2, 2), np.int8)
-    compiled.play_games(st.arrays(), slots, seat_bots, keys, rules, tables)
+    counts, given = np.zeros((5, 5), np.int64), np.zeros((1, 5, 2), np.int8)
+    compiled.play_games(st.arrays(), slots, seat_bots, keys, rules, tables, counts, given)
 
 
 def _first_legal(st, slots, seat, row, colours, legal):
@@ -152,7 +153,8 @@ def start_rounds(st: BatchState, slots: np.ndarray) -> None:
     The start player was set by `end_rounds` (the marker's holder, else the start player of the
     round just played); for a new game it is its first player.
     """
-    kernels().start_rounds(st.arrays(), np.ascontiguousarray(slots, np.int64))
+    counts = np.empty((st.factories, 5), np.int64)  # scratch: compiled code allocates nothing
+    kernels().start_rounds(st.arrays(), np.ascontiguousarray(slots, np.int64), counts)
 
 
 # --- legality ----------------------------------------------------------------------------------

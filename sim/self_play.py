@@ -96,7 +96,9 @@ def play_compiled(st, bot_keys: np.ndarray, seat_kind: np.ndarray, slots=None) -
     rules = np.where(seat_kind == kernels.BOT_GREEDY, 0, kernels.COLUMNS_RANDOM).astype(np.int8)
     tables = column_keys(0.0)[None]
     keys = np.ascontiguousarray(np.asarray(bot_keys, np.uint64).take(slots))
-    kernels.play_games(st.arrays(), slots, seat_kind, keys, rules, tables)
+    counts = np.zeros((st.factories, 5), np.int64)
+    given = np.zeros((1, 5, st.players), np.int8)
+    kernels.play_games(st.arrays(), slots, seat_kind, keys, rules, tables, counts, given)
 
 
 def play_random(st, slots: np.ndarray, bot_keys: np.ndarray) -> None:

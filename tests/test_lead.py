@@ -24,11 +24,11 @@ def test_the_reference_counts_the_lead_from_its_score_history():
         "trailing_rounds": [0b1100, 0b10010],
         "last_trailing_round": [4, 5],
     }
-    g.tiling_scores = [(64, [1, 0]), (65, [1, 2])]  # bits only for r <= 63; the last r always
+    g.tiling_scores = [(63, [1, 0]), (64, [1, 2])]  # bits only for r <= 63; the last r always
     assert g.lead() == {
         "lead_changes": 1,
-        "trailing_rounds": [0, 1 << 63],
-        "last_trailing_round": [65, 64],
+        "trailing_rounds": [0, 1 << 62],
+        "last_trailing_round": [64, 63],
     }
 
 
@@ -102,7 +102,7 @@ def test_every_path_counts_the_lead_from_the_scores_it_records(bots):
     for b in range(len(recs)):
         for p in range(2):
             last = int(recs.last_trailing_round[b, p])
-            bits = int(recs.trailing_rounds[b, p]) & (1 << 64) - 1
-            assert bits.bit_length() == min(last, 63) or last > 63, (b, p)
+            bits = int(recs.trailing_rounds[b, p])
+            assert bits.bit_length() == last or last > 63, (b, p)
         # Some seat led after every tiling: both never trailed in the same round.
         assert int(recs.trailing_rounds[b, 0]) & int(recs.trailing_rounds[b, 1]) == 0

@@ -148,15 +148,15 @@ def test_only_the_given_slots_are_played():
         ("random", 4, "gray", "mirrored"),
         ("greedy", 2, "gray", "rotate"),
         ("greedy", 4, "coloured", "shuffle"),
-        ("random,greedy", 2, "gray", "rotate"),
-        ("greedy,random,greedy", 3, "gray", "mirrored"),
+        ("random+greedy", 2, "gray", "rotate"),
+        ("greedy+random+greedy", 3, "gray", "mirrored"),
         ("heuristic", 2, "coloured", "rotate"),
         ("heuristic:floor=2.5,centre=0.3", 3, "gray", "mirrored"),
         ("heuristic", 4, "gray", "shuffle"),
     ],
 )
 def test_play_batch_gives_the_same_records_by_either_path(monkeypatch, bot, players, wall, seating):
-    lineup = bot.split(",") if "," in bot else [bot] * players
+    lineup = bot.split("+") if "+" in bot else [bot] * players
     config = Configuration(players, lineup, wall=wall, seating=seating)
     monkeypatch.setattr(self_play, "MIN_GAMES", float("inf"))
     numpy_records = play_games(config, 11, 40, 1240)  # stepped, the bots' numpy choices
