@@ -70,7 +70,9 @@ def cache_dir() -> Path:
     if built.is_dir() and not spare.exists():
         # Built into a read-only image: copied whole (the index files and the code they name).
         staging = spare.with_name(f"{key}.{os.getpid()}")
-        shutil.copytree(built, staging)
+        shutil.copytree(built, staging, copy_function=shutil.copyfile)
+        for folder, _dirs, _files in os.walk(staging):  # copytree kept the folders' read-only mode
+            os.chmod(folder, 0o755)
         try:
             staging.rename(spare)  # atomic: a process starting beside this one sees all or none
         except OSError:  # another process copied it first

@@ -6,8 +6,10 @@ the next game, so the batch stays full (notes/numpy_speed.md, technique 4). Whic
 game runs in never changes how it plays: its deal, seats, start player and bot choices depend only
 on (seed, game, configuration).
 
-Self-play of `self_play.MIN_GAMES` or more games by a bot that can play whole games in compiled
-code (`random`, `heuristic`) is played so instead (`sim.self_play`): the same games and records.
+Every call into the rules is the compiled engine's (`sim.engine`, `sim.compiled`); the bots choose
+between the calls. A line-up whose bots all choose in compiled code (`random` and `greedy` in any
+mix, `heuristic` self-play) plays each game whole in compiled code instead (`sim.self_play`): the
+same games and records.
 
 Callers that want more than the records pass a `Recorder` (`service.replay` records every step of
 one game, `sim.goldens` a golden file); its hooks see the state between the engine calls.
