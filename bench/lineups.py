@@ -52,10 +52,12 @@ def play(lineup, wall: str, games: int):
     from sim.spec import Configuration, first_player, seat_assignment
 
     names = list(lineup)
-    bots = [_plugin_bot() if n == "plugin" else make_bot(n) for n in names]
+    unique = list(dict.fromkeys(names))  # one object per spec, as `sim.play.set_table` makes
+    bots = [_plugin_bot() if n == "plugin" else make_bot(n) for n in unique]
     config = Configuration(2, ["random" if n == "plugin" else n for n in names], wall=wall)
     ids = np.arange(games, dtype=np.int64)
-    seat_bot = seat_assignment(config, 2, ids)
+    to_unique = np.array([unique.index(n) for n in names], np.int8)
+    seat_bot = to_unique[seat_assignment(config, 2, ids)]
     cpu = time.process_time()
     records = play_batch(2, wall, 2, ids, first_player(2, ids, 2), seat_bot, bots)
     return records, time.process_time() - cpu
@@ -71,8 +73,11 @@ def main() -> None:
     from sim.alloc import tune_allocator
 
     tune_allocator()
-    play(("random", "greedy"), "gray", 64)  # loads what either tree compiles
-    play(("heuristic", "heuristic"), "gray", 64)
+    # Load what either tree compiles: a tree may compile whole-game self-play only for calls of
+    # 16,384 games or more.
+    play(("random", "greedy"), "gray", 64)
+    for bot in ("random", "greedy", "heuristic"):
+        play((bot, bot), "gray", 16_384)
     rows = {}
     for wall in args.walls.split(","):
         for lineup in LINEUPS:

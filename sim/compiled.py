@@ -411,13 +411,16 @@ def greedy_pick(S, i, bot_key):
     p = S.current[i]
     accept = S.accept[p, i]
     marker = 1 if S.marker_in_centre[i] else 0
-    n_sources = S.sources.shape[0]
     best = -(1 << 30)
     tied = 0
+    j = 0
     for twice in range(2):
         if twice:
             j = draw(uniform32(bot_key, S.turn[i] * 8), tied)
         for c in range(5):
+            present = (S.presence[i] >> (11 * c)) & 2047  # bit s: source s holds the colour
+            if present == 0:
+                continue
             for d in range(6):
                 if d < 5:
                     if not (accept >> (5 * c + d)) & 1:
@@ -425,10 +428,12 @@ def greedy_pick(S, i, bot_key):
                     room = d + 1 - S.line_count[p, d, i]
                 else:
                     room = 0
-                for s in range(n_sources):
+                left = present
+                while left:  # the sources holding the colour, lowest first
+                    low = left & -left
+                    left ^= low
+                    s = POPCOUNT[low - 1]
                     k = (S.sources[s, i] >> (6 * c)) & 63
-                    if k == 0:
-                        continue
                     key = 65 * min(k, room) - k - (marker if s == 0 else 0)
                     if not twice:
                         if key > best:

@@ -35,10 +35,19 @@ def finisher(bots: list) -> Callable | None:
     """``finish(st, bot_keys, seat_bot)``, every game of a state played to its end in compiled
     code (``seat_bot`` (B, P) indexes `bots`), for a line-up of `RandomBot` and `GreedyBot` in any
     mix, or of one `HeuristicBot` (the classes themselves, not a subclass); None otherwise."""
+    from .bots.base import column_table
     from .bots.greedy import GreedyBot
     from .bots.heuristic import HeuristicBot
     from .bots.random_bot import RandomBot
 
+    def own(bot) -> bool:  # no method of the class replaced on the instance
+        return all(
+            getattr(getattr(bot, name), "__func__", None) is getattr(type(bot), name)
+            for name in ("act", "choose_columns")
+        )
+
+    if not all(own(bot) and column_table(bot) is not None for bot in bots):
+        return None
     kinds = {RandomBot: "random", GreedyBot: "greedy"}
     if all(type(bot) in kinds for bot in bots):
         seat_kind = np.array([_BOT_KIND[kinds[type(bot)]] for bot in bots], np.int8)

@@ -63,7 +63,13 @@ def test_gray_columns_are_legal_and_follow_adjacency(bot):
     assert (((legal >> cols) & 1) == 1).all()
     if bot == "greedy":  # most adjacency points, ties leftmost
         cells = ((wall[:, None] >> np.arange(25)) & 1).reshape(-1, 5, 5)  # before the tile
-        points = np.stack([placement_points(cells, 1, c) for c in range(5)])
+
+        def points_at(c):  # an occupied (illegal) cell is scored as if free, then masked below
+            free = cells.copy()
+            free[:, 1, c] = 0
+            return placement_points(free, 1, c)
+
+        points = np.stack([points_at(c) for c in range(5)])
         points = np.where((legal[None] >> np.arange(5)[:, None]) & 1, points, -1)
         assert np.array_equal(cols, first_max(points))
 

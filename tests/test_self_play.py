@@ -190,5 +190,8 @@ def test_only_line_ups_of_compiled_bots_play_whole_games():
     assert self_play.finisher([make_bot("random"), make_bot("greedy")]) is not None
     assert self_play.finisher([make_bot("rollout")]) is None
     assert self_play.finisher([make_bot("random"), make_bot("heuristic")]) is None  # mixed
-    # A subclass may play otherwise (here, other gray-wall columns).
+    # A subclass may play otherwise (here, other gray-wall columns), and so may an instance.
     assert self_play.finisher([LeftmostColumns()]) is None
+    instance = make_bot("greedy")
+    instance.choose_columns = LeftmostColumns().choose_columns
+    assert self_play.finisher([instance]) is None

@@ -74,6 +74,8 @@ def compiled_columns(table_of):
 
 def column_table(bot):
     """The bot's compiled column choice (`compiled_columns`): its table of column keys,
-    UNIFORM_COLUMNS, or None when its `choose_columns` runs in Python."""
-    table_of = _COMPILED_COLUMNS.get(getattr(type(bot), "choose_columns", None))
+    UNIFORM_COLUMNS, or None when its `choose_columns` runs in Python (a subclass's, or one set
+    on the instance, which has no ``__func__``)."""
+    method = getattr(bot, "choose_columns", None)
+    table_of = _COMPILED_COLUMNS.get(getattr(method, "__func__", None))
     return None if table_of is None else table_of(bot)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import compile_once
 from ..constants import TILES_PER_COLOUR
 from .base import Bot, compiled_columns, elementwise_columns
 from .features import (
@@ -41,9 +42,11 @@ from .features import (
     CAP,
     FLOOR_MAX_X,
     best_columns,
+    coloured_tables,
     column_keys,
     first_max,
     flat,
+    gray_tables,
     line_values,
     per_line,
     per_seat,
@@ -129,7 +132,8 @@ class _Evaluation:
     """Values of every (source, colour) pick with its best destination, for one seat per game.
 
     The definition as the module docstring reads. The bots play the compiled evaluation
-    (`sim.bots.kernels`: `HeuristicBot.act`, the search bots' candidates and play-outs), which
+    (`sim.bots.kernels`: `HeuristicBot.act` and the search bots' candidates, `candidates`; their
+    play-outs), which
     computes the same float32 numbers with less work (tests/test_playout.py checks them).
     """
 
@@ -269,6 +273,75 @@ def floor_costs(floor_table: np.ndarray) -> np.ndarray:
     return floor_table.take(f * FLOOR_MAX_X + over).ravel()
 
 
+def line_tables(policy: HeuristicBot, gray: bool):
+    """The wall variant's line-value tables (`features.coloured_tables` / `gray_tables`), and the
+    weight of a gray dead end: what the compiled evaluation reads."""
+    table = gray_tables if gray else coloured_tables
+    cells, colour_bonus = table(float(policy.points), float(policy.bonus))
+    return cells, colour_bonus, np.float32(2.0 * policy.floor_w)
+
+
+_kernels = None  # sim.bots.kernels once `compiled_kernels` has loaded it
+
+
+def compiled_kernels():
+    """`sim.bots.kernels` (the compiled evaluation and play-outs), compiled or loaded from
+    numba's cache once per process, one process at a time; later calls return it at once."""
+    global _kernels
+    if _kernels is None:
+        from . import kernels
+
+        _kernels = kernels  # set first: the warm-up below calls back into this module
+
+        def warm():
+            from .. import engine
+
+            ids = np.arange(2)
+            for wall in ("coloured", "gray"):
+                st = engine.new_games(2, wall, 0, ids, np.zeros(2, np.int8))
+                candidates(HeuristicBot(), st, ids, 2)
+
+        compile_once.under_lock(warm)
+    return _kernels
+
+
+def candidates(policy: HeuristicBot, st, slots: np.ndarray, count: int) -> np.ndarray:
+    """(count, n): the heuristic's action in each game of `slots`, then the next ``count - 1``
+    actions by `heuristic._Evaluation.action_values` (ties in action order; a factory holding the
+    same tiles as an earlier one skipped), the first repeated where fewer are legal: the search
+    bots' candidate lists (`kernels.ranked_picks`)."""
+    kernels = compiled_kernels()
+    n = slots.shape[0]
+    out = np.empty((count, n), np.int64)
+    if n == 0:
+        return out
+    cells, colour_bonus, dead = line_tables(policy, st.gray)
+    kernels.ranked_picks(
+        bool(st.gray),
+        st.wall,
+        st.row_colours,
+        st.col_colours,
+        st.line_colour,
+        cells,
+        colour_bonus,
+        dead,
+        np.float32(policy.partial),
+        np.float32(policy.endgame),
+        st.sources,
+        st.marker_in_centre,
+        st.line_count,
+        st.accept,
+        st.floor,
+        st.current,
+        np.ascontiguousarray(slots, np.int64),
+        policy.floor_costs,
+        np.float32(policy.centre),
+        np.float32(policy.marker),
+        out,
+    )
+    return out
+
+
 def factories_empty(st, slots: np.ndarray) -> np.ndarray:
     """(n,) bool: every factory of the game is empty (only the centre is left to pick from)."""
     return ~np.take(st.sources[1:], slots, axis=1).any(axis=0)
@@ -303,9 +376,7 @@ class HeuristicBot(Bot):
 
     def act(self, st, slots, keys=None) -> np.ndarray:
         """`_Evaluation`'s choice, by the compiled evaluation the search bots' candidates and
-        play-outs use too (`kernels.ranked_picks` via `playout.candidates`)."""
-        from .playout import candidates  # playout imports this module
-
+        play-outs use too (`kernels.ranked_picks`, `candidates`)."""
         return candidates(self, st, np.asarray(slots), 1)[0]
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:

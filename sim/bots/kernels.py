@@ -318,6 +318,9 @@ def ranked_picks(
             a, b, costs, room, at, at0, sources, i, m, centre_w, marker_w, best, known
         )
         first = (source * 5 + colour) * 6 + dest
+        out[0, j] = first
+        if width == 1:  # the heuristic's own choice (`HeuristicBot.act`): nothing else to rank
+            continue
         # Every other legal action's value, in action order.
         fcm = costs[at0 + m]
         found = 0
@@ -356,7 +359,6 @@ def ranked_picks(
                         ids[found] = action
                         scores[found] = t
                         found += 1
-        out[0, j] = first
         for w in range(1, width):  # the best left, the first of equal values
             top = -1
             for e in range(found):
@@ -389,14 +391,7 @@ def play_picks(
     `EngineState`, changed in place; their walls: gray, the copies' `wall` and `rows` colours
     (`cells` the gray tables, `dead` the dead end's weight); coloured, `playout.LineValues`'
     pending `wall` and `rows` masks, kept current here."""
-    gray = S.gray
     players = S.wall.shape[0]
-    cols = S.col_colours
-    line_count = S.line_count
-    accept = S.accept
-    tiles_left = S.tiles_left
-    # Per seat of the copy being played: line values, credits and line counts. A pick changes only
-    # its own line's credits (and every value, on the coloured wall, when it fills the line).
     v = np.empty((players, 25), np.float32)
     a = np.empty((players, 25), np.float32)
     b = np.empty((players, 25), np.float32)
@@ -407,6 +402,68 @@ def play_picks(
     at = np.empty(5, np.int64)
     cm = np.empty(5, np.int64)
     row = np.empty(5, np.float32)
+    _play_picks(
+        S,
+        slots,
+        plies,
+        wall,
+        rows,
+        partial,
+        cells,
+        colour_bonus,
+        dead,
+        costs,
+        centre_w,
+        marker_w,
+        v,
+        a,
+        b,
+        counts,
+        best,
+        known,
+        room,
+        at,
+        cm,
+        row,
+    )
+
+
+# Without numba's reference counts (the engine's batch calls: `sim.compiled.jit`): the picks use
+# the state tuple, whose ~35 arrays would otherwise be counted up and down at every pick.
+@numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def _play_picks(
+    S,
+    slots,
+    plies,
+    wall,
+    rows,
+    partial,
+    cells,
+    colour_bonus,
+    dead,
+    costs,
+    centre_w,
+    marker_w,
+    v,
+    a,
+    b,
+    counts,
+    best,
+    known,
+    room,
+    at,
+    cm,
+    row,
+):
+    """`play_picks` with its scratch arrays: per seat of the copy being played, line values `v`,
+    credits `a`, `b` and line counts (a pick changes only its own line's credits, and every
+    value, on the coloured wall, when it fills the line)."""
+    gray = S.gray
+    players = S.wall.shape[0]
+    cols = S.col_colours
+    line_count = S.line_count
+    accept = S.accept
+    tiles_left = S.tiles_left
     for i in slots:
         if tiles_left[i] == 0:
             continue

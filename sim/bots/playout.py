@@ -26,8 +26,9 @@ from dataclasses import fields
 import numpy as np
 
 from .. import compile_once, engine
-from .features import coloured_tables, column_keys, gray_tables, pending_wall
-from .heuristic import HeuristicBot, partial_share
+from .features import column_keys, pending_wall
+from .heuristic import HeuristicBot, candidates, compiled_kernels, partial_share
+from .heuristic import line_tables as _tables
 
 
 class LineValues:
@@ -64,9 +65,7 @@ def ready() -> None:
     global kernels
     if kernels is not None:
         return
-    from . import kernels as compiled
-
-    kernels = compiled  # set first: the warm-up below calls back into this module
+    kernels = compiled_kernels()  # set first: the warm-up below calls back into this module
     compile_once.under_lock(_warm)
 
 
@@ -79,14 +78,6 @@ def _warm() -> None:
         candidates(policy, st, ids, 2)
         play_out(policy, st.copy())
         round_values(policy, st)
-
-
-def _tables(policy: HeuristicBot, gray: bool):
-    """The wall variant's line-value tables (`features.coloured_tables` / `gray_tables`), and the
-    weight of a gray dead end."""
-    table = gray_tables if gray else coloured_tables
-    cells, colour_bonus = table(float(policy.points), float(policy.bonus))
-    return cells, colour_bonus, np.float32(2.0 * policy.floor_w)
 
 
 def round_values(policy: HeuristicBot, st) -> np.ndarray:
@@ -140,43 +131,6 @@ def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = 
         np.float32(policy.marker),
     )
     return lines
-
-
-def candidates(policy: HeuristicBot, st, slots: np.ndarray, count: int) -> np.ndarray:
-    """(count, n): the heuristic's action in each game of `slots`, then the next ``count - 1``
-    actions by `heuristic._Evaluation.action_values` (ties in action order; a factory holding the
-    same tiles as an earlier one skipped), the first repeated where fewer are legal: the search
-    bots' candidate lists (`kernels.ranked_picks`)."""
-    ready()
-    n = slots.shape[0]
-    out = np.empty((count, n), np.int64)
-    if n == 0:
-        return out
-    cells, colour_bonus, dead = _tables(policy, st.gray)
-    kernels.ranked_picks(
-        bool(st.gray),
-        st.wall,
-        st.row_colours,
-        st.col_colours,
-        st.line_colour,
-        cells,
-        colour_bonus,
-        dead,
-        np.float32(policy.partial),
-        np.float32(policy.endgame),
-        st.sources,
-        st.marker_in_centre,
-        st.line_count,
-        st.accept,
-        st.floor,
-        st.current,
-        np.ascontiguousarray(slots, np.int64),
-        policy.floor_costs,
-        np.float32(policy.centre),
-        np.float32(policy.marker),
-        out,
-    )
-    return out
 
 
 def play_out(policy: HeuristicBot, tree, plies: int | None = None) -> None:
