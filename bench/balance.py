@@ -4,10 +4,9 @@ balance counters, against the chunk's play (target: at most 3 %).
 For each case below, one chunk of games is played (``--games N`` each; the service's chunks are
 20,000 heuristic games) and timed:
 
-- ``leaders``: the leader records' share of play. In the numpy engine, `sim.leaders.record_leaders`
-  is timed inside play (wrapped where `sim.engine` calls it); in the compiled self-play it is
-  inlined into the round end, so `sim.compiled.record_leaders` is timed alone, called for every
-  round of every game of the chunk, in a compiled loop;
+- ``leaders``: the leader records' share of play. The engine counts the lead inside its round
+  end (`sim.compiled.count_lead`), so it is timed alone: called for every round of every game of
+  the chunk, in a compiled loop, on the chunk's final scores;
 - ``counters``: `sim.stats.balance.count_balance` of the chunk, and
   `count_balance_paired` of the chunk against itself (a paired rule set's extra counting), the
   best of 3 calls (a worker counts chunk after chunk; the first call also pays cold caches);
@@ -32,50 +31,55 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 CASES = [
-    # (label, configuration, path)
-    ("heuristic 2p coloured, compiled", {"players": 2, "bots": ["heuristic"] * 2}, "compiled"),
-    (
-        "heuristic 4p gray, compiled",
-        {"players": 4, "bots": ["heuristic"] * 4, "wall": "gray"},
-        "compiled",
-    ),
-    ("greedy+heuristic 2p, numpy", {"players": 2, "bots": ["greedy", "heuristic"]}, "numpy"),
-    ("greedy+random 4p, numpy", {"players": 4, "bots": ["greedy", "random"] * 2}, "numpy"),
+    # (label, configuration)
+    ("heuristic 2p coloured", {"players": 2, "bots": ["heuristic"] * 2}),
+    ("heuristic 4p gray", {"players": 4, "bots": ["heuristic"] * 4, "wall": "gray"}),
+    ("greedy+heuristic 2p", {"players": 2, "bots": ["greedy", "heuristic"]}),
+    ("greedy+random 4p", {"players": 4, "bots": ["greedy", "random"] * 2}),
 ]
 
 
-def _compiled_leaders_seconds(records) -> float:
-    """Seconds of `compiled.record_leaders` for every round of every game of `records`."""
+def _leaders_seconds(records) -> float:
+    """Seconds of `compiled.count_lead` for every round of every game of `records`."""
+    from collections import namedtuple
+
     import numba
     import numpy as np
 
     from sim import compiled
 
+    # The fields of the engine's state that count_lead reads and writes.
+    Lead = namedtuple(
+        "Lead", "wall round scores trailing_rounds last_trailing_round leaders lead_changes"
+    )
+
     @numba.njit(cache=False, nogil=True)
-    def replay(scores, rounds, lead, trailing, last, cur):
-        n = scores.shape[1]
-        for i in range(n):
+    def replay(S, rounds):
+        for i in range(S.scores.shape[1]):
             for r in range(1, rounds[i] + 1):
-                cur[i] = r
-                compiled.record_leaders(i, scores, cur, lead, trailing, last)
+                S.round[i] = r
+                compiled.count_lead(S, i)
 
     n, players = len(records), records.players
-    scores = np.ascontiguousarray(records.scores.T.astype(np.int32))
     rounds = records.rounds.astype(np.int16)
-    args = lambda: (  # noqa: E731 - fresh outputs for each call
-        scores,
-        rounds,
-        np.zeros(n, np.int16),
-        np.zeros((players, n), np.int64),
-        np.zeros((players, n), np.int16),
-        np.zeros(n, np.int16),
-    )
-    replay(*args())  # compile
+
+    def fresh():
+        return Lead(
+            np.zeros((players, 1), np.int8),  # only its shape (the seats) is read
+            np.zeros(n, np.int16),
+            np.ascontiguousarray(records.scores.T.astype(np.int32)),
+            np.zeros((players, n), np.int64),
+            np.zeros((players, n), np.int16),
+            np.zeros(n, np.int8),
+            np.zeros(n, np.int16),
+        )
+
+    replay(fresh(), rounds)  # compile
     best = math.inf
     for _ in range(3):
-        fresh = args()
+        state = fresh()
         t = time.perf_counter()
-        replay(*fresh)
+        replay(state, rounds)
         best = min(best, time.perf_counter() - t)
     return best
 
@@ -86,7 +90,6 @@ def main() -> None:
     tune_allocator()
     import numpy as np
 
-    from sim import engine, leaders, self_play
     from sim.play import play_games
     from sim.spec import JobSpec
     from sim.stats import count
@@ -96,25 +99,14 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=20_000)
     args = parser.parse_args()
     results = []
-    for label, cfg, path in CASES:
+    for label, cfg in CASES:
         spec = JobSpec.from_dict({"configurations": [cfg], "games": args.games, "seed": 1})
         config = spec.configurations[0]
-        spent = [0.0]
-
-        def timed(st, slots, spent=spent):
-            t = time.perf_counter()
-            leaders.record_leaders(st, slots)
-            spent[0] += time.perf_counter() - t
-
-        engine.record_leaders = timed
-        play_games(config, spec.seed, 0, min(args.games, self_play.MIN_GAMES + 1), 100)  # warm
-        spent[0] = 0.0
+        play_games(config, spec.seed, 0, min(args.games, 2_000), 100)  # warm: load the engine
         t0 = time.perf_counter()
         records = play_games(config, spec.seed, 0, args.games, spec.max_rounds)
         play_s = time.perf_counter() - t0
-        engine.record_leaders = leaders.record_leaders
-        took_compiled = path == "compiled" and args.games >= self_play.MIN_GAMES
-        leaders_s = _compiled_leaders_seconds(records) if took_compiled else spent[0]
+        leaders_s = _leaders_seconds(records)
         counters_s = math.inf  # the best of 3: a worker counts chunk after chunk, warm
         for _ in range(3):
             t1 = time.perf_counter()
@@ -126,7 +118,6 @@ def main() -> None:
         count_s = time.perf_counter() - t2
         row = {
             "case": label,
-            "path": "compiled" if took_compiled else "numpy",
             "games": args.games,
             "rounds_mean": float(np.mean(records.rounds)),
             "play_s": round(play_s, 4),

@@ -6,10 +6,11 @@ and reports games per CPU-second (``time.process_time``: whole-process CPU time,
 on a shared machine matters little) and per wall second. Rows:
 
 - random, greedy, heuristic, 2 and 4 players, and rollout (width 4) and search (default budget),
-  2 players, self-play on the coloured wall; random and heuristic self-play of
-  `sim.self_play.MIN_GAMES` or more games is compiled (``path``), and their rows also give the
-  numpy engine's figure (what a line-up mixing them with other bots gets), and
-  ``compiled_load_cpu_seconds`` the one-time cost of loading the compiled kernels in a process;
+  2 players, self-play on the coloured wall; random, greedy and heuristic self-play plays whole
+  games compiled (``path``), and their rows also give the figure of the engine stepped with the
+  bots' numpy choices (``stepped_games_per_cpu_second``: what a line-up mixing them with a Python
+  bot gets), and ``compiled_load_cpu_seconds`` the one-time cost of loading the compiled engine
+  in a process;
 - the same on the gray wall, with ``gray_vs_coloured`` = gray / coloured games per CPU-second;
 - ``simulate_memory``: peak RSS of ``azulsim simulate --games 10**12 --workers 2`` (main process and
   each pool process) over ``--memory-seconds``, then the run is stopped with SIGTERM: greedy, and
@@ -83,17 +84,17 @@ def measure(bot: str, players: int, wall: str, games: int) -> dict:
         "mean_score": round(float(records.scores.mean()), 3),
         "target": TARGETS.get((bot, players)) if wall == "coloured" else None,
     }
-    if bot in ("random", "heuristic"):
-        # Their self-play of MIN_GAMES or more is compiled (sim.self_play); the numpy engine's
-        # figure, which mixed line-ups get, beside it.
-        row["path"] = "compiled" if games >= self_play.MIN_GAMES else "numpy"
+    if bot in ("random", "greedy", "heuristic"):
+        # Their self-play plays whole games compiled (sim.self_play); the figure of the engine
+        # stepped with the bots' numpy choices beside it (what mixing them with a Python bot gets).
+        row["path"] = "compiled" if games >= self_play.MIN_GAMES else "stepped"
         saved, self_play.MIN_GAMES = self_play.MIN_GAMES, float("inf")
         try:
             again, cpu, _ = _timed(config, games)
         finally:
             self_play.MIN_GAMES = saved
         assert (again.scores == records.scores).all() and (again.turns == records.turns).all()
-        row["numpy_engine_games_per_cpu_second"] = round(games / cpu)
+        row["stepped_games_per_cpu_second"] = round(games / cpu)
     return row
 
 
@@ -154,11 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     tune_allocator()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    from sim import self_play
+    from sim import engine
     from sim.bots import playout
 
     cpu0 = time.process_time()
-    self_play._ready()  # numba's import and the kernels' load (or compile): once per process
+    engine.kernels()  # numba's import and the engine's load (or compile): once per process
     playout.ready()
     load = round(time.process_time() - cpu0, 3)
     rows = []

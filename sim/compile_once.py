@@ -13,10 +13,17 @@ import os
 import tempfile
 from collections.abc import Callable
 
+_depth = 0  # warm-ups running in this process: a nested one (a module's warm-up playing games
+# through the engine's) runs under the lock already held; a second flock would wait on it
+
 
 def under_lock(warm: Callable[[], None]) -> None:
     """Run `warm` (calls that compile every kernel with the argument types of real calls) holding
     this user's kernel lock."""
+    global _depth
+    if _depth:
+        warm()
+        return
     lock = os.path.join(tempfile.gettempdir(), f"azulsim-kernels-{os.getuid()}.lock")
     try:
         held = open(lock, "a")  # noqa: SIM115 (held for the compile, closed below)
@@ -25,7 +32,11 @@ def under_lock(warm: Callable[[], None]) -> None:
     try:
         if held is not None:
             fcntl.flock(held, fcntl.LOCK_EX)
-        warm()
+        _depth += 1
+        try:
+            warm()
+        finally:
+            _depth -= 1
     finally:
         if held is not None:
             held.close()  # releases the lock

@@ -1,10 +1,10 @@
-"""The batch engine: Azul transitions over a whole batch of games at once (RULES.md §3–§10).
+"""The batch engine's calls: Azul over a whole batch of games at once (RULES.md §3–§10).
 
-Layout and encoding live in `sim.state` and `sim.actions`. Every function works on a set of game
-slots at once; there is no Python loop over games or actions. A step plays one pick in every
-active game; when a game's factories and centre run dry its round ends inside the same call (wall
-tiling, floor penalty, end check, and the deal of the next round), so callers only ever see games
-waiting for a pick, or finished.
+Layout and encoding live in `sim.state` and `sim.actions`; the rules themselves are compiled
+(`sim.compiled`, the one fast implementation), and every call here hands it a set of game slots.
+A step plays one pick in every active game; when a game's factories and centre run dry its round
+ends inside the same call (wall tiling, floor penalty, end check, and the deal of the next round),
+so callers only ever see games waiting for a pick, or finished.
 
 Randomness is the deal stream of `sim.rng` (see its docstring): a game deals the same tiles in any
 batch, slot or order.
@@ -12,29 +12,59 @@ batch, slot or order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from sim.quote import shown
-
-from . import rng
+from . import compile_once, rng
 from . import tables as T
-from .actions import ACTION_COLOUR, ACTION_SOURCE, describe, n_actions
+from .actions import describe, n_actions
 from .constants import (
-    END_NO_TILES,
     END_REASONS,
-    END_ROUND_CAP,
     END_ROW_COMPLETED,
-    FLOOR_SLOTS,
     TILES_PER_COLOUR,
     wall_colour,
 )
-from .deal import deal
-from .leaders import record_leaders
 from .records import GameRecords
 from .scoring import winners
 from .state import BatchState, empty_state
 from .tables import unpack_sources
-from .tiling import tile_walls
+
+# sim.compiled once `kernels` has loaded it: numba's import and the cached machine code's load
+# cost a process about half a second of CPU once (docs/engine.md).
+compiled = None
+
+
+def kernels():
+    """`sim.compiled`, compiled or loaded from numba's cache once per process, one process at a
+    time (`compile_once.under_lock`); later calls return it at once."""
+    global compiled
+    if compiled is None:
+        from . import compiled as module
+
+        compiled = module  # set first: the warm-up below calls back into this module
+        compile_once.under_lock(_warm)
+    return compiled
+
+
+def _warm() -> None:
+    """Every batch call of the engine with the argument types of real calls (one signature for
+    both walls and every player count)."""
+    slots = np.arange(2)
+    st = new_games(2, "gray", 0, slots, np.zeros(2, np.int8))  # start_rounds
+    play(st, slots, legal_mask(st).argmax(axis=1))  # play_actions
+    end_rounds(st, slots, _first_legal, deal=False)  # gray_row_legal, end_rounds
+    counted = np.empty((3, 2, 2), np.int16)
+    compiled.count_completions(st.arrays(), slots, counted)
+    rules, tables, keys = CompiledColumns.uniform(lambda s: np.zeros(2, np.uint64)).rules(st, slots)
+    seat_bots = np.zeros((2, 2), np.int8)
+    counts, given = np.zeros((5, 5), np.int64), np.zeros((1, 5, 2), np.int8)
+    compiled.play_games(st.arrays(), slots, seat_bots, keys, rules, tables, counts, given)
+
+
+def _first_legal(st, slots, seat, row, colours, legal):
+    return np.log2(legal & -legal).astype(np.int32)
+
 
 # --- creating games ----------------------------------------------------------------------------
 
@@ -64,7 +94,7 @@ def new_games(
     if players not in (2, 3, 4):
         raise ValueError(f"players must be 2, 3 or 4; got {players}")
     if wall not in ("coloured", "gray"):
-        raise ValueError(f"wall must be 'coloured' or 'gray'; got {shown(wall)}")
+        raise ValueError(f"wall must be 'coloured' or 'gray'; got {wall!r}")
     if max_rounds < 1:
         raise ValueError(f"max_rounds must be at least 1; got {max_rounds}")
     games = np.asarray(games, dtype=np.int64)
@@ -101,6 +131,7 @@ def reset_slots(
     st.floor_penalty[:, slots] = 0
     st.marker_takes[:, slots] = 0
     st.bonus[:, slots] = 0
+    st.leaders[slots] = 0
     st.lead_changes[slots] = 0
     st.trailing_rounds[:, slots] = 0
     st.last_trailing_round[:, slots] = 0
@@ -122,19 +153,8 @@ def start_rounds(st: BatchState, slots: np.ndarray) -> None:
     The start player was set by `end_rounds` (the marker's holder, else the start player of the
     round just played); for a new game it is its first player.
     """
-    start_player = st.start_player[slots]  # set by end_rounds (or reset_slots for a new game)
-    next_round = st.round[slots] + 1
-    dealt = deal(st, slots, next_round)
-    st.tiles_left[slots] = dealt
-    st.current[slots] = start_player
-    empty = dealt == 0
-    st.round[slots] = np.where(empty, next_round - 1, next_round)
-    # A round that dealt nothing is not played: the marker stays where the last round left it.
-    dealt_slots = slots[~empty]
-    st.marker_in_centre[dealt_slots] = True
-    st.marker_holder[dealt_slots] = -1
-    if empty.any():
-        _finish(st, slots[empty], END_NO_TILES)
+    counts = np.empty((st.factories, 5), np.int64)  # scratch: compiled code allocates nothing
+    kernels().start_rounds(st.arrays(), np.ascontiguousarray(slots, np.int64), counts)
 
 
 # --- legality ----------------------------------------------------------------------------------
@@ -219,143 +239,159 @@ def play(
     With `defer_round_end`, games whose round ran dry are left waiting (``tiles_left == 0``) for a
     later `end_rounds` call, so that round ends run in larger batches; play is unchanged.
     """
-    b_all = st.batch
+    slots = np.ascontiguousarray(slots, np.int64)
+    actions = np.ascontiguousarray(actions, np.int64)
     limit = n_actions(st.players)
-    if actions.dtype == np.int64:  # one comparison: negative ids are huge as uint64
-        out_of_range = np.any(actions.view(np.uint64) >= limit)
-    else:
-        out_of_range = np.any((actions < 0) | (actions >= limit))
-    if out_of_range:
-        bad = int(np.flatnonzero((actions < 0) | (actions >= limit))[0])
-        raise ValueError(
-            f"action must be in 0..{limit - 1}; got {actions[bad]} in slot {slots[bad]}"
-        )
-    source = ACTION_SOURCE.take(actions)
-    colour = ACTION_COLOUR.take(actions)
-    seat = st.current[slots].astype(np.intp)
-
-    src_flat = st.sources.reshape(-1)
-    at = source * b_all + slots
-    held = src_flat[at]
-    shift = T.ACTION_SHIFT6.take(actions)
-    taken = (held >> shift) & 63
-    acc = st.accept.reshape(-1)[seat * b_all + slots]
-    legal = (taken > 0) & (((acc | T.FLOOR_OK) & T.ACTION_NEEDS.take(actions)) != 0)
-    if not legal.all():
-        bad = int(np.flatnonzero(~legal)[0])
+    code = kernels().play_actions(st.arrays(), slots, actions, limit)
+    if code >= 0:  # nothing was played
+        bad, why = divmod(code, 2)
+        if why == compiled.ACTION_OUT_OF_RANGE:
+            raise ValueError(
+                f"action must be in 0..{limit - 1}; got {actions[bad]} in slot {slots[bad]}"
+            )
         raise ValueError(
             f"illegal action {actions[bad]} ({describe(actions[bad])}) in game slot {slots[bad]}"
         )
-
-    # Take the tiles (§5.1); a factory's leftovers go to the centre.
-    rest = held - (taken << shift)
-    factory = source > 0
-    centre = src_flat[slots]
-    src_flat[at] = 0  # the factory taken from (a pick from the centre rewrites it just below)
-    src_flat[slots] = rest + centre * factory
-    # Presence: a factory loses every colour and the centre gains its leftovers' colours; a pick
-    # from the centre only loses the colour taken.
-    gained = np.where(factory, T.SPREAD11.take(T.nonzero_colours(rest)), 0)
-    st.presence[slots] = (st.presence[slots] & ~T.ACTION_GONE.take(actions)) | gained
-    st.tiles_left[slots] -= taken
-
-    # The first pick from the centre takes the marker to the floor (§5.4, §5.6).
-    floor_flat = st.floor.reshape(-1)
-    seat_at = seat * b_all + slots
-    floor = floor_flat[seat_at].astype(np.int16)
-    marker = (source == 0) & st.marker_in_centre[slots]
-    if marker.any():
-        mslots = slots[marker]
-        st.marker_in_centre[mslots] = False
-        st.marker_holder[mslots] = seat[marker]
-        st.marker_takes.reshape(-1)[seat_at[marker]] += 1
-        floor = floor + (marker & (floor < FLOOR_SLOTS))
-
-    # Place on the pattern line; the excess falls to the floor (§5.2, §5.3). A pick to the floor
-    # rewrites line 4 with its own values, so both cases share one path.
-    taken = taken.astype(np.int16)
-    cap = T.ACTION_CAP.take(actions)
-    line_at = (seat * 5 + T.ACTION_LINE.take(actions)) * b_all + slots
-    count_flat = st.line_count.reshape(-1)
-    colour_flat = st.line_colour.reshape(-1)
-    count = count_flat[line_at]
-    placed = np.minimum(taken, np.maximum(cap - count, 0))
-    excess = taken - placed
-    new_count = count + placed
-    count_flat[line_at] = new_count
-    colour_flat[line_at] = np.where(placed > 0, colour, colour_flat[line_at])
-    # The line now accepts only its colour, or nothing once full.
-    line_bit = np.where(new_count < cap, T.ACTION_BIT.take(actions), 0)
-    st.accept.reshape(-1)[seat_at] = (acc & T.ACTION_KEEP.take(actions)) | line_bit
-    # Floor overflow goes to the lid at once (decision 5.3.2); tiles on the floor are counted in
-    # the lid too, since they only reach it at cleanup and the lid is read only at a refill.
-    floor_flat[seat_at] = np.minimum(floor + excess, FLOOR_SLOTS)
-    st.lid.reshape(-1)[colour * b_all + slots] += excess.astype(np.int8)
-
-    st.turn[slots] += 1
-    st.current[slots] = T.NEXT_SEAT[st.players].take(seat)
-
     if not defer_round_end:
-        ended = st.tiles_left[slots] == 0
-        if ended.any():
-            end_rounds(st, slots[ended], choose_columns)
+        ended = slots[st.tiles_left[slots] == 0]
+        if ended.size:
+            end_rounds(st, ended, choose_columns)
 
 
 # --- round end ---------------------------------------------------------------------------------
 
 
+class CompiledColumns:
+    """Gray-wall columns chosen inside the compiled round end (`sim.compiled`'s column rules): for
+    a call's games `slots`, ``rules(st, slots)`` gives each (game, seat) its rule (n, P) int8, the
+    tables of column keys the rules k >= 0 index (K, 25,600) int16, and the games' bot-stream
+    keys (n,) uint64 (the rule `COLUMNS_RANDOM` draws from them)."""
+
+    def __init__(self, rules: Callable):
+        self.rules = rules
+
+    @staticmethod
+    def of_table(table: np.ndarray) -> CompiledColumns:
+        """Every seat the legal column of the highest key of `table` (`features.column_keys`)."""
+        tables = np.ascontiguousarray(table, np.int16)[None]
+
+        def rules(st, slots):
+            n = slots.shape[0]
+            return np.zeros((n, st.players), np.int8), tables, np.zeros(n, np.uint64)
+
+        return CompiledColumns(rules)
+
+    @staticmethod
+    def uniform(keys_of: Callable) -> CompiledColumns:
+        """Every seat uniformly random among the legal columns (the `random` bot's), from the bot
+        keys ``keys_of(slots)`` of the games."""
+
+        def rules(st, slots):
+            n = slots.shape[0]
+            random = np.full((n, st.players), kernels().COLUMNS_RANDOM, np.int8)
+            return random, NO_TABLES, np.ascontiguousarray(keys_of(slots), np.uint64)
+
+        return CompiledColumns(rules)
+
+
+NO_TABLES = np.zeros((1, 32 * 32 * 25), np.int16)
+
+
 def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None, deal: bool = True) -> None:
     """Wall tiling, floor penalty, end check and the next deal for `slots` (RULES §6–§8).
 
-    Every seat is tiled at once, row by row strictly top to bottom (decision 6.1.1). With
-    ``deal=False`` the games that go on wait (not done, no tiles) for a `start_rounds` call.
+    Every seat is tiled at once, row by row strictly top to bottom (decision 6.1.1). On the gray
+    wall the columns come from `choose_columns`: a `CompiledColumns`, chosen inside the compiled
+    round end; a function (see `step`), asked row by row first; None, the leftmost legal
+    column. With ``deal=False`` the games that go on wait (not done, no tiles) for a
+    `start_rounds` call.
     """
-    tile_walls(st, slots, choose_columns)
-    record_leaders(st, slots)  # before the end bonuses (sim.leaders)
-
-    # The marker's holder starts next; untaken, the round's start player again (decision 10.4).
-    holder = st.marker_holder[slots]
-    next_start = np.where(holder >= 0, holder, st.start_player[slots]).astype(np.int8)
-    st.start_player[slots] = next_start
-    st.current[slots] = next_start
-
-    # Bit 5r survives these ANDs only where row r is complete.
-    wall = np.take(st.wall, slots, axis=1)
-    full_rows = wall & (wall >> 1) & (wall >> 2) & (wall >> 3) & (wall >> 4) & T.COLUMN0
-    ended = (full_rows != 0).any(axis=0)
-    if ended.any():
-        _finish(st, slots[ended], END_ROW_COMPLETED)
-    capped = ~ended & (st.round[slots] >= st.max_rounds)
-    if capped.any():
-        _finish(st, slots[capped], END_ROUND_CAP)
-    going = ~ended & ~capped
-    if deal and going.any():
-        start_rounds(st, slots[going])
-
-
-def _finish(st: BatchState, slots: np.ndarray, reason: int) -> None:
-    """End the games in `slots`; bonuses count only on a natural end (RULES §8.2, §10.7)."""
-    st.done[slots] = True
-    st.end_reason[slots] = reason
-    rows, cols, colours = _completions(st, slots)
-    bonus = 2 * rows + 7 * cols + 10 * colours
-    st.bonus[:, slots] = bonus
-    if reason == END_ROW_COMPLETED:
-        st.scores[:, slots] += bonus
+    slots = np.ascontiguousarray(slots, np.int64)
+    if slots.size:
+        k = kernels()
+        state = st.arrays()
+        n = slots.shape[0]
+        given = _NO_COLUMNS
+        if not st.gray:
+            rules, tables, keys = _NO_RULES, NO_TABLES, _NO_KEYS
+        elif isinstance(choose_columns, CompiledColumns):
+            rules, tables, keys = choose_columns.rules(st, slots)
+        elif choose_columns is None:
+            rules = np.full((n, st.players), k.COLUMNS_LEFTMOST, np.int8)
+            tables, keys = NO_TABLES, _NO_KEYS
+        else:
+            given = _asked_columns(st, state, slots, choose_columns)
+            rules = np.full((n, st.players), k.COLUMNS_GIVEN, np.int8)
+            tables, keys = NO_TABLES, _NO_KEYS
+        k.end_rounds(state, slots, rules, tables, keys, given)
+    if deal:
+        going = slots[~st.done[slots]]
+        if going.size:
+            start_rounds(st, going)
 
 
-def _completions(st: BatchState, slots: np.ndarray):
-    """Complete rows, columns and colours (P, n) of each seat's wall (RULES §8.2)."""
-    walls = np.take(st.wall, slots, axis=1)
-    row_colours = np.take(st.row_colours, slots, axis=1)
-    rows = np.zeros(walls.shape, np.int16)
-    cols = np.zeros(walls.shape, np.int16)
-    colours = np.zeros(walls.shape, np.int16)
-    for k in range(5):
-        rows += (walls & T.ROW_BITS[k]) == T.ROW_BITS[k]
-        cols += (walls & T.STRIDE5[k]) == T.STRIDE5[k]
-        colours += (row_colours & T.STRIDE5[k]) == T.STRIDE5[k]
-    return rows, cols, colours
+_NO_RULES = np.zeros((1, 4), np.int8)
+_NO_KEYS = np.zeros(1, np.uint64)
+_NO_COLUMNS = np.zeros((1, 5, 4), np.int8)
+
+
+def _asked_columns(st, state, slots: np.ndarray, choose_columns) -> np.ndarray:
+    """(n, 5, P) int8: the column `choose_columns` picks for each full line with a legal column,
+    asked row by row (a row's legal columns depend on the rows above), before anything is tiled:
+    the function sees the state as the round ended (RULES §9.3).
+
+    A `choose_columns` whose ``all_seats`` attribute is true takes every seat of the row in one
+    call (``seat`` an array, element by element with the slots); otherwise it is called seat by
+    seat with an int ``seat``, as `sim.bots.base` describes.
+    """
+    n = slots.shape[0]
+    given = np.zeros((n, 5, st.players), np.int8)
+    legal = np.empty((st.players, n), np.int64)
+    for row in range(5):
+        kernels().gray_row_legal(state, slots, row, given, legal)
+        at = np.flatnonzero(legal)  # flat seat * n + j, in seat order
+        if at.size == 0:
+            continue
+        seat, j = np.divmod(at, n)
+        ok = legal.reshape(-1).take(at)
+        colour = np.maximum(st.line_colour[seat, row, slots.take(j)], 0).astype(np.int32)
+        if getattr(choose_columns, "all_seats", False):
+            chosen = np.asarray(choose_columns(st, slots.take(j), seat, row, colour, ok), np.int32)
+            _check_columns(chosen, ok, seat, row)
+        else:
+            chosen = np.empty(at.size, np.int32)
+            ends = np.searchsorted(seat, np.arange(1, st.players + 1))
+            for p in range(st.players):
+                lo, hi = (ends[p - 1] if p else 0), ends[p]
+                if lo == hi:
+                    continue
+                part = np.asarray(
+                    choose_columns(st, slots.take(j[lo:hi]), p, row, colour[lo:hi], ok[lo:hi]),
+                    np.int32,
+                )
+                _check_columns(part, ok[lo:hi], p, row)
+                chosen[lo:hi] = part
+        given[j, row, seat] = chosen
+    return given
+
+
+# _COLUMN_BIT[c + 1]: bit c of a 5-bit column mask for c in 0..4, and 0 for anything else (the
+# look-up clips c + 1 into 0..6).
+_COLUMN_BIT = np.array([0, 1, 2, 4, 8, 16, 0], np.int32)
+
+
+def _check_columns(chosen: np.ndarray, legal: np.ndarray, seat, row: int) -> None:
+    """Raise ValueError unless every chosen column is one of its 5-bit `legal` mask's."""
+    if chosen.shape != legal.shape:
+        raise ValueError(
+            f"choose_columns returned {chosen.shape[0] if chosen.ndim else 1} columns for "
+            f"{legal.shape[0]} lines (row {row})"
+        )
+    bad = (_COLUMN_BIT.take(chosen + 1, mode="clip") & legal) == 0
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        who = seat if np.isscalar(seat) else int(seat[first])
+        raise ValueError(f"choose_columns returned an illegal column for seat {who}, row {row}")
 
 
 # --- reading a batch ---------------------------------------------------------------------------
@@ -366,7 +402,10 @@ def records(st: BatchState, slots=None, seat_bot=None) -> GameRecords:
     slots = np.arange(st.batch) if slots is None else np.asarray(slots)
     if not st.done[slots].all():
         raise ValueError("records() needs finished games")
-    rows, cols, colours = _completions(st, slots)
+    slots = np.ascontiguousarray(slots, np.int64)
+    counted = np.empty((3, st.players, slots.shape[0]), np.int16)
+    kernels().count_completions(st.arrays(), slots, counted)
+    rows, cols, colours = counted
     scores = st.scores[:, slots].T
     provisional = winners(scores, rows.T)  # (n, P)
     natural = st.end_reason[slots] == END_ROW_COMPLETED

@@ -6,8 +6,10 @@ the next game, so the batch stays full (notes/numpy_speed.md, technique 4). Whic
 game runs in never changes how it plays: its deal, seats, start player and bot choices depend only
 on (seed, game, configuration).
 
-Self-play of `self_play.MIN_GAMES` or more games by a bot that can play whole games in compiled
-code (`random`, `heuristic`) is played so instead (`sim.self_play`): the same games and records.
+Every call into the rules is the compiled engine's (`sim.engine`, `sim.compiled`); the bots choose
+between the calls. A line-up whose bots all choose in compiled code (`random` and `greedy` in any
+mix, `heuristic` self-play) plays each game whole in compiled code instead (`sim.self_play`): the
+same games and records.
 
 Callers that want more than the records pass a `Recorder` (`service.replay` records every step of
 one game, `sim.goldens` a golden file); its hooks see the state between the engine calls.
@@ -166,6 +168,37 @@ def _by_bot(
     return out
 
 
+def _compiled_columns(bots: list, seat_bot: np.ndarray, slot_pos, bot_keys: np.ndarray):
+    """An `engine.CompiledColumns` for the bots' gray-wall columns when every bot's choice is
+    compiled (`bots.base.column_table`); None otherwise. ``slot_pos()`` is the position in the
+    call's games of each slot's game (it changes as slots take new games)."""
+    from .bots.base import UNIFORM_COLUMNS, column_table
+
+    found = [column_table(bot) for bot in bots]
+    if any(table is None for table in found):
+        return None
+    tables, rule_of_bot = [], []
+    for table in found:
+        if isinstance(table, str) and table == UNIFORM_COLUMNS:
+            rule_of_bot.append(engine.kernels().COLUMNS_RANDOM)
+            continue
+        for k, known in enumerate(tables):
+            if known is table or np.array_equal(known, table):
+                rule_of_bot.append(k)
+                break
+        else:
+            rule_of_bot.append(len(tables))
+            tables.append(table)
+    stacked = np.stack(tables).astype(np.int16) if tables else engine.NO_TABLES
+    rule_of_bot = np.array(rule_of_bot, np.int8)
+
+    def rules(st, slots):
+        pos = slot_pos()[slots]
+        return rule_of_bot[seat_bot[pos]], stacked, bot_keys[pos]
+
+    return engine.CompiledColumns(rules)
+
+
 def play_batch(
     players: int,
     wall: str,
@@ -236,17 +269,10 @@ def play_batch(
     # Every seat of a row in one call when every bot's column choice works element by element
     # (`Bot.all_seats`; the built-in bots'); a plugin's gets one int seat at a time.
     choose_columns.all_seats = all(getattr(bot, "all_seats", False) for bot in bots)
-    # When every bot keeps the base class's uniformly random column (the random bot's), wall
-    # tiling draws the columns itself from these keys, all rows at once (`sim.tiling`): the same
-    # draws as `sim.sampling.random_columns`, without a call per row.
-    from .bots.base import Bot
-
-    def keeps_uniform_columns(bot) -> bool:
-        method = getattr(bot, "choose_columns", None)
-        return getattr(method, "__func__", None) is Bot.choose_columns
-
-    if all(keeps_uniform_columns(bot) for bot in bots):
-        choose_columns.uniform_column_keys = lambda slots: bot_keys[slot_pos[slots]]
+    columns = choose_columns if wall == "gray" else None
+    compiled_columns = _compiled_columns(bots, seat_bot, lambda: slot_pos, bot_keys)
+    if wall == "gray" and compiled_columns is not None:
+        columns = compiled_columns  # every bot's column choice is made in compiled code
 
     def act(slots):
         pos = slot_pos[slots]
@@ -260,7 +286,6 @@ def play_batch(
             moves=True,
         )
 
-    columns = choose_columns if wall == "gray" else None
     round_end_batch = max(1, width // ROUND_END_FRACTION)
     running = np.arange(width)
     if recorder:

@@ -31,11 +31,11 @@ class GameRecords:
     marker_takes: np.ndarray  # (N, P) int16: rounds in which the seat took the first-player marker
     winners: np.ndarray  # (N, P) bool: RULES §8.3 winners; all False for truncated games
     provisional_winners: np.ndarray  # (N, P) bool: §8.3 on the scores as they stand (any end)
-    # The score leaders after each wall tiling r = 1..R (after the floor penalties and the clamp
-    # at 0, before the end bonuses), L_r the seats whose score is the largest (`sim.leaders`):
-    lead_changes: np.ndarray  # (N,) int16: the r in 2..R with L_r != L_{r-1}
-    trailing_rounds: np.ndarray  # (N, P) int64: bit r - 1 set iff the seat was not in L_r (r <= 63)
-    last_trailing_round: np.ndarray  # (N, P) int16: the last r with the seat not in L_r, 0 if none
+    # The lead after each wall tiling r = 1..R (the scores after the floor penalty and the clamp at
+    # 0, before end bonuses); L_r is the set of seats with the highest score.
+    lead_changes: np.ndarray  # (N,) int16: the r in 2..R with L_r != L_(r-1)
+    trailing_rounds: np.ndarray  # (N, P) int64: bit r - 1 set iff below the highest after r <= 63
+    last_trailing_round: np.ndarray  # (N, P) int16: the last r after which it trailed (0: never)
 
     @property
     def players(self) -> int:

@@ -151,8 +151,8 @@ class ReferenceGame:
         self.floor_penalty = [0] * players  # sum over rounds of CUM[min(objects, 7)], pre-clamp
         self.marker_takes = [0] * players
         self.bonus = [0] * players
-        # Scores after each wall tiling (floor penalties and clamp applied, bonuses not yet).
-        self.score_history: list[list[int]] = []
+        # (round, scores) after each wall tiling: the floor penalty and the clamp done, no bonus.
+        self.tiling_scores: list[tuple[int, list[int]]] = []
 
         # §3.6-3.7: fill the factories; the start player puts the marker in the centre.
         self._start_round(1)
@@ -391,7 +391,7 @@ class ReferenceGame:
                 if obj != MARKER:
                     self.lid[obj] += 1
             self.floor[seat] = []
-        self.score_history.append(list(self.scores))
+        self.tiling_scores.append((self.round, list(self.scores)))
         # §5.4 / §10.4: the marker's holder starts next; untaken, the start player starts again.
         if self.marker_holder >= 0:
             self.start_player = self.marker_holder
@@ -475,24 +475,27 @@ class ReferenceGame:
             "scores": list(self.scores),
         }
 
-    def leaders(self) -> dict:
-        """The leader records of `sim.leaders` (``lead_changes``, ``trailing_rounds``,
-        ``last_trailing_round``), from the score history: the seats with the largest score after
-        each wall tiling."""
-        lead = [{p for p, s in enumerate(row) if s == max(row)} for row in self.score_history]
+    def lead(self) -> dict:
+        """The lead through the game, from the scores after each wall tiling r (`tiling_scores`;
+        the leaders L_r are the seats with the highest score): ``lead_changes``, the r >= 2 with
+        L_r != L_(r-1); per seat ``trailing_rounds``, bit r - 1 set when it was below the highest
+        after r (r <= 63), and ``last_trailing_round``, the last such r (0 if none)."""
+        changes = 0
         trailing = [0] * self.players
         last = [0] * self.players
-        for r, leaders in enumerate(lead, start=1):
+        before = None
+        for r, scores in self.tiling_scores:
+            top = max(scores)
+            leaders = {p for p in range(self.players) if scores[p] == top}
+            if before is not None and leaders != before:
+                changes += 1
+            before = leaders
             for p in range(self.players):
-                if p not in leaders:
+                if scores[p] < top:
                     last[p] = r
                     if r <= 63:
-                        trailing[p] += 2 ** (r - 1)
-        return {
-            "lead_changes": sum(lead[r] != lead[r - 1] for r in range(1, len(lead))),
-            "trailing_rounds": trailing,
-            "last_trailing_round": last,
-        }
+                        trailing[p] |= 1 << (r - 1)
+        return {"lead_changes": changes, "trailing_rounds": trailing, "last_trailing_round": last}
 
     def record(self) -> dict:
         """What `sim.records.GameRecords` holds for this game (§10.7); valid once done.

@@ -32,15 +32,16 @@ START_COUNTER = 1 << 40
 SEATING_COUNTER = 1 << 41
 COLUMN_COUNTER = 1 << 42
 
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+# The SplitMix64 constants; `sim.compiled.uniform32` computes the same hash from them.
+MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+MIX2 = np.uint64(0x94D049BB133111EB)
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _S30, _S27, _S31, _S32 = (np.uint64(k) for k in (30, 27, 31, 32))
 
 
 def _mix(z: np.ndarray) -> np.ndarray:
-    z = (z ^ (z >> _S30)) * _M1
-    z = (z ^ (z >> _S27)) * _M2
+    z = (z ^ (z >> _S30)) * MIX1
+    z = (z ^ (z >> _S27)) * MIX2
     return z ^ (z >> _S31)
 
 
@@ -52,18 +53,18 @@ def game_keys(seed: int, games, stream: int) -> np.ndarray:
     keys : ndarray of uint64, same shape as `games`
     """
     with np.errstate(over="ignore"):
-        base = _mix(np.uint64(seed & 0xFFFFFFFFFFFFFFFF) + _GOLDEN * np.uint64(stream))
+        base = _mix(np.uint64(seed & 0xFFFFFFFFFFFFFFFF) + GOLDEN * np.uint64(stream))
         g = np.asarray(games, dtype=np.uint64)
-        return _mix(base ^ _mix(g * _GOLDEN + _GOLDEN))
+        return _mix(base ^ _mix(g * GOLDEN + GOLDEN))
 
 
 def uniform32(keys: np.ndarray, counter) -> np.ndarray:
     """The uniform ``uint64`` in ``[0, 2**32)`` at `counter` of each key (broadcasts)."""
     c = np.asarray(counter, dtype=np.uint64)
     if c.ndim and np.ndim(keys):  # array arithmetic wraps silently (the errstate costs a step)
-        return _mix(keys + c * _GOLDEN) >> _S32
+        return _mix(keys + c * GOLDEN) >> _S32
     with np.errstate(over="ignore"):  # a scalar operand's overflow would warn
-        return _mix(keys + c * _GOLDEN) >> _S32
+        return _mix(keys + c * GOLDEN) >> _S32
 
 
 def pick(u, n):

@@ -1,23 +1,19 @@
-"""Self-play in compiled code: games where every seat plays one bot that can play a whole game so.
+"""Whole games in compiled code, for line-ups whose every bot's choices are compiled.
 
-The numpy engine plays a step of every game in lockstep, and each step costs a fixed ~0.1 ms
-beside its cost per game. For cheap bots that fixed cost counts: above all at the end of a call,
-where the last games left (a gray-wall job's games that run for dozens of rounds; 0.1 % reach the
-round cap) took over a thousand near-empty steps, a sixth of a 131,072-game random call. Two
-bots play every game of a state to its end in compiled loops over single games instead, with the
-same decisions and draws, so the same games and records as the numpy engine
+`play.play_batch` steps every game of a batch in lockstep, a call into the compiled engine per
+pick for all games at once and the bots' choices in between; each step has a fixed cost beside
+its cost per game, above all at the end of a call, where the last games left (a gray-wall job's
+games that run for dozens of rounds) take a thousand near-empty steps. Line-ups whose bots choose
+in compiled code play each game to its end in one compiled loop instead, through the same engine
+functions (`sim.compiled`), with the same decisions and draws, so the same games and records
 (tests/test_self_play.py checks them field for field):
 
-- `random`: `compiled.play_random`, about 0.1 µs a pick (`play_random`);
-- `heuristic`, with any weights: the search bots' compiled play-outs, round after round
-  (`bots.playout.play_games_out`).
+- any mix of `random` and `greedy`: `compiled.play_games` (their picks `random_pick`,
+  `greedy_pick`; their gray-wall columns the compiled column rules);
+- `heuristic` self-play, with any weights: the search bots' compiled play-outs, round after
+  round (`bots.playout.play_games_out`).
 
-A subclass of either may play otherwise, so only the classes themselves do (`finisher`).
-
-Only calls of `MIN_GAMES` or more take this path: numba's import and the cached kernels' load
-cost about 0.5 s of CPU once per process, so spec checks, small runs, replays and recordings stay
-in numpy; the service's chunks (20,000 heuristic or 83,000 random games) and local runs' chunks
-(13,000 heuristic or 32,768 random games or more) take it, in processes that play many.
+A subclass of these may play otherwise, so only the classes themselves do (`finisher`).
 """
 
 from __future__ import annotations
@@ -26,34 +22,45 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import compile_once, engine, rng
+from . import engine, rng
 from .records import GameRecords
 
-# A call plays at least this many games for the compiled path (see the docstring).
-MIN_GAMES = 16_384
+# A call of this many games or more plays them whole (tests raise it to compare the two paths).
+MIN_GAMES = 1
 # Games set up at once: the state of a block (~200 bytes a game), whatever the call's size.
 BLOCK = 16_384
 
-compiled = None  # sim.compiled once `_ready` has run
-
 
 def finisher(bots: list) -> Callable | None:
-    """``finish(st, bot_keys)``, every game of a state played to its end in compiled code, for a
-    line-up of one bot (every seat the same spec) that is a `RandomBot` or a `HeuristicBot`
-    (the classes themselves, not a subclass); None otherwise."""
+    """``finish(st, bot_keys, seat_bot)``, every game of a state played to its end in compiled
+    code (``seat_bot`` (B, P) indexes `bots`), for a line-up of `RandomBot` and `GreedyBot` in any
+    mix, or of one `HeuristicBot` (the classes themselves, not a subclass); None otherwise."""
+    from .bots.base import column_table
+    from .bots.greedy import GreedyBot
     from .bots.heuristic import HeuristicBot
     from .bots.random_bot import RandomBot
 
-    if len(bots) != 1:
+    def own(bot) -> bool:  # no method of the class replaced on the instance
+        return all(
+            getattr(getattr(bot, name), "__func__", None) is getattr(type(bot), name)
+            for name in ("act", "choose_columns")
+        )
+
+    if not all(own(bot) and column_table(bot) is not None for bot in bots):
         return None
-    bot = bots[0]
-    if type(bot) is RandomBot:
-        return lambda st, keys: play_random(st, np.arange(st.batch), keys)
-    if type(bot) is HeuristicBot:
+    kinds = {RandomBot: "random", GreedyBot: "greedy"}
+    if all(type(bot) in kinds for bot in bots):
+        seat_kind = np.array([_BOT_KIND[kinds[type(bot)]] for bot in bots], np.int8)
+        return lambda st, keys, seat_bot: play_compiled(st, keys, seat_kind[seat_bot])
+    if len(bots) == 1 and type(bots[0]) is HeuristicBot:
         from .bots.playout import play_games_out
 
-        return lambda st, keys: play_games_out(bot, st)
+        return lambda st, keys, seat_bot: play_games_out(bots[0], st)
     return None
+
+
+# `compiled.BOT_*`, by bot name (literal: `sim.compiled` is imported only when a game is played).
+_BOT_KIND = {"random": 0, "greedy": 1}
 
 
 def play_games(
@@ -78,67 +85,31 @@ def play_games(
         st = engine.new_games(
             players, wall, seed, games[block], first_player[block], max_rounds, deal_keys[block]
         )
-        finish(st, bot_keys[block])
+        finish(st, bot_keys[block], seat_bot[block])
         parts.append(engine.records(st, seat_bot=seat_bot[block]))
     return GameRecords.concat(parts)
 
 
-def _ready() -> None:
-    """Compile `compiled.play_random` (or load it from numba's cache) once per process, one
-    process at a time (`compile_once.under_lock`)."""
-    global compiled
-    if compiled is not None:
-        return
-    from . import compiled as kernels
+def play_compiled(st, bot_keys: np.ndarray, seat_kind: np.ndarray, slots=None) -> None:
+    """Play the games in `slots` (default all) of `st` to their end in place, seat p of slot b the
+    compiled bot ``seat_kind[b, p]`` (`compiled.BOT_RANDOM`, `BOT_GREEDY`); `bot_keys` (B,) are
+    the bot-stream keys of the batch's slots. A game may be waiting for its round end (no tiles
+    left); a finished one is left as it is."""
+    from .bots.features import column_keys
 
-    compiled = kernels
-    compile_once.under_lock(_warm)
-
-
-def _warm() -> None:
-    """The kernel, with the argument types of real calls (one signature for both walls)."""
-    st = engine.new_games(2, "gray", 0, np.arange(2), np.zeros(2, np.int8))
-    play_random(st, np.arange(2), np.zeros(2, np.uint64))
+    kernels = engine.kernels()
+    slots = np.arange(st.batch) if slots is None else np.asarray(slots)
+    slots = np.ascontiguousarray(slots, np.int64)
+    seat_kind = np.ascontiguousarray(np.asarray(seat_kind, np.int8).take(slots, axis=0))
+    # Column rules: random's uniform, greedy's the highest of `column_keys(0.0)` (table 0).
+    rules = np.where(seat_kind == kernels.BOT_GREEDY, 0, kernels.COLUMNS_RANDOM).astype(np.int8)
+    tables = column_keys(0.0)[None]
+    keys = np.ascontiguousarray(np.asarray(bot_keys, np.uint64).take(slots))
+    counts = np.zeros((st.factories, 5), np.int64)
+    given = np.zeros((1, 5, st.players), np.int8)
+    kernels.play_games(st.arrays(), slots, seat_kind, keys, rules, tables, counts, given)
 
 
 def play_random(st, slots: np.ndarray, bot_keys: np.ndarray) -> None:
-    """Play the games in `slots` of `st` to their end in place, every seat the `random` bot;
-    `bot_keys` (B,) are the bot-stream keys of the batch's slots. A game may be waiting for its
-    round end (no tiles left); a finished one is left as it is."""
-    _ready()
-    compiled.play_random(
-        np.ascontiguousarray(slots, np.int64),
-        np.ascontiguousarray(bot_keys, np.uint64),
-        st.sources,
-        st.presence,
-        st.marker_in_centre,
-        st.marker_holder,
-        st.tiles_left,
-        st.bag,
-        st.lid,
-        st.line_colour,
-        st.line_count,
-        st.wall,
-        st.row_colours,
-        st.col_colours,
-        st.wall_cells,
-        st.accept,
-        st.floor,
-        st.scores,
-        st.current,
-        st.start_player,
-        st.round,
-        st.turn,
-        st.done,
-        st.end_reason,
-        st.floor_penalty,
-        st.marker_takes,
-        st.bonus,
-        st.lead_changes,
-        st.trailing_rounds,
-        st.last_trailing_round,
-        st.deal_key,
-        st.max_rounds,
-        bool(st.gray),
-        st.factories,
-    )
+    """`play_compiled` with the `random` bot in every seat."""
+    play_compiled(st, bot_keys, np.zeros((st.batch, st.players), np.int8), slots)

@@ -2,11 +2,13 @@
 
 Every per-game array ends in the batch axis ``B`` so that one game's element is reached with a
 flat index ``i * B + b`` (notes/numpy_speed.md: batch-last layouts with flat gathers are fastest).
-Transitions in `sim.engine` mutate a state in place; `copy()` it to branch.
+Transitions in `sim.engine` (compiled: `sim.compiled`) mutate a state in place; `copy()` it to
+branch.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -62,11 +64,13 @@ class BatchState:
     floor_penalty: np.ndarray  # (P, B) int32: sum of CUM[min(objects, 7)] over rounds
     marker_takes: np.ndarray  # (P, B) int16: rounds in which the seat took the marker
     bonus: np.ndarray  # (P, B) int16: end bonus (added to scores only on a natural end)
-    # The score leaders after each wall tiling (`sim.leaders`): lead changes so far, and per seat
-    # the rounds after which it trailed (bit r - 1, r <= 63) and the last such round (0: never).
-    lead_changes: np.ndarray  # (B,) int16
-    trailing_rounds: np.ndarray  # (P, B) int64
-    last_trailing_round: np.ndarray  # (P, B) int16
+
+    # The lead after each wall tiling r (scores after the floor penalty and the clamp, before end
+    # bonuses); the leaders L_r are the seats whose score is the highest.
+    leaders: np.ndarray  # (B,) int8: bit p set when seat p led after the last tiling; 0 before
+    lead_changes: np.ndarray  # (B,) int16: tilings r >= 2 with L_r != L_(r-1)
+    trailing_rounds: np.ndarray  # (P, B) int64: bit r - 1 set when the seat trailed after r <= 63
+    last_trailing_round: np.ndarray  # (P, B) int16: the last r after which it trailed, 0 if none
 
     @property
     def batch(self) -> int:
@@ -85,6 +89,10 @@ class BatchState:
             out[f.name] = np.take(v, slots, axis=-1) if isinstance(v, np.ndarray) else v
         return BatchState(**out)
 
+    def arrays(self) -> EngineState:
+        """The state as the compiled engine takes it (`sim.compiled`): one `EngineState`."""
+        return EngineState._make(getattr(self, name) for name in EngineState._fields)
+
     def copy(self) -> BatchState:
         return BatchState(
             **{
@@ -92,6 +100,13 @@ class BatchState:
                 for f in fields(self)
             }
         )
+
+
+# What the compiled engine reads and writes, passed as one tuple (numba takes named tuples): every
+# field of `BatchState` but the job seed (only `sim.rng.game_keys` reads it, before play), so a
+# field added to the dataclass reaches every compiled function. A rules table (per-variant
+# bonuses, floor penalties) would be one more field here.
+EngineState = namedtuple("EngineState", [f.name for f in fields(BatchState) if f.name != "seed"])
 
 
 def empty_state(players: int, gray: bool, seed: int, max_rounds: int, batch: int) -> BatchState:
@@ -132,6 +147,7 @@ def empty_state(players: int, gray: bool, seed: int, max_rounds: int, batch: int
         floor_penalty=np.zeros((p, b), np.int32),
         marker_takes=np.zeros((p, b), np.int16),
         bonus=np.zeros((p, b), np.int16),
+        leaders=np.zeros(b, i8),
         lead_changes=np.zeros(b, np.int16),
         trailing_rounds=np.zeros((p, b), np.int64),
         last_trailing_round=np.zeros((p, b), np.int16),

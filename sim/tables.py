@@ -15,7 +15,9 @@ STRIDE5 = np.array([sum(1 << (5 * r + k) for r in range(5)) for k in range(5)], 
 ROW_BITS = np.array([31 << (5 * r) for r in range(5)], dtype=np.int32)
 # accept-mask bits of pattern line r for every colour (accept bit is 5*colour + r).
 LINE_BITS = np.array([sum(1 << (5 * c + r) for c in range(5)) for r in range(5)], dtype=np.int32)
-POP5 = np.array([bin(m).count("1") for m in range(32)], dtype=np.int16)
+# POPCOUNT[m]: set bits of an 11-bit mask (a colour's sources, 5-bit line and column masks).
+POPCOUNT = np.array([bin(m).count("1") for m in range(2048)], dtype=np.int64)
+POP5 = POPCOUNT[:32].astype(np.int16)
 # NTH_DEST[mask, j]: the j-th set bit of a 5-bit line mask, or 5 (the floor) for j == popcount.
 NTH_DEST = np.full((32, 6), 5, dtype=np.int16)
 for _m in range(32):
@@ -77,6 +79,8 @@ ACTION_NEEDS = np.where(_TO_LINE, ACTION_BIT, FLOOR_OK).astype(np.int32)
 COLOURED_COLUMN = np.array(
     [[0] + [wall_column(r, c) for c in range(5)] for r in range(5)], np.int32
 )
+# WALL_COLUMN[5 * colour + row]: the column of the colour on that row of the coloured wall.
+WALL_COLUMN = np.array([wall_column(r, c) for c in range(5) for r in range(5)], np.int64)
 COLUMN0 = np.int32(sum(1 << (5 * r) for r in range(5)))  # the cells of column 0
 GATHER_COLUMN = np.int64(sum(1 << (4 * j) for j in range(5)))
 ALL_ACCEPT = np.int32((1 << 25) - 1)  # every empty line accepts every colour

@@ -46,18 +46,6 @@ from tests.waits import wait_until
 REPO = Path(__file__).resolve().parent.parent
 
 
-def pytest_sessionstart(session):
-    """Drop the search kernels' numba cache when it is older than `sim/compiled.py`: numba keys a
-    cache by its own source file only, so after an edit of the shared pieces the tests would
-    otherwise run the search kernels compiled from the old ones."""
-    if hasattr(session.config, "workerinput"):  # xdist: the controller does it, once
-        return
-    shared = (REPO / "sim" / "compiled.py").stat().st_mtime
-    for cached in (REPO / "sim" / "bots" / "__pycache__").glob("kernels.*.nb[ic]"):
-        if cached.stat().st_mtime < shared:
-            cached.unlink(missing_ok=True)
-
-
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory):
     """URL ``redis://127.0.0.1:<port>`` of a private redis-server started for this session."""

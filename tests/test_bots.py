@@ -13,8 +13,8 @@ from sim.bots.greedy import greedy_actions
 from sim.bots.heuristic import HeuristicBot
 from sim.bots.search import RolloutBot
 from sim.play import play_batch, play_games
+from sim.scoring import placement_points
 from sim.spec import Configuration, first_player
-from sim.tiling import tile_points
 from tests.positions import random_positions
 
 BOTS = ["random", "greedy", "heuristic", "heuristic:floor=2.5,centre=0", "rollout:width=2"]
@@ -62,8 +62,14 @@ def test_gray_columns_are_legal_and_follow_adjacency(bot):
     cols = make_bot(bot).choose_columns(st, slots, 0, 1, np.zeros(slots.size, int), legal, keys)
     assert (((legal >> cols) & 1) == 1).all()
     if bot == "greedy":  # most adjacency points, ties leftmost
-        cols_at = [np.full(slots.size, c) for c in range(5)]
-        points = np.stack([tile_points(wall | (1 << (5 + c)), 1, cols_at[c]) for c in range(5)])
+        cells = ((wall[:, None] >> np.arange(25)) & 1).reshape(-1, 5, 5)  # before the tile
+
+        def points_at(c):  # an occupied (illegal) cell is scored as if free, then masked below
+            free = cells.copy()
+            free[:, 1, c] = 0
+            return placement_points(free, 1, c)
+
+        points = np.stack([points_at(c) for c in range(5)])
         points = np.where((legal[None] >> np.arange(5)[:, None]) & 1, points, -1)
         assert np.array_equal(cols, first_max(points))
 

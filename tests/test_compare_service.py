@@ -23,7 +23,7 @@ from service.testing import ServerThread
 from sim.chunk import chunk_games_for, chunks_total, play_chunk
 from sim.local import run_local
 from sim.spec import JobSpec
-from tests.waits import generous
+from tests.waits import wait_job
 from workers.app import make_app
 from workers.dispatch import submit
 from workers.settings import load_settings
@@ -50,17 +50,6 @@ def expected():
 def stack_for(env):
     settings = load_settings(env)
     return JobStore(redis.Redis.from_url(settings.redis_url), settings), make_app(settings)
-
-
-def wait_finished(store, job_id, workers=None, timeout=90.0):
-    deadline = time.monotonic() + generous(timeout)
-    while time.monotonic() < deadline:
-        job = store.get_job(job_id)
-        if job.finished:
-            return job
-        time.sleep(0.1)
-    logs = "\n".join(w.log() for w in getattr(workers, "started", []))
-    raise AssertionError(f"job {job_id} not finished: {store.get_job(job_id)}\n{logs}")
 
 
 def summary_of(store, job):
@@ -152,7 +141,7 @@ def test_workers_stop_where_local_does(
     store, app = stack_for(env)
     job, _ = submit(store, app, SPEC, None)
     celery_worker_process(env, concurrency=concurrency)
-    check_like_local(store, wait_finished(store, job.job_id, celery_worker_process), expected)
+    check_like_local(store, wait_job(store, job.job_id, celery_worker_process), expected)
 
 
 DIE_AFTER_PARKING = """
@@ -179,7 +168,7 @@ def test_worker_killed_between_parking_and_advancing(
     worker = celery_worker_process(
         env, preamble=DIE_AFTER_PARKING, extra_env={"AZULSIM_TEST_MARKER": str(marker)}
     )
-    done = wait_finished(store, job.job_id, celery_worker_process)
+    done = wait_job(store, job.job_id, celery_worker_process)
     assert marker.exists()
     assert "WorkerLostError" in worker.log()
     check_like_local(store, done, expected)

@@ -45,8 +45,12 @@ def test_golden_replays_on_batch_engine(golden):
     assert goldens.replay_batch(g) == g
 
 
-def test_gray_golden_has_column_choices():
-    g = goldens.load("2p_gray")
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_gray_goldens_have_column_choices(players):
+    # One gray-wall golden per player count, replayed above through the compiled engine that
+    # plays every job's games (`sim.play.play_batch`).
+    g = goldens.load(f"{players}p_gray")
+    assert g["players"] == players and g["wall"] == "gray"
     assert any(r["columns"] for r in g["rounds"])
 
 

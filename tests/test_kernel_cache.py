@@ -1,20 +1,28 @@
-"""The compiled kernels when several processes start at once (sim/compile_once.py): the search
-bots' play-outs (sim/bots/playout.py `ready`) and self-play (sim/self_play.py).
+"""The compiled engine's cache (sim/kernel_cache.py, sim/compile_once.py): the engine
+(sim/compiled.py) and the search bots' play-outs (sim/bots/kernels.py).
 
 Processes that start together (a worker's pool, test runners) find no cached machine code; one
 compiles and writes numba's cache while the others wait on the lock, then load it. Each must play
-the same games as any other process.
+the same games as any other process. The cache's folder is named by a hash of the compiled
+modules' sources, so an edit of any of them never loads stale code; and a cache built into a
+read-only folder (the image, under the Kubernetes manifests' read-only root) is used from a copy
+in the temporary directory, with nothing compiled.
 """
 
 from __future__ import annotations
 
+import ast
 import os
+import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from sim import kernel_cache
 from tests.waits import generous
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,7 +66,11 @@ def test_processes_starting_together_compile_once_and_play_the_same_games(tmp_pa
     # Each kernel was compiled and saved by one process; the others loaded what it saved.
     assert len(saved) == len(set(saved)), saved
     names = {Path(path.strip(" '\"")).name.split("-")[0] for path in saved}
-    assert {"kernels.play_picks", "kernels.end_rounds", "compiled.play_random"} <= names, names
+    engine = {"compiled.play_actions", "compiled.end_rounds", "compiled.play_games"}
+    assert engine | {"kernels.play_picks"} <= names, names
+    # In the folder of this code's key, under the configured base.
+    key = kernel_cache.source_key()
+    assert all(f"{tmp_path / 'cache' / key}" in path for path in saved), saved
 
 
 def _numba_imported_after(*calls: str) -> list[bool]:
@@ -80,17 +92,133 @@ def _numba_imported_after(*calls: str) -> list[bool]:
 
 
 @pytest.mark.timeout(1800)
-def test_only_a_search_or_large_self_play_imports_numba():
-    # numba costs about 50 MB and 0.3 s to import: the API server, spec validation, small runs
-    # and the other bots' workers do without it.
+def test_specs_and_bots_do_without_numba_until_a_game_is_played():
+    # numba costs about 50 MB and 0.3 s to import (docs/engine.md): the API server and spec
+    # validation do without it; every game is played by the compiled engine.
     assert _numba_imported_after(
-        "make_bot('search'), make_bot('rollout')",
+        "make_bot('search'), make_bot('rollout'), make_bot('greedy')",
         "play_games(C(2, ['greedy', 'heuristic']), 1, 0, 10)",
-        "play_games(C(2, ['rollout', 'greedy']), 1, 0, 2)",
-    ) == [False, False, True]
-    assert _numba_imported_after(
-        "play_games(C(2, ['random', 'random'], wall='gray'), 1, 0, 2000)",
-        "play_games(C(2, ['heuristic', 'heuristic']), 1, 0, 500)",
-        "play_games(C(2, ['random', 'greedy']), 1, 0, self_play.MIN_GAMES)",
-        "play_games(C(2, ['random', 'random']), 1, 0, self_play.MIN_GAMES)",
-    ) == [False, False, False, True]
+    ) == [False, True]
+
+
+def test_every_compiled_module_is_in_the_cache_key():
+    # The modules sim/compiled.py and sim/bots/kernels.py import from sim, and so compile in.
+    sim = ROOT / "sim"
+    found = set()
+    for name in ("compiled.py", "bots/kernels.py"):
+        tree = ast.parse((sim / name).read_text())
+        here = (sim / name).parent
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = here
+                for _ in range(node.level - 1):
+                    base = base.parent
+                target = base.joinpath(*(node.module or "").split(".")) if node.module else base
+                found.add(str(target.with_suffix(".py").relative_to(sim)))
+    assert found <= set(kernel_cache.SOURCES), found - set(kernel_cache.SOURCES)
+
+
+def test_an_edit_of_any_compiled_module_selects_another_cache(tmp_path, monkeypatch):
+    copy = tmp_path / "sim"
+    for name in kernel_cache.SOURCES:
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / "sim" / name, copy / name)
+    monkeypatch.setattr(kernel_cache, "_SIM", copy)
+    keys = {kernel_cache.source_key()}
+    assert keys == {kernel_cache.source_key()}  # the same sources, the same folder
+    for name in kernel_cache.SOURCES:
+        with open(copy / name, "a") as f:
+            f.write("\n# an edit\n")
+        keys.add(kernel_cache.source_key())
+    assert len(keys) == len(kernel_cache.SOURCES) + 1
+
+
+PLAY_SMALL = """
+from sim.play import play_games
+from sim.spec import Configuration
+for bots in (["random", "greedy"], ["rollout", "random"]):
+    records = play_games(Configuration(2, bots, wall="gray"), 3, 0, 6)
+    print(int(records.scores.sum()), int(records.turns.sum()))
+"""
+
+
+PLAY_RANDOM = """
+from sim.play import play_games
+from sim.spec import Configuration
+print(int(play_games(Configuration(2, ["random"] * 2, wall="gray"), 3, 0, 6).scores.sum()))
+"""
+
+
+def _run_as_user(env: dict, code: str) -> subprocess.CompletedProcess:
+    """`code` in a fresh process, as another user when this one is root (root writes anywhere,
+    so a folder of mode 0555 is read-only only to another user); both steps of a test run this
+    way, so that both see the same interpreter (its version is part of the cache's key)."""
+    run_as = []
+    if os.geteuid() == 0:
+        run_as = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    return subprocess.run(
+        [*run_as, sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def _read_only(path: Path) -> None:
+    for folder, _dirs, files in os.walk(path):
+        for name in files:
+            os.chmod(Path(folder) / name, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        os.chmod(folder, 0o555)
+
+
+@pytest.fixture
+def open_dir():
+    """A fresh folder every user may enter (pytest's own temporary folders are the user's only,
+    and the read-only runs may be another user's)."""
+    path = Path(tempfile.mkdtemp(prefix="azulsim-cache-test-"))
+    os.chmod(path, 0o755)
+    yield path
+    for folder, _dirs, _files in os.walk(path):
+        os.chmod(folder, 0o755)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_a_cache_built_into_a_read_only_folder_plays_without_compiling(open_dir):
+    built, spare = open_dir / "image-cache", open_dir / "tmp"
+    spare.mkdir()
+    os.chmod(spare, 0o777)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(built), "PYTHONPATH": str(ROOT), "HOME": "/"}
+    # The image's build step: the cache filled where the image keeps it.
+    built.mkdir()
+    os.chmod(built, 0o777)
+    first = _run_as_user(env, PLAY_SMALL)
+    assert first.returncode == 0, first.stderr[-2000:]
+    _read_only(built)
+    env = {**env, "TMPDIR": str(spare), "NUMBA_DEBUG_CACHE": "1"}
+    run = _run_as_user(env, PLAY_SMALL)
+    assert run.returncode == 0, run.stderr[-3000:]
+    played = [line for line in run.stdout.splitlines() if not line.startswith("[cache]")]
+    assert played == first.stdout.splitlines()
+    assert "data saved to" not in run.stdout and "data loaded from" in run.stdout
+    user = 65534 if os.geteuid() == 0 else os.getuid()
+    copied = list((spare / f"azulsim-kernels-{user}").iterdir())  # one key (of the child's Python)
+    assert len(copied) == 1 and any(copied[0].rglob("*.nbi")), copied
+
+
+def test_an_empty_read_only_cache_folder_compiles_into_the_temporary_directory(open_dir):
+    built, spare = open_dir / "image-cache", open_dir / "tmp"
+    built.mkdir()
+    spare.mkdir()
+    os.chmod(spare, 0o777)
+    _read_only(built)
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(built),
+        "PYTHONPATH": str(ROOT),
+        "HOME": "/",
+        "TMPDIR": str(spare),
+    }
+    run = _run_as_user(env, PLAY_RANDOM)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "no locator available" not in run.stderr
+    assert list(built.iterdir()) == []
+    user = 65534 if os.geteuid() == 0 else os.getuid()
+    compiled = list((spare / f"azulsim-kernels-{user}").iterdir())
+    assert len(compiled) == 1 and any(compiled[0].rglob("*.nbi")), compiled

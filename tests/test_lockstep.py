@@ -184,13 +184,13 @@ def run_lockstep(players: int, wall: str, seed: int, n_games: int, max_rounds: i
     recs = engine.records(st)
     for b, g in enumerate(refs):
         assert record_of(recs, b) == g.record(), f"record of game {b} differs"
-        assert leaders_of(recs, b) == g.leaders(), f"leader records of game {b} differ"
+        assert leaders_of(recs, b) == g.lead(), f"leader records of game {b} differ"
     reasons = [g.end_reason for g in refs]
     return {r: reasons.count(r) for r in END_REASONS}
 
 
 def leaders_of(recs, i: int) -> dict:
-    """Row `i`'s leader records (`sim.leaders`) in `ReferenceGame.leaders`' format."""
+    """Row `i`'s leader records (`sim.compiled.count_lead`) in `ReferenceGame.lead`'s format."""
     return {
         "lead_changes": int(recs.lead_changes[i]),
         "trailing_rounds": recs.trailing_rounds[i].tolist(),

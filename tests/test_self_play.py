@@ -1,10 +1,12 @@
-"""Self-play in compiled code (sim/self_play.py, sim/compiled.py) against the numpy engine.
+"""Whole games in compiled code (sim/self_play.py, `compiled.play_games`) against the engine
+stepped pick by pick with the bots' own (numpy) choices, as `play_batch` plays any line-up.
 
-`compiled.play_random` must leave every game exactly as the numpy engine and the `random` bot
-leave it: each field of the state, from positions at every stage of a game (fresh, mid-round,
-waiting for a round end, at the round cap, with an empty bag and lid), at 2-4 players on both
-walls; and `play_batch` must return the same records by either path, for `random` and for
-`heuristic` self-play (whose compiled play-outs tests/test_playout.py checks pick by pick).
+`self_play.play_compiled` must leave every game exactly as the stepped engine and the `random`
+and `greedy` bots leave it: each field of the state, from positions at every stage of a game
+(fresh, mid-round, waiting for a round end, at the round cap, with an empty bag and lid), at 2-4
+players on both walls; and `play_batch` must return the same records by either path, for any mix
+of `random` and `greedy` and for `heuristic` self-play (whose compiled play-outs
+tests/test_playout.py checks pick by pick).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 
 from sim import engine, rng, self_play
 from sim.bots import make_bot
+from sim.bots.greedy import GreedyBot
 from sim.bots.random_bot import RandomBot
 from sim.constants import END_NO_TILES, END_ROUND_CAP
 from sim.play import play_games
@@ -23,20 +26,22 @@ from sim.spec import Configuration
 from sim.tables import NTH_DEST_FLAT
 
 BOT = RandomBot()
+GREEDY = GreedyBot()
 
 
-def _columns(keys):
+def _columns(keys, bot):
     def choose(st, slots, seat, row, colours, legal):
-        return BOT.choose_columns(st, slots, seat, row, colours, legal, keys[slots])
+        return bot.choose_columns(st, slots, seat, row, colours, legal, keys[slots])
 
     choose.all_seats = True
     return choose
 
 
-def numpy_play(st, keys, steps=None):
-    """The numpy engine with the random bot in every seat: round ends (with the deal) for the
-    games waiting for one, then a pick in every running game; `steps` picks at most."""
-    columns = _columns(keys) if st.gray else None
+def numpy_play(st, keys, steps=None, bot=BOT):
+    """The engine stepped with `bot`'s numpy choices in every seat: round ends (with the deal)
+    for the games waiting for one, then a pick in every running game; `steps` picks at most. The
+    columns are asked row by row (not the compiled column rules)."""
+    columns = _columns(keys, bot) if st.gray else None
     step = 0
     while steps is None or step < steps:
         waiting = np.flatnonzero(~st.done & (st.tiles_left == 0))
@@ -45,7 +50,7 @@ def numpy_play(st, keys, steps=None):
         running = np.flatnonzero(~st.done & (st.tiles_left > 0))
         if not running.size:
             break
-        actions = BOT.act(st, running, keys[running])
+        actions = bot.act(st, running, keys[running])
         engine.play(st, running, actions, columns, defer_round_end=True)
         step += 1
 
@@ -83,6 +88,30 @@ def test_compiled_games_end_as_the_numpy_engine_ends_them(players, wall, steps):
     assert_same_state(expected, got)
 
 
+@pytest.mark.parametrize("players", [2, 4])
+@pytest.mark.parametrize("wall", ["coloured", "gray"])
+@pytest.mark.parametrize("steps", [0, 23])
+def test_compiled_greedy_games_end_as_the_stepped_engine_ends_them(players, wall, steps):
+    st, keys = new_games(players, wall, 200)
+    numpy_play(st, keys, steps, GREEDY)
+    expected, got = st.copy(), st.copy()
+    numpy_play(expected, keys, bot=GREEDY)
+    self_play.play_compiled(got, keys, np.ones((got.batch, players), np.int8))
+    assert expected.done.all()
+    assert_same_state(expected, got)
+
+
+def test_only_the_given_slots_are_played_by_compiled_greedy():
+    st, keys = new_games(3, "gray", 40)
+    numpy_play(st, keys, 9, GREEDY)
+    before = st.copy()
+    slots = np.arange(1, 40, 4)
+    self_play.play_compiled(st, keys, np.ones((40, 3), np.int8), slots)
+    rest = np.setdiff1d(np.arange(40), slots)
+    assert st.done[slots].all() and not before.done[rest].any()
+    assert_same_state(before.take(rest), st.take(rest))
+
+
 @pytest.mark.parametrize("wall", ["coloured", "gray"])
 def test_round_cap_and_an_empty_bag_end_games_as_in_numpy(wall):
     st, keys = new_games(2, wall, 200, max_rounds=3)
@@ -117,14 +146,20 @@ def test_only_the_given_slots_are_played():
         ("random", 2, "gray", "rotate"),
         ("random", 3, "coloured", "shuffle"),
         ("random", 4, "gray", "mirrored"),
+        ("greedy", 2, "gray", "rotate"),
+        ("greedy", 4, "coloured", "shuffle"),
+        ("random+greedy", 2, "gray", "rotate"),
+        ("greedy+random+greedy", 3, "gray", "mirrored"),
         ("heuristic", 2, "coloured", "rotate"),
         ("heuristic:floor=2.5,centre=0.3", 3, "gray", "mirrored"),
         ("heuristic", 4, "gray", "shuffle"),
     ],
 )
 def test_play_batch_gives_the_same_records_by_either_path(monkeypatch, bot, players, wall, seating):
-    config = Configuration(players, [bot] * players, wall=wall, seating=seating)
-    numpy_records = play_games(config, 11, 40, 1240)  # below MIN_GAMES: numpy
+    lineup = bot.split("+") if "+" in bot else [bot] * players
+    config = Configuration(players, lineup, wall=wall, seating=seating)
+    monkeypatch.setattr(self_play, "MIN_GAMES", float("inf"))
+    numpy_records = play_games(config, 11, 40, 1240)  # stepped, the bots' numpy choices
     finished = []
     monkeypatch.setattr(self_play, "MIN_GAMES", 1000)
     monkeypatch.setattr(self_play, "BLOCK", 256)  # several blocks, the last one short
@@ -148,11 +183,15 @@ class LeftmostColumns(RandomBot):
         return NTH_DEST_FLAT.take(legal * 6).astype(np.intp)
 
 
-def test_only_random_or_heuristic_self_play_is_compiled():
+def test_only_line_ups_of_compiled_bots_play_whole_games():
     assert self_play.finisher([make_bot("random")]) is not None
     assert self_play.finisher([make_bot("heuristic:floor=2")]) is not None
-    assert self_play.finisher([make_bot("greedy")]) is None
+    assert self_play.finisher([make_bot("greedy")]) is not None
+    assert self_play.finisher([make_bot("random"), make_bot("greedy")]) is not None
     assert self_play.finisher([make_bot("rollout")]) is None
     assert self_play.finisher([make_bot("random"), make_bot("heuristic")]) is None  # mixed
-    # A subclass may play otherwise (here, other gray-wall columns).
+    # A subclass may play otherwise (here, other gray-wall columns), and so may an instance.
     assert self_play.finisher([LeftmostColumns()]) is None
+    instance = make_bot("greedy")
+    instance.choose_columns = LeftmostColumns().choose_columns
+    assert self_play.finisher([instance]) is None

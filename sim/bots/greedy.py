@@ -27,11 +27,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rng
-from .base import Bot, elementwise_columns, turn_uniforms
+from .base import Bot, compiled_columns, elementwise_columns, turn_uniforms
 from .features import (
     CAP,
     FIELD6,
     best_columns,
+    column_keys,
     flat,
     per_line,
     per_seat,
@@ -158,6 +159,7 @@ def greedy_actions(st, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 @elementwise_columns
+@compiled_columns(lambda bot: column_keys(0.0))
 class GreedyBot(Bot):
     def act(self, st, slots, keys) -> np.ndarray:
         return greedy_actions(st, slots, turn_uniforms(st, slots, keys))

@@ -34,15 +34,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import compile_once
 from ..constants import TILES_PER_COLOUR
-from .base import Bot, elementwise_columns
+from .base import Bot, compiled_columns, elementwise_columns
 from .features import (
     _FLOOR_COST,
     CAP,
     FLOOR_MAX_X,
     best_columns,
+    coloured_tables,
+    column_keys,
     first_max,
     flat,
+    gray_tables,
     line_values,
     per_line,
     per_seat,
@@ -127,8 +131,10 @@ def _max_over_lines(v: np.ndarray, out=None) -> np.ndarray:
 class _Evaluation:
     """Values of every (source, colour) pick with its best destination, for one seat per game.
 
-    The definition as the module docstring reads. The bots use `best_actions` and
-    the compiled `kernels`, which compute the same numbers with less work (tests/test_playout.py).
+    The definition as the module docstring reads. The bots play the compiled evaluation
+    (`sim.bots.kernels`: `HeuristicBot.act` and the search bots' candidates, `candidates`; their
+    play-outs), which
+    computes the same float32 numbers with less work (tests/test_playout.py checks them).
     """
 
     def __init__(self, bot: HeuristicBot, st, slots: np.ndarray):
@@ -267,105 +273,73 @@ def floor_costs(floor_table: np.ndarray) -> np.ndarray:
     return floor_table.take(f * FLOOR_MAX_X + over).ravel()
 
 
-def best_actions(
-    bot, st, slots: np.ndarray, value: np.ndarray, partial: np.ndarray, factories: bool = True
-) -> np.ndarray:
-    """(n,) the heuristic's action in each game of `slots`, given the line values `value`
-    (`seat_line_values`) and `partial` (`partial_share`) of the seat to move.
-
-    `_Evaluation` then its ``action(first_max(values))``, with only what the choice needs: the
-    same float32 numbers for every legal pick, in fewer passes. A line the pick may not use still
-    gets the -1e4 penalty, so it never beats the floor; an absent pick is below -1e4. With
-    ``factories=False`` (every factory of these games is empty) only the centre is valued.
-    """
-    return _Picks(bot, st, slots, value, partial, factories).best()
+def line_tables(policy: HeuristicBot, gray: bool):
+    """The wall variant's line-value tables (`features.coloured_tables` / `gray_tables`), and the
+    weight of a gray dead end: what the compiled evaluation reads."""
+    table = gray_tables if gray else coloured_tables
+    cells, colour_bonus = table(float(policy.points), float(policy.bonus))
+    return cells, colour_bonus, np.float32(2.0 * policy.floor_w)
 
 
-class _Picks:
-    """`_Evaluation`'s numbers for one seat per game, computed the lean way (`best_actions`).
+_kernels = None  # sim.bots.kernels once `compiled_kernels` has loaded it
 
-    ``v[k, c, r]`` (k = 1..4) is the line part of a factory pick of k tiles of colour c to line
-    r, ``v[0]`` the centre's (its tiles and the marker); ``picks[s, c]`` the value of taking
-    colour c from source s with its best destination.
-    """
 
-    def __init__(self, bot, st, slots, value, partial, factories):
-        n = slots.shape[0]
-        self.n = n
-        self.cols = cols = np.arange(n)
-        self.bot = bot
-        self.costs = costs = bot.floor_costs
-        seat = seat_to_move(st, slots)
-        acc = per_seat(st.accept, seat, slots)
-        counts = per_line(st.line_count, seat, slots)
-        floor6 = per_seat(st.floor, seat, slots).astype(np.intp) * _ROOMS
-        penalty = ((acc[None, None] & _ACCEPT_BIT) == 0) * -_BIG  # (5 c, 5 r, n): 0 or -1e4
-        frac = counts.astype(np.float32) / _CAPF
-        a = value * (partial / _CAPF)
-        a += penalty
-        b = value * (1 - partial * frac)
-        b += penalty
-        room = CAP - counts  # (5 r, n) int16
-        at = (floor6 + room) * _KM  # (5 r, n): this line's row of `costs`
-        at0 = floor6 * _KM  # room 0: the plain floor cost of 2k + m
-        s = st.sources.shape[0] if factories else 1
-        self.sources = np.take(st.sources[:s], slots, axis=1)  # (s, n) packed
-        tiles = unpack(self.sources)  # (s, 5, n) int16
-        picks = np.empty((s, 5, n), np.float32)  # the value of each (source, colour)
+def compiled_kernels():
+    """`sim.bots.kernels` (the compiled evaluation and play-outs), compiled or loaded from
+    numba's cache once per process, one process at a time; later calls return it at once."""
+    global _kernels
+    if _kernels is None:
+        from . import kernels
 
-        # v[k, c, r]: k = 1..4 tiles of colour c from a factory to line r; v[0]: the centre's tiles.
-        v = np.empty((5 if factories else 1, 5, 5, n), np.float32)
-        if factories:
-            # `_best_line` is (b - fc) + low * ((k a - b) + fc) with low = (k < room); where low
-            # is 1 the floor cost fc is 0, and where it is 0 the product is, so this is
-            # b + (low (k a - b) - fc) exactly (up to the sign of a zero).
-            v4 = v[1:]
-            np.multiply(_K4F, a, out=v4)
-            v4 -= b
-            v4 *= (room > _K4).astype(np.float32)[:, None]
-            v4 -= costs.take(at + 2 * _K4)[:, None]
-            v4 += b
-            best = np.empty((5, 5, n), np.float32)  # [k, c]: the best of a factory pick of k tiles
-            best[0] = -_BIG * 4
-            _max_over_lines(v4, out=best[1:])
-            np.maximum(best[1:], -costs.take(at0 + 2 * _K4[:, :, 0])[:, None], out=best[1:])
-            fk = tiles[1:]
-            colour_at = np.arange(5)[:, None] * n + cols
-            flat(best).take(fk.astype(np.intp) * (5 * n) + colour_at, out=picks[1:])
-            leftover = fk.sum(axis=1, dtype=np.int16)[:, None, :] - fk
-            picks[1:] -= np.float32(bot.centre) * leftover
+        _kernels = kernels  # set first: the warm-up below calls back into this module
 
-        kc = tiles[0]
-        m = st.marker_in_centre[slots].astype(np.int16)
-        km = 2 * kc + m  # (5 c, n)
-        fcm = costs.take(at0 + m)
-        # `_best_line` with the marker: (b - fc) + low * (((k a - fcm) - b) + fc); fc = fcm where
-        # low is 1, fcm = floor_cost(m).
-        vc = v[0]
-        np.multiply(kc[:, None, :].astype(np.float32), a, out=vc)
-        vc -= fcm
-        vc -= b
-        vc += fcm
-        vc *= (room > kc[:, None, :]).astype(np.float32)
-        vc += b - costs.take(at[None] + km[:, None])
-        centre = _max_over_lines(vc, out=picks[0])
-        np.maximum(centre, -costs.take(at0 + km), out=centre)
-        centre += np.float32(bot.marker) * m - _BIG * 4 * (kc == 0)
-        self.tiles, self.v, self.picks, self.m, self.at0 = tiles, v, picks, m, at0
+        def warm():
+            from .. import engine
 
-    def best(self) -> np.ndarray:
-        """(n,) the first best pick, with the first best destination for it."""
-        n, cols, tiles, v, m = self.n, self.cols, self.tiles, self.v, self.m
-        q = first_max(self.picks.reshape(-1, n))
-        source = q // 5
-        colour = q % 5
-        k = flat(tiles).take(q * n + cols)
-        from_centre = source == 0
-        row = np.where(from_centre, 0, k) * 5 + colour  # the pick's v[k, c] (k = 0: the centre)
-        lines = flat(v).take((row * 5 + np.arange(5)[:, None]) * n + cols)  # (5 r, n)
-        to_floor = -self.costs.take(self.at0 + 2 * k + from_centre * m)
-        dest = first_max(np.concatenate([lines, to_floor[None]]))
-        return (source * 5 + colour) * 6 + dest
+            ids = np.arange(2)
+            for wall in ("coloured", "gray"):
+                st = engine.new_games(2, wall, 0, ids, np.zeros(2, np.int8))
+                candidates(HeuristicBot(), st, ids, 2)
+
+        compile_once.under_lock(warm)
+    return _kernels
+
+
+def candidates(policy: HeuristicBot, st, slots: np.ndarray, count: int) -> np.ndarray:
+    """(count, n): the heuristic's action in each game of `slots`, then the next ``count - 1``
+    actions by `heuristic._Evaluation.action_values` (ties in action order; a factory holding the
+    same tiles as an earlier one skipped), the first repeated where fewer are legal: the search
+    bots' candidate lists (`kernels.ranked_picks`)."""
+    kernels = compiled_kernels()
+    n = slots.shape[0]
+    out = np.empty((count, n), np.int64)
+    if n == 0:
+        return out
+    cells, colour_bonus, dead = line_tables(policy, st.gray)
+    kernels.ranked_picks(
+        bool(st.gray),
+        st.wall,
+        st.row_colours,
+        st.col_colours,
+        st.line_colour,
+        cells,
+        colour_bonus,
+        dead,
+        np.float32(policy.partial),
+        np.float32(policy.endgame),
+        st.sources,
+        st.marker_in_centre,
+        st.line_count,
+        st.accept,
+        st.floor,
+        st.current,
+        np.ascontiguousarray(slots, np.int64),
+        policy.floor_costs,
+        np.float32(policy.centre),
+        np.float32(policy.marker),
+        out,
+    )
+    return out
 
 
 def factories_empty(st, slots: np.ndarray) -> np.ndarray:
@@ -374,6 +348,7 @@ def factories_empty(st, slots: np.ndarray) -> np.ndarray:
 
 
 @elementwise_columns
+@compiled_columns(lambda bot: column_keys(float(bot.bonus)))
 class HeuristicBot(Bot):
     def __init__(
         self,
@@ -400,16 +375,9 @@ class HeuristicBot(Bot):
         return _Evaluation(self, st, slots)
 
     def act(self, st, slots, keys=None) -> np.ndarray:
-        """`_Evaluation`'s choice, computed by `best_actions`."""
-        out = np.empty(slots.shape[0], np.int64)
-        bare = factories_empty(st, slots)
-        for part, factories in ((~bare, True), (bare, False)):
-            group = slots[part]
-            if group.size:
-                value = seat_line_values(self, st, seat_to_move(st, group), group)
-                partial = partial_share(self, st, group)
-                out[part] = best_actions(self, st, group, value, partial, factories)
-        return out
+        """`_Evaluation`'s choice, by the compiled evaluation the search bots' candidates and
+        play-outs use too (`kernels.ranked_picks`, `candidates`)."""
+        return candidates(self, st, np.asarray(slots), 1)[0]
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
         return best_columns(per_seat(st.wall, seat, slots), row, legal, self.bonus)

@@ -6,9 +6,8 @@ its time went to the passes, not the arithmetic. Here each function is one compi
 games (numba), with no Python in it:
 
 - `play_picks`: the heuristic's picks to the end of each copy's round (`heuristic._Picks.best`,
-  then the pick as `engine.play` plays it: `sim.compiled.pick`);
-- `end_rounds`: the round end as `engine.end_rounds(..., deal=False)` does it, with the
-  heuristic's gray-wall columns (`features.best_columns`; `sim.compiled.end_round`);
+  then the engine's pick, `sim.compiled.pick`); the round ends are the engine's
+  (`sim.compiled.end_rounds`, with the heuristic's gray-wall columns);
 - `round_values`: `rollout`'s round-end value of every seat (`search.RolloutBot`, step 3);
 - `ranked_picks`: the candidate lists (`playout.candidates`).
 
@@ -23,7 +22,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..compiled import WALL_COLUMN, column_mask, end_round, pick
+from ..compiled import column_mask, pick
+from ..tables import POPCOUNT, WALL_COLUMN
 from .features import FLOOR_MAX_X
 
 # Kept literal in the compiled code: numba freezes module globals as constants.
@@ -33,7 +33,6 @@ _ONE = np.float32(1.0)
 _ZERO = np.float32(0.0)
 _LEGAL = np.float32(-1e3)  # an action valued at or below this is not legal (`playout.candidates`)
 _SQUARES = (np.arange(6) ** 2).astype(np.float32)
-_POPCOUNT5 = np.array([bin(m).count("1") for m in range(32)], np.int64)
 assert FLOOR_MAX_X == 32
 
 
@@ -59,7 +58,7 @@ def _pending_wall(w, rc, line_count, line_colour, p, i):
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _coloured_value(cm, w, rc, r, c, cells, colour_bonus):
     """One of `_coloured_values`' numbers: V[c, r] (`cm`: the column masks of `w`)."""
-    have = _POPCOUNT5[column_mask(rc, c)]
+    have = POPCOUNT[column_mask(rc, c)]
     col = WALL_COLUMN[5 * c + r]
     rm = (w >> (5 * r)) & 31
     return cells[(5 * r + col) * 1024 + rm * 32 + cm[col]] + colour_bonus[have]
@@ -71,7 +70,7 @@ def _coloured_values(v, cm, w, rc, cells, colour_bonus):
     from its tables (`features.coloured_tables`)."""
     _column_masks(cm, w)
     for c in range(5):
-        bonus = colour_bonus[_POPCOUNT5[column_mask(rc, c)]]
+        bonus = colour_bonus[POPCOUNT[column_mask(rc, c)]]
         for r in range(5):
             col = WALL_COLUMN[5 * c + r]
             rm = (w >> (5 * r)) & 31
@@ -99,7 +98,7 @@ def _gray_values(v, cm, row, w, rc, cc, cells, colour_bonus, dead):
                 best = t if col == 0 or t > best else best
             v[5 * c + r] = best if best > end else end
     for c in range(5):
-        bonus = colour_bonus[_POPCOUNT5[column_mask(rc, c)]]
+        bonus = colour_bonus[POPCOUNT[column_mask(rc, c)]]
         for r in range(5):
             v[5 * c + r] = v[5 * c + r] + bonus
 
@@ -116,7 +115,7 @@ def _gray_value(cm, w, rc, cc, r, c, cells, colour_bonus, dead):
         best = t if col == 0 or t > best else best
     end = -dead * np.float32(r + 1)
     best = best if best > end else end
-    return best + colour_bonus[_POPCOUNT5[column_mask(rc, c)]]
+    return best + colour_bonus[POPCOUNT[column_mask(rc, c)]]
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -250,7 +249,7 @@ def _game_ending(wall, i):
     """Some seat's wall in game i has a row of at least 4 tiles (`heuristic.game_ending`)."""
     for p in range(wall.shape[0]):
         for r in range(5):
-            if _POPCOUNT5[(wall[p, i] >> (5 * r)) & 31] >= 4:
+            if POPCOUNT[(wall[p, i] >> (5 * r)) & 31] >= 4:
                 return True
     return False
 
@@ -319,6 +318,9 @@ def ranked_picks(
             a, b, costs, room, at, at0, sources, i, m, centre_w, marker_w, best, known
         )
         first = (source * 5 + colour) * 6 + dest
+        out[0, j] = first
+        if width == 1:  # the heuristic's own choice (`HeuristicBot.act`): nothing else to rank
+            continue
         # Every other legal action's value, in action order.
         fcm = costs[at0 + m]
         found = 0
@@ -357,7 +359,6 @@ def ranked_picks(
                         ids[found] = action
                         scores[found] = t
                         found += 1
-        out[0, j] = first
         for w in range(1, width):  # the best left, the first of equal values
             top = -1
             for e in range(found):
@@ -372,25 +373,11 @@ def ranked_picks(
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def play_picks(
-    sources,
-    presence,
-    marker_in_centre,
-    marker_holder,
-    tiles_left,
-    lid,
-    line_colour,
-    line_count,
-    accept,
-    floor,
-    marker_takes,
-    current,
-    turn,
+    S,
     slots,
     plies,
-    gray,
     wall,
     rows,
-    cols,
     partial,
     cells,
     colour_bonus,
@@ -398,15 +385,13 @@ def play_picks(
     costs,
     centre_w,
     marker_w,
-    players,
 ):
     """Play the heuristic's picks in each copy of `slots` until its factories and centre are
-    empty, or for at most `plies` picks (``plies < 0``: no limit). The arrays are the copies'
-    state (`BatchState` fields, changed in place) and their walls: gray, the copies' `wall`,
-    `rows` and `cols` colours (`cells` the gray tables, `dead` the dead end's weight); coloured,
-    `playout.LineValues`' pending `wall` and `rows` masks, kept current here."""
-    # Per seat of the copy being played: line values, credits and line counts. A pick changes only
-    # its own line's credits (and every value, on the coloured wall, when it fills the line).
+    empty, or for at most `plies` picks (``plies < 0``: no limit). `S` is the copies'
+    `EngineState`, changed in place; their walls: gray, the copies' `wall` and `rows` colours
+    (`cells` the gray tables, `dead` the dead end's weight); coloured, `playout.LineValues`'
+    pending `wall` and `rows` masks, kept current here."""
+    players = S.wall.shape[0]
     v = np.empty((players, 25), np.float32)
     a = np.empty((players, 25), np.float32)
     b = np.empty((players, 25), np.float32)
@@ -417,6 +402,68 @@ def play_picks(
     at = np.empty(5, np.int64)
     cm = np.empty(5, np.int64)
     row = np.empty(5, np.float32)
+    _play_picks(
+        S,
+        slots,
+        plies,
+        wall,
+        rows,
+        partial,
+        cells,
+        colour_bonus,
+        dead,
+        costs,
+        centre_w,
+        marker_w,
+        v,
+        a,
+        b,
+        counts,
+        best,
+        known,
+        room,
+        at,
+        cm,
+        row,
+    )
+
+
+# Without numba's reference counts (the engine's batch calls: `sim.compiled.jit`): the picks use
+# the state tuple, whose ~35 arrays would otherwise be counted up and down at every pick.
+@numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def _play_picks(
+    S,
+    slots,
+    plies,
+    wall,
+    rows,
+    partial,
+    cells,
+    colour_bonus,
+    dead,
+    costs,
+    centre_w,
+    marker_w,
+    v,
+    a,
+    b,
+    counts,
+    best,
+    known,
+    room,
+    at,
+    cm,
+    row,
+):
+    """`play_picks` with its scratch arrays: per seat of the copy being played, line values `v`,
+    credits `a`, `b` and line counts (a pick changes only its own line's credits, and every
+    value, on the coloured wall, when it fills the line)."""
+    gray = S.gray
+    players = S.wall.shape[0]
+    cols = S.col_colours
+    line_count = S.line_count
+    accept = S.accept
+    tiles_left = S.tiles_left
     for i in slots:
         if tiles_left[i] == 0:
             continue
@@ -429,34 +476,15 @@ def play_picks(
         step = 0
         while tiles_left[i] > 0 and (plies < 0 or step < plies):
             step += 1
-            p = current[i]
+            p = S.current[i]
             ap = a[p]
             bp = b[p]
-            at0 = _seat_rows(room, at, counts[p], floor[p, i])
-            m = 1 if marker_in_centre[i] else 0
+            at0 = _seat_rows(room, at, counts[p], S.floor[p, i])
+            m = 1 if S.marker_in_centre[i] else 0
             source, colour, dest = _best_pick(
-                ap, bp, costs, room, at, at0, sources, i, m, centre_w, marker_w, best, known
+                ap, bp, costs, room, at, at0, S.sources, i, m, centre_w, marker_w, best, known
             )
-            new = pick(
-                sources,
-                presence,
-                marker_in_centre,
-                marker_holder,
-                tiles_left,
-                lid,
-                line_colour,
-                line_count,
-                accept,
-                floor,
-                marker_takes,
-                current,
-                turn,
-                players,
-                i,
-                source,
-                colour,
-                dest,
-            )
+            new = pick(S, i, source, colour, dest)
             if new < 0:  # to the floor: no line's credits change
                 continue
             counts[p, dest] = new
@@ -510,10 +538,10 @@ def round_values(
             cols = _ZERO
             colours = _ZERO
             for r in range(5):
-                rows = rows + _SQUARES[_POPCOUNT5[(w >> (5 * r)) & 31]]
+                rows = rows + _SQUARES[POPCOUNT[(w >> (5 * r)) & 31]]
             for col in range(5):
-                cols = cols + _SQUARES[_POPCOUNT5[column_mask(w, col)]]
-                colours = colours + _SQUARES[_POPCOUNT5[column_mask(rc, col)]]
+                cols = cols + _SQUARES[POPCOUNT[column_mask(w, col)]]
+                colours = colours + _SQUARES[POPCOUNT[column_mask(rc, col)]]
             potential = (
                 np.float32(2) * rows + np.float32(7) * cols + np.float32(10) * colours
             ) * bonus_w
@@ -537,64 +565,3 @@ def round_values(
             credit = credit * share
             holder = marker_w if marker_holder[i] == p else _ZERO
             out[p, i] = value + ((potential + credit) + holder)  # `going` is 1: x * 1 is x
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def end_rounds(
-    slots,
-    wall,
-    row_colours,
-    col_colours,
-    wall_cells,
-    floor,
-    line_count,
-    line_colour,
-    lid,
-    accept,
-    floor_penalty,
-    scores,
-    bonus,
-    lead_changes,
-    trailing_rounds,
-    last_trailing_round,
-    start_player,
-    current,
-    marker_holder,
-    done,
-    end_reason,
-    rounds,
-    max_rounds,
-    gray,
-    column_keys,
-):
-    """`engine.end_rounds(st, slots, columns, deal=False)` with the heuristic's gray-wall columns
-    (`features.best_columns`, from its `column_keys`): `compiled.end_round` of each game."""
-    for i in slots:
-        end_round(
-            i,
-            wall,
-            row_colours,
-            col_colours,
-            wall_cells,
-            floor,
-            line_count,
-            line_colour,
-            lid,
-            accept,
-            floor_penalty,
-            scores,
-            bonus,
-            lead_changes,
-            trailing_rounds,
-            last_trailing_round,
-            start_player,
-            current,
-            marker_holder,
-            done,
-            end_reason,
-            rounds,
-            max_rounds,
-            gray,
-            column_keys,
-            np.uint64(0),
-        )

@@ -5,9 +5,9 @@ copy with every seat playing the heuristic. `play_out` does that for all the cop
 plays exactly the moves ``policy.act`` would, step by step, with less work:
 
 - **Compiled picks.** `kernels.play_picks` plays each copy's picks to the end of its round
-  in one compiled loop (numba): the same float32 numbers as `heuristic.best_actions` and the same
-  state as `engine.play`, without a few dozen numpy passes per pick. The round ends stay numpy
-  (`engine.end_rounds`, once per play-out).
+  in one compiled loop (numba): the same float32 numbers as `heuristic.best_actions` and the
+  engine's own pick (`sim.compiled.pick`), without a few dozen numpy passes per pick. The round
+  ends are the engine's (`engine.end_rounds`, compiled, once per play-out).
 - **Line values kept.** Within a round the walls do not change. On the gray wall a seat's line
   values do not depend on its pattern lines, so they are computed once per seat and copy. On the
   coloured wall they are those of the wall "as it will be once the full lines are tiled": its masks
@@ -26,8 +26,9 @@ from dataclasses import fields
 import numpy as np
 
 from .. import compile_once, engine
-from .features import coloured_tables, column_keys, gray_tables, pending_wall
-from .heuristic import HeuristicBot, partial_share
+from .features import column_keys, pending_wall
+from .heuristic import HeuristicBot, candidates, compiled_kernels, partial_share
+from .heuristic import line_tables as _tables
 
 
 class LineValues:
@@ -64,9 +65,7 @@ def ready() -> None:
     global kernels
     if kernels is not None:
         return
-    from . import kernels as compiled
-
-    kernels = compiled  # set first: the warm-up below calls back into this module
+    kernels = compiled_kernels()  # set first: the warm-up below calls back into this module
     compile_once.under_lock(_warm)
 
 
@@ -79,14 +78,6 @@ def _warm() -> None:
         candidates(policy, st, ids, 2)
         play_out(policy, st.copy())
         round_values(policy, st)
-
-
-def _tables(policy: HeuristicBot, gray: bool):
-    """The wall variant's line-value tables (`features.coloured_tables` / `gray_tables`), and the
-    weight of a gray dead end."""
-    table = gray_tables if gray else coloured_tables
-    cells, colour_bonus = table(float(policy.points), float(policy.bonus))
-    return cells, colour_bonus, np.float32(2.0 * policy.floor_w)
 
 
 def round_values(policy: HeuristicBot, st) -> np.ndarray:
@@ -126,25 +117,11 @@ def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = 
     lines = LineValues(policy, st)
     cells, colour_bonus, dead = _tables(policy, st.gray)
     kernels.play_picks(
-        st.sources,
-        st.presence,
-        st.marker_in_centre,
-        st.marker_holder,
-        st.tiles_left,
-        st.lid,
-        st.line_colour,
-        st.line_count,
-        st.accept,
-        st.floor,
-        st.marker_takes,
-        st.current,
-        st.turn,
+        st.arrays(),
         np.ascontiguousarray(slots, np.int64),
         -1 if plies is None else int(plies),
-        bool(st.gray),
         lines.wall,
         lines.rows,
-        st.col_colours,
         lines.partial,
         cells,
         colour_bonus,
@@ -152,46 +129,8 @@ def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = 
         policy.floor_costs,
         np.float32(policy.centre),
         np.float32(policy.marker),
-        st.players,
     )
     return lines
-
-
-def candidates(policy: HeuristicBot, st, slots: np.ndarray, count: int) -> np.ndarray:
-    """(count, n): the heuristic's action in each game of `slots`, then the next ``count - 1``
-    actions by `heuristic._Evaluation.action_values` (ties in action order; a factory holding the
-    same tiles as an earlier one skipped), the first repeated where fewer are legal: the search
-    bots' candidate lists (`kernels.ranked_picks`)."""
-    ready()
-    n = slots.shape[0]
-    out = np.empty((count, n), np.int64)
-    if n == 0:
-        return out
-    cells, colour_bonus, dead = _tables(policy, st.gray)
-    kernels.ranked_picks(
-        bool(st.gray),
-        st.wall,
-        st.row_colours,
-        st.col_colours,
-        st.line_colour,
-        cells,
-        colour_bonus,
-        dead,
-        np.float32(policy.partial),
-        np.float32(policy.endgame),
-        st.sources,
-        st.marker_in_centre,
-        st.line_count,
-        st.accept,
-        st.floor,
-        st.current,
-        np.ascontiguousarray(slots, np.int64),
-        policy.floor_costs,
-        np.float32(policy.centre),
-        np.float32(policy.marker),
-        out,
-    )
-    return out
 
 
 def play_out(policy: HeuristicBot, tree, plies: int | None = None) -> None:
@@ -209,33 +148,13 @@ def play_out(policy: HeuristicBot, tree, plies: int | None = None) -> None:
         play_picks(policy, tree, running, plies)
     waiting = np.flatnonzero(~tree.done)
     if waiting.size:
-        kernels.end_rounds(
-            np.ascontiguousarray(waiting, np.int64),
-            tree.wall,
-            tree.row_colours,
-            tree.col_colours,
-            tree.wall_cells,
-            tree.floor,
-            tree.line_count,
-            tree.line_colour,
-            tree.lid,
-            tree.accept,
-            tree.floor_penalty,
-            tree.scores,
-            tree.bonus,
-            tree.lead_changes,
-            tree.trailing_rounds,
-            tree.last_trailing_round,
-            tree.start_player,
-            tree.current,
-            tree.marker_holder,
-            tree.done,
-            tree.end_reason,
-            tree.round,
-            tree.max_rounds,
-            bool(tree.gray),
-            column_keys(float(policy.bonus)),
-        )
+        engine.end_rounds(tree, waiting, heuristic_columns(policy), deal=False)
+
+
+def heuristic_columns(policy: HeuristicBot):
+    """`policy`'s gray-wall column choice for `engine.end_rounds`, compiled: every seat by the
+    highest of its `features.column_keys` (`features.best_columns`)."""
+    return engine.CompiledColumns.of_table(column_keys(float(policy.bonus)))
 
 
 def play_games_out(policy: HeuristicBot, st) -> None:

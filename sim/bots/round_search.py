@@ -42,7 +42,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import engine
-from .features import first_max, substate
+from .base import compiled_columns
+from .features import column_keys, first_max, substate
 from .heuristic import PARAMS as HEURISTIC_PARAMS
 from .playout import play_out
 from .registry import Param
@@ -80,6 +81,7 @@ GROUP = 2048
 COPIES = 2048 * 24
 
 
+@compiled_columns(lambda bot: column_keys(float(bot.policy.bonus)))
 class SearchBot:
     def __init__(
         self, width: int = 6, replies: int = 4, depth: int = 2, caution: float = 0.5, **heuristic

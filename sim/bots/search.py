@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import engine
-from .base import Bot, elementwise_columns
-from .features import first_max, substate
+from .base import Bot, compiled_columns, elementwise_columns
+from .features import column_keys, first_max, substate
 from .heuristic import PARAMS as HEURISTIC_PARAMS
 from .heuristic import HeuristicBot
 from .playout import Remembered, candidates, concat_states, play_out, round_values
@@ -41,6 +41,7 @@ PARAMS = (
 
 
 @elementwise_columns
+@compiled_columns(lambda bot: column_keys(float(bot.policy.bonus)))
 class RolloutBot(Bot):
     def __init__(self, width: int = 4, **heuristic):
         self.width = int(width)

@@ -1,8 +1,8 @@
 """Balance counters: the measures of game-design research, counted per configuration.
 
-Counted over finished games (``end_reason == row_completed``) from the leader records of
-`sim.leaders` (the score leaders after each wall tiling; Azul scores only at round ends, so a
-round is the unit of time). Keys, per configuration ``c{k}|bal|``:
+Counted over finished games (``end_reason == row_completed``) from the leader records that the
+engine keeps (`sim.compiled.count_lead`: the score leaders after each wall tiling; Azul scores
+only at round ends, so a round is the unit of time). Keys, per configuration ``c{k}|bal|``:
 
 - ``winset.<m>``: games whose §8.3 winners are the turn-order positions of bitmask ``m`` (bit q:
   position q in round 1, seat ``(first_player + q) % P``; 0 is the start player). Every
