@@ -9,7 +9,7 @@ for wall time). ``plugin`` is a bot of this script's own, as a third-party bot w
 Run it once per tree with that tree first on ``PYTHONPATH`` and compare the ratios::
 
     PYTHONPATH=/path/to/other/tree python bench/lineups.py --out other.json
-    python bench/lineups.py --out this.json --against other.json
+    python bench/lineups.py --against other.json    # writes bench/results/lineups.json
 
 Figures on a loaded machine vary by tens of per cent from run to run; run both trees in turn.
 """
@@ -19,8 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results" / "lineups.json"
 
 LINEUPS = [
     ("random", "random"),
@@ -65,7 +68,7 @@ def play(lineup, wall: str, games: int):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("--against", help="another tree's --out, to print ratios beside it")
     parser.add_argument("--scale", type=float, default=1.0, help="games per row times this")
     parser.add_argument("--walls", default="coloured,gray")
@@ -90,15 +93,19 @@ def main() -> None:
                 "mean_score": round(float(records.scores.mean()), 4),
             }
             print(key, rows[key], flush=True)
-    with open(args.out, "w") as f:
-        json.dump(rows, f, indent=1)
     if args.against:
-        other = json.load(open(args.against))
+        with open(args.against) as f:
+            other = json.load(f)
         for key, row in rows.items():
             if key in other:
-                ratio = row["games_per_cpu_second"] / other[key]["games_per_cpu_second"]
-                same = row["mean_score"] == other[key]["mean_score"]
-                print(f"{key:32s} {ratio:5.2f}x  same games: {same}")
+                theirs = other[key]["games_per_cpu_second"]
+                row["other_tree_games_per_cpu_second"] = theirs
+                row["ratio"] = round(row["games_per_cpu_second"] / theirs, 2)
+                row["same_games"] = row["mean_score"] == other[key]["mean_score"]
+                print(f"{key:32s} {row['ratio']:5.2f}x  same games: {row['same_games']}")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(rows, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -371,67 +371,10 @@ def ranked_picks(
                 ids[top] = -1
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def play_picks(
-    S,
-    slots,
-    plies,
-    wall,
-    rows,
-    partial,
-    cells,
-    colour_bonus,
-    dead,
-    costs,
-    centre_w,
-    marker_w,
-):
-    """Play the heuristic's picks in each copy of `slots` until its factories and centre are
-    empty, or for at most `plies` picks (``plies < 0``: no limit). `S` is the copies'
-    `EngineState`, changed in place; their walls: gray, the copies' `wall` and `rows` colours
-    (`cells` the gray tables, `dead` the dead end's weight); coloured, `playout.LineValues`'
-    pending `wall` and `rows` masks, kept current here."""
-    players = S.wall.shape[0]
-    v = np.empty((players, 25), np.float32)
-    a = np.empty((players, 25), np.float32)
-    b = np.empty((players, 25), np.float32)
-    counts = np.empty((players, 5), np.int64)
-    best = np.empty(20, np.float32)  # [5 (k - 1) + c]: a factory pick of k tiles of colour c
-    known = np.zeros(20, np.bool_)
-    room = np.empty(5, np.int64)
-    at = np.empty(5, np.int64)
-    cm = np.empty(5, np.int64)
-    row = np.empty(5, np.float32)
-    _play_picks(
-        S,
-        slots,
-        plies,
-        wall,
-        rows,
-        partial,
-        cells,
-        colour_bonus,
-        dead,
-        costs,
-        centre_w,
-        marker_w,
-        v,
-        a,
-        b,
-        counts,
-        best,
-        known,
-        room,
-        at,
-        cm,
-        row,
-    )
-
-
 # Without numba's reference counts (the engine's batch calls: `sim.compiled.jit`): the picks use
 # the state tuple, whose ~35 arrays would otherwise be counted up and down at every pick.
 @numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
-def _play_picks(
+def play_picks(
     S,
     slots,
     plies,
@@ -455,9 +398,14 @@ def _play_picks(
     cm,
     row,
 ):
-    """`play_picks` with its scratch arrays: per seat of the copy being played, line values `v`,
-    credits `a`, `b` and line counts (a pick changes only its own line's credits, and every
-    value, on the coloured wall, when it fills the line)."""
+    """Play the heuristic's picks in each copy of `slots` until its factories and centre are
+    empty, or for at most `plies` picks (``plies < 0``: no limit). `S` is the copies'
+    `EngineState`, changed in place; their walls: gray, the copies' `wall` and `rows` colours
+    (`cells` the gray tables, `dead` the dead end's weight); coloured, `playout.LineValues`'
+    pending `wall` and `rows` masks, kept current here. The rest is scratch (the caller's: this
+    allocates nothing): per seat of the copy being played, line values `v`, credits `a`, `b` and
+    line counts (a pick changes only its own line's credits, and every value, on the coloured
+    wall, when it fills the line)."""
     gray = S.gray
     players = S.wall.shape[0]
     cols = S.col_colours

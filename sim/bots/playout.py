@@ -116,6 +116,19 @@ def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = 
     ready()
     lines = LineValues(policy, st)
     cells, colour_bonus, dead = _tables(policy, st.gray)
+    players = st.players
+    scratch = (
+        np.empty((players, 25), np.float32),  # line values
+        np.empty((players, 25), np.float32),  # credits a, b
+        np.empty((players, 25), np.float32),
+        np.empty((players, 5), np.int64),  # line counts
+        np.empty(20, np.float32),  # a factory pick's best value, [5 (k - 1) + c]
+        np.zeros(20, np.bool_),
+        np.empty(5, np.int64),  # room, table offsets, column masks, a row's values
+        np.empty(5, np.int64),
+        np.empty(5, np.int64),
+        np.empty(5, np.float32),
+    )
     kernels.play_picks(
         st.arrays(),
         np.ascontiguousarray(slots, np.int64),
@@ -129,6 +142,7 @@ def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = 
         policy.floor_costs,
         np.float32(policy.centre),
         np.float32(policy.marker),
+        *scratch,
     )
     return lines
 
