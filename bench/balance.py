@@ -1,5 +1,5 @@
-"""What the balance measures cost a chunk: the leader records at every wall tiling and the
-balance counters, against the chunk's play (target: at most 3 %).
+"""What the balance measures cost a chunk: the leader records at every wall tiling, the decision
+turns at every pick and the balance counters, against the chunk's play (target: at most 3 %).
 
 For each case below, one chunk of games is played (``--games N`` each; the service's chunks are
 20,000 heuristic games) and timed:
@@ -7,6 +7,10 @@ For each case below, one chunk of games is played (``--games N`` each; the servi
 - ``leaders``: the leader records' share of play. The engine counts the lead inside its round
   end (`sim.compiled.count_lead`), so it is timed alone: called for every round of every game of
   the chunk, in a compiled loop, on the chunk's final scores;
+- ``decisions``: the decision turns' share of play. The engine counts the legal picks inside its
+  pick (`sim.compiled.legal_count`), so that count is timed alone: called for every turn of every
+  game of the chunk, in a compiled loop, on made-up tile presences and line masks (table
+  look-ups: its cost does not depend on them);
 - ``counters``: `sim.stats.balance.count_balance` of the chunk, and
   `count_balance_paired` of the chunk against itself (a paired rule set's extra counting), the
   best of 3 calls (a worker counts chunk after chunk; the first call also pays cold caches);
@@ -84,6 +88,53 @@ def _leaders_seconds(records) -> float:
     return best
 
 
+def _decisions_seconds(records) -> float:
+    """Seconds of `compiled.legal_count` and its two counts for every turn of `records`."""
+    from collections import namedtuple
+
+    import numba
+    import numpy as np
+
+    from sim import compiled
+
+    # The fields of the engine's state that the counting reads and writes.
+    Choices = namedtuple("Choices", "presence accept current decision_turns legal_actions")
+
+    @numba.njit(cache=False, nogil=True)
+    def replay(S, turns, players):
+        for i in range(S.presence.shape[0]):
+            present = S.presence[i]
+            for t in range(turns[i]):
+                S.current[i] = t % players
+                S.presence[i] = present >> (t % 11)  # not one value the loop may hoist
+                legal = compiled.legal_count(S, i)
+                S.legal_actions[i] += legal
+                if legal > 1:
+                    S.decision_turns[i] += 1
+
+    n, players = len(records), records.players
+    turns = records.turns.astype(np.int32)
+    accept = np.ascontiguousarray((records.scores.T.astype(np.int64) * 2654435761) & 0x1FFFFFF)
+
+    def fresh():
+        return Choices(
+            (np.arange(n, dtype=np.int64) * 0x5851F42D4C957F2D >> 9) & ((1 << 55) - 1),
+            accept.astype(np.int32),
+            np.zeros(n, np.int8),
+            np.zeros(n, np.int32),
+            np.zeros(n, np.int32),
+        )
+
+    replay(fresh(), turns, players)  # compile
+    best = math.inf
+    for _ in range(3):
+        state = fresh()
+        t = time.perf_counter()
+        replay(state, turns, players)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
 def main() -> None:
     from sim.alloc import tune_allocator
 
@@ -107,6 +158,7 @@ def main() -> None:
         records = play_games(config, spec.seed, 0, args.games, spec.max_rounds)
         play_s = time.perf_counter() - t0
         leaders_s = _leaders_seconds(records)
+        decisions_s = _decisions_seconds(records)
         counters_s = math.inf  # the best of 3: a worker counts chunk after chunk, warm
         for _ in range(3):
             t1 = time.perf_counter()
@@ -122,18 +174,20 @@ def main() -> None:
             "rounds_mean": float(np.mean(records.rounds)),
             "play_s": round(play_s, 4),
             "leaders_s": round(leaders_s, 5),
+            "decisions_s": round(decisions_s, 5),
             "counters_s": round(counters_s, 5),
             "count_s": round(count_s, 4),
             "leaders_share": round(leaders_s / play_s, 5),
+            "decisions_share": round(decisions_s / play_s, 5),
             "counters_share": round(counters_s / play_s, 5),
-            "balance_share": round((leaders_s + counters_s) / play_s, 5),
+            "balance_share": round((leaders_s + decisions_s + counters_s) / play_s, 5),
         }
         results.append(row)
         print(json.dumps(row))
     out = {
         "benchmark": "balance",
         "command": f"python bench/balance.py --games {args.games}",
-        "target": "leader records + balance counters <= 3 % of a chunk's play",
+        "target": "leader records + decision turns + balance counters <= 3 % of a chunk's play",
         "machine": {"python": platform.python_version(), "processor": platform.processor()},
         "note": "measured on a shared, loaded 2-core machine: shares are what counts",
         "results": results,

@@ -46,6 +46,9 @@ MEASURES = (
         "games won by a seat trailing after the last round",
     ),
     ("margin", "margin", "final margin: winner minus the best other score"),
+    ("decision_turns", "decision_turns", "turns with more than one legal pick, per game"),
+    ("decision_share", "decision_turn_share", "share of the turns with more than one legal pick"),
+    ("legal_actions", "legal_actions_mean", "legal picks per turn (all turns of all games)"),
 )
 # Measure -> the paired difference it reads (`sim.stats.balance.PAIRED_MEASURES`, or balance).
 _PAIRED = {
@@ -58,6 +61,9 @@ _PAIRED = {
     "decisive": "decisive",
     "bonus_decided": "final",
     "margin": "margin",
+    "decision_turns": "decision_turns",
+    "decision_share": "decision_turn_share",
+    "legal_actions": "legal_actions_mean",
 }
 
 

@@ -158,9 +158,26 @@ def check_action(S, i, action, limit):
 
 
 @inline
+def legal_count(S, i):
+    """The number of legal picks of the seat to move in game i: per colour, the sources holding
+    it times the pattern lines accepting it and the floor (`random_pick`'s N)."""
+    present = S.presence[i]
+    accept = S.accept[S.current[i], i]
+    total = 0
+    for c in range(5):
+        total += POPCOUNT[(present >> (11 * c)) & 2047] * (POPCOUNT[(accept >> (5 * c)) & 31] + 1)
+    return total
+
+
+@inline
 def pick(S, i, source, colour, dest):
     """Play the pick (source, colour, dest) of the seat to move in game i (§5); returns the pattern
-    line's new tile count (-1 for a pick to the floor)."""
+    line's new tile count (-1 for a pick to the floor). The turn's legal picks are counted first,
+    whoever chose this one (`BatchState.decision_turns`)."""
+    legal = legal_count(S, i)
+    S.legal_actions[i] += legal
+    if legal > 1:
+        S.decision_turns[i] += 1
     p = S.current[i]
     shift = 6 * colour
     held = S.sources[source, i]

@@ -135,6 +135,8 @@ def reset_slots(
     st.lead_changes[slots] = 0
     st.trailing_rounds[:, slots] = 0
     st.last_trailing_round[:, slots] = 0
+    st.decision_turns[slots] = 0
+    st.legal_actions[slots] = 0
     st.turn[slots] = 0
     st.round[slots] = 0
     st.done[slots] = False
@@ -431,6 +433,8 @@ def records(st: BatchState, slots=None, seat_bot=None) -> GameRecords:
         lead_changes=st.lead_changes[slots].copy(),
         trailing_rounds=st.trailing_rounds[:, slots].T.copy(),
         last_trailing_round=st.last_trailing_round[:, slots].T.copy(),
+        decision_turns=st.decision_turns[slots].copy(),
+        legal_actions=st.legal_actions[slots].copy(),
     )
 
 

@@ -36,6 +36,9 @@ class GameRecords:
     lead_changes: np.ndarray  # (N,) int16: the r in 2..R with L_r != L_(r-1)
     trailing_rounds: np.ndarray  # (N, P) int64: bit r - 1 set iff below the highest after r <= 63
     last_trailing_round: np.ndarray  # (N, P) int16: the last r after which it trailed (0: never)
+    # The choices of its turns (picks; the gray wall's columns at a round end are no turns).
+    decision_turns: np.ndarray  # (N,) int32: turns with more than one legal pick
+    legal_actions: np.ndarray  # (N,) int32: legal picks summed over the turns
 
     @property
     def players(self) -> int:

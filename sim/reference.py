@@ -153,6 +153,10 @@ class ReferenceGame:
         self.bonus = [0] * players
         # (round, scores) after each wall tiling: the floor penalty and the clamp done, no bonus.
         self.tiling_scores: list[tuple[int, list[int]]] = []
+        # The choices of the turns (picks; a gray wall's columns are no turns): the turns with
+        # more than one legal action, and the legal actions summed over the turns.
+        self.decision_turns = 0
+        self.legal_actions_total = 0
 
         # §3.6-3.7: fill the factories; the start player puts the marker in the centre.
         self._start_round(1)
@@ -317,6 +321,9 @@ class ReferenceGame:
         problem = self._why_illegal(action)
         if problem:
             raise ValueError(problem)
+        legal = len(self.legal_actions())
+        self.decision_turns += 1 if legal > 1 else 0
+        self.legal_actions_total += legal
         source, colour, dest = decode(int(action))
         seat = self.current
         tiles = self._source(source)
@@ -496,6 +503,13 @@ class ReferenceGame:
                     if r <= 63:
                         trailing[p] |= 1 << (r - 1)
         return {"lead_changes": changes, "trailing_rounds": trailing, "last_trailing_round": last}
+
+    def decisions(self) -> dict:
+        """The choices of the game's turns (picks), counted in `step` from `legal_actions` before
+        each pick: ``decision_turns``, the turns with more than one legal action, and
+        ``legal_actions``, the legal actions summed over the turns. A gray wall's column choices
+        at a round end are no turns."""
+        return {"decision_turns": self.decision_turns, "legal_actions": self.legal_actions_total}
 
     def record(self) -> dict:
         """What `sim.records.GameRecords` holds for this game (§10.7); valid once done.

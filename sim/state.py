@@ -72,6 +72,10 @@ class BatchState:
     trailing_rounds: np.ndarray  # (P, B) int64: bit r - 1 set when the seat trailed after r <= 63
     last_trailing_round: np.ndarray  # (P, B) int16: the last r after which it trailed, 0 if none
 
+    # The choices of the game's turns (picks), counted before each pick (`sim.compiled.pick`).
+    decision_turns: np.ndarray  # (B,) int32: turns with more than one legal pick
+    legal_actions: np.ndarray  # (B,) int32: legal picks summed over the turns
+
     @property
     def batch(self) -> int:
         return int(self.game.shape[0])
@@ -151,4 +155,6 @@ def empty_state(players: int, gray: bool, seed: int, max_rounds: int, batch: int
         lead_changes=np.zeros(b, np.int16),
         trailing_rounds=np.zeros((p, b), np.int64),
         last_trailing_round=np.zeros((p, b), np.int16),
+        decision_turns=np.zeros(b, np.int32),
+        legal_actions=np.zeros(b, np.int32),
     )

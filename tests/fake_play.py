@@ -46,6 +46,15 @@ def fake_play_games(config, seed: int, start: int, stop: int, max_rounds: int = 
     scores = np.where(truncated[:, None], scores - bonus, scores)
     rounds = np.where(end_reason == END_ROUND_CAP, max_rounds, 4 + draw(6, (n,)))
     provisional = winners(scores, rows)
+    turns = rounds * (12 + draw(9, (n,)))
+    floor_penalty, marker_takes = draw(15), draw(4)
+    lead = {
+        "lead_changes": draw(5, (n,)).astype(np.int16),
+        "trailing_rounds": draw(64).astype(np.int64),
+        "last_trailing_round": np.minimum(draw(8), rounds[:, None]).astype(np.int16),
+    }
+    decision_turns = turns - rounds * draw(3, (n,))  # a round's last picks may be forced
+    choices = decision_turns * (2 + draw(40, (n,)))
     return GameRecords(
         game=games,
         first_player=first_player(seed, games, players),
@@ -53,16 +62,16 @@ def fake_play_games(config, seed: int, start: int, stop: int, max_rounds: int = 
         scores=scores.astype(np.int32),
         end_reason=end_reason.astype(np.int8),
         rounds=rounds.astype(np.int16),
-        turns=(rounds * (12 + draw(9, (n,)))).astype(np.int32),
+        turns=turns.astype(np.int32),
         complete_rows=rows.astype(np.int8),
         complete_cols=cols.astype(np.int8),
         complete_colours=colours.astype(np.int8),
         bonus=bonus.astype(np.int16),
-        floor_penalty=draw(15).astype(np.int32),
-        marker_takes=draw(4).astype(np.int16),
+        floor_penalty=floor_penalty.astype(np.int32),
+        marker_takes=marker_takes.astype(np.int16),
         winners=provisional & ~truncated[:, None],
         provisional_winners=provisional,
-        lead_changes=draw(5, (n,)).astype(np.int16),
-        trailing_rounds=draw(64).astype(np.int64),
-        last_trailing_round=np.minimum(draw(8), rounds[:, None]).astype(np.int16),
+        **lead,
+        decision_turns=decision_turns.astype(np.int32),
+        legal_actions=(turns - decision_turns + choices).astype(np.int32),
     )

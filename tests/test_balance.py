@@ -4,7 +4,8 @@ The games are played by the batch engine (`sim.play.play_table`) with a recorder
 pick and every gray-wall column; each game is then replayed on the reference engine
 (`sim.goldens.play_reference`), and the measures are computed here in plain Python from the
 reference's scores after each wall tiling: lead changes, the rounds each seat trailed,
-decisiveness, comebacks, seat balance, and the paired differences of two rule sets.
+decisiveness, comebacks, seat balance, and the paired differences of two rule sets. The decision
+turns are counted here too, from the reference's position before each pick (`choices_by_hand`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,18 @@ from sim.constants import END_REASONS
 from sim.goldens import play_reference
 from sim.local import run_local
 from sim.play import Recorder, play_table, set_table
+from sim.reference import ReferenceGame
 from sim.spec import Configuration, JobSpec
 from sim.stats import count, derive, merge_all
-from sim.stats.balance import COMEBACK_ROUNDS, HIST_TOP, count_balance, count_balance_paired
+from sim.stats.balance import (
+    CHOICES,
+    COMEBACK_ROUNDS,
+    HIST_TOP,
+    MIX,
+    count_balance,
+    count_balance_paired,
+)
+from sim.stats.intervals import Z95
 
 SEED = 424242
 
@@ -81,6 +91,42 @@ def reference_history(config, table, moves, i: int, max_rounds: int) -> tuple[li
     return history, record
 
 
+def legal_by_hand(s: dict) -> int:
+    """The legal picks of the seat to move in snapshot `s`, counted from the rules (§5.1-§5.2):
+    every (source, colour) it holds, to every line that may take the colour, or to the floor."""
+    seat = s["current"]
+    total = 0
+    for tiles in [s["centre"], *s["factories"]]:
+        for colour in range(5):
+            if tiles[colour]:
+                lines = sum(
+                    1
+                    for r, (c, k) in enumerate(s["lines"][seat])
+                    if c in (-1, colour) and k < r + 1 and colour not in s["wall"][seat][r]
+                )
+                total += lines + 1
+    return total
+
+
+def choices_by_hand(config, table, moves, i: int, max_rounds: int) -> dict:
+    """Game i of `table` replayed on the reference engine: its decision turns and legal picks,
+    counted at every turn from the position before the pick."""
+    g = int(table.games[i])
+    game = ReferenceGame(
+        config.players, config.wall, SEED, g, int(table.first_player[i]), max_rounds
+    )
+    columns = moves.columns[g]
+    decisions = legal = 0
+    for action in moves.moves[g]:
+        n = legal_by_hand(game.snapshot())
+        decisions += n > 1
+        legal += n
+        r = game.round
+        game.step(action, choose_column=lambda seat, row, _c, _l, r=r: columns[(r, seat, row)])
+    assert game.done
+    return {"decision_turns": decisions, "legal_actions": legal}
+
+
 def leaders_by_hand(history: list[list[int]]) -> dict:
     lead = [{p for p, s in enumerate(row) if s == max(row)} for row in history]
     players = len(history[0])
@@ -114,6 +160,8 @@ def measures_by_hand(history, record) -> dict:
         "final": any(rounds in hand["trailing"][w] for w in winners),
         "margin": max(scores) - max(others) if others else 0,
         "shared": len(winners) > 1,
+        "decision_turns": record["decision_turns"],
+        "legal_actions": record["legal_actions"],
     }
 
 
@@ -140,6 +188,7 @@ def played(request):
     rows = []
     for i in range(len(rec)):
         history, record = reference_history(config, table, moves, i, cap)
+        record = {**record, **choices_by_hand(config, table, moves, i, cap)}
         rows.append((history, record))
     return config, rec, rows
 
@@ -153,6 +202,9 @@ def test_leader_records_are_the_reference_score_history(played):
         assert rec.lead_changes[i] == hand["lead_changes"]
         assert rec.trailing_rounds[i].tolist() == hand["trailing_bits"]
         assert rec.last_trailing_round[i].tolist() == hand["last"]
+        assert rec.decision_turns[i] == record["decision_turns"]
+        assert rec.legal_actions[i] == record["legal_actions"]
+        assert 0 < rec.decision_turns[i] <= rec.turns[i] <= rec.legal_actions[i]
 
 
 def test_balance_counters_match_the_games_counted_by_hand(played):
@@ -174,7 +226,13 @@ def test_balance_counters_match_the_games_counted_by_hand(played):
             want[f"c0|bal|comeback.{k}"] += m["comeback"][k]
             want[f"c0|bal|reached.{k}"] += m["rounds"] >= k
         want["c0|bal|comeback.final"] += m["final"]
-    for name in HIST_TOP:
+        for name in CHOICES:
+            v = m[name]
+            values[name].append(v)
+            want[f"c0|bal|{name}.sum"] += v
+            want[f"c0|bal|{name}.sumsq"] += v * v
+            want[f"c0|bal|{name}.turns"] += v * m["turns"]
+    for name in (*HIST_TOP, *CHOICES):
         if values[name]:
             want[f"min|c0|bal|{name}"] = min(values[name])
             want[f"max|c0|bal|{name}"] = max(values[name])
@@ -210,6 +268,19 @@ def test_derived_balance_is_the_turn_order_win_rates_gap(played):
     )
     assert doc["decisive"]["mean"] == pytest.approx(sum(m["decisive"] for m in measures) / n)
     assert doc["decided_by_bonuses"] == sum(m["final"] for m in measures)
+    turns = sum(m["turns"] for m in measures)
+    for name, ratio in (
+        ("decision_turns", "decision_turn_share"),
+        ("legal_actions", "legal_actions_mean"),
+    ):
+        assert doc[name]["mean"] == pytest.approx(sum(m[name] for m in measures) / n)
+        value = sum(m[name] for m in measures) / turns
+        assert doc[ratio] == pytest.approx(value)
+        # The ratio estimator's interval over games, in floats here.
+        ybar = turns / n
+        var = sum((m[name] - value * m["turns"]) ** 2 for m in measures) / (n - 1) / n / ybar**2
+        half = Z95 * var**0.5
+        assert doc[f"{ratio}_ci95"] == pytest.approx([value - half, value + half])
 
 
 def test_paired_rule_sets_match_the_differences_by_hand():
@@ -220,9 +291,12 @@ def test_paired_rule_sets_match_the_differences_by_hand():
     other, ot, om = play_recorded(other_cfg, range(0, 45), 5)
     got = count_balance_paired(base, other, 1)
     want: dict[str, int] = defaultdict(int)
+    pairs = []
     for i in range(45):
         hb, rb = reference_history(base_cfg, bt, bm, i, 100)
         ho, ro = reference_history(other_cfg, ot, om, i, 5)
+        rb = {**rb, **choices_by_hand(base_cfg, bt, bm, i, 100)}
+        ro = {**ro, **choices_by_hand(other_cfg, ot, om, i, 5)}
         want["c1|pbal|all"] += 1
         d_cap = (ro["end_reason"] == "round_cap") - (rb["end_reason"] == "round_cap")
         want["c1|pbal|capped.sum"] += d_cap
@@ -231,15 +305,45 @@ def test_paired_rule_sets_match_the_differences_by_hand():
             continue
         want["c1|pbal|n"] += 1
         mb, mo = measures_by_hand(hb, rb), measures_by_hand(ho, ro)
-        for name in ("rounds", "turns", "margin", "lead_changes", "decisive", "shared", "final"):
+        for name in ("rounds", "turns", "margin", "lead_changes", "decisive", "shared", "final",
+                     "decision_turns", "legal_actions"):  # fmt: skip
             d = int(mo[name]) - int(mb[name])
             want[f"c1|pbal|{name}.sum"] += d
             want[f"c1|pbal|{name}.sumsq"] += d * d
+        pairs.append((mb, mo))
+        counts = {f"{side}.{k}": m[k] for side, m in (("base", mb), ("other", mo))
+                  for k in ("decision_turns", "legal_actions", "turns")}  # fmt: skip
+        for j, u in enumerate(MIX):
+            want[f"c1|pbal|mix.{u}"] += counts[u]
+            for w in MIX[j:]:
+                want[f"c1|pbal|mix.{u}.{w}"] += counts[u] * counts[w]
         assert rb["first_player"] == ro["first_player"]  # paired games start alike
         a, b = positions(mb["winners"], rb), positions(mo["winners"], ro)
         want[f"c1|pbal|win.{a}.{b}"] += 1
     assert got == {k: v for k, v in want.items() if v}
     assert want["c1|pbal|n"] > 20 and want["c1|pbal|capped.sum"] > 0
+    # The paired ratio differences and their delta-method intervals, in floats here.
+    from sim.stats.balance import derive_balance_paired
+
+    doc = derive_balance_paired(got, 1, 0, 3)
+    n = len(pairs)
+    for name, ratio in (
+        ("decision_turns", "decision_turn_share"),
+        ("legal_actions", "legal_actions_mean"),
+    ):
+        sums = {
+            side: [sum(p[s][k] for p in pairs) for k in (name, "turns")]
+            for s, side in ((0, "b"), (1, "o"))
+        }
+        r_b, r_o = (sums[x][0] / sums[x][1] for x in ("b", "o"))
+        e = [
+            (mo[name] - r_o * mo["turns"]) / (sums["o"][1] / n)
+            - (mb[name] - r_b * mb["turns"]) / (sums["b"][1] / n)
+            for mb, mo in pairs
+        ]
+        half = Z95 * (sum(x * x for x in e) / (n - 1) / n) ** 0.5
+        assert doc[ratio]["mean"] == pytest.approx(r_o - r_b)
+        assert doc[ratio]["ci95"] == pytest.approx([r_o - r_b - half, r_o - r_b + half])
 
 
 def test_balance_job_statistics_are_the_same_for_any_workers_and_chunks():

@@ -13,7 +13,8 @@ Compared at every step, for every game:
   once from the `BatchState` arrays (`_batch_rows`) and compared with ``flat(ref.snapshot())``;
   `engine.snapshot` itself is compared dict-to-dict for a sample of games at every step (which also
   checks `_batch_rows` against the public API).
-At the end `engine.records` is compared with ``ReferenceGame.record()`` for every game.
+At the end `engine.records` is compared with ``ReferenceGame.record()`` for every game, and its
+leader and decision-turn counts with ``ReferenceGame.lead()`` and ``decisions()``.
 
 The default run plays 2,000 games per (player count x wall) with a 30-round cap, plus 200 games
 capped at 3 rounds for the ``round_cap`` path; ``-m slow`` runs 10,000 per configuration with the
@@ -185,6 +186,7 @@ def run_lockstep(players: int, wall: str, seed: int, n_games: int, max_rounds: i
     for b, g in enumerate(refs):
         assert record_of(recs, b) == g.record(), f"record of game {b} differs"
         assert leaders_of(recs, b) == g.lead(), f"leader records of game {b} differ"
+        assert decisions_of(recs, b) == g.decisions(), f"decision turns of game {b} differ"
     reasons = [g.end_reason for g in refs]
     return {r: reasons.count(r) for r in END_REASONS}
 
@@ -195,6 +197,14 @@ def leaders_of(recs, i: int) -> dict:
         "lead_changes": int(recs.lead_changes[i]),
         "trailing_rounds": recs.trailing_rounds[i].tolist(),
         "last_trailing_round": recs.last_trailing_round[i].tolist(),
+    }
+
+
+def decisions_of(recs, i: int) -> dict:
+    """Row `i`'s choice counts (`sim.compiled.legal_count`) in `ReferenceGame.decisions`' format."""
+    return {
+        "decision_turns": int(recs.decision_turns[i]),
+        "legal_actions": int(recs.legal_actions[i]),
     }
 
 

@@ -55,6 +55,8 @@ def hand_records() -> tuple[GameRecords, Configuration]:
         lead_changes=np.array([1, 0, 2, 3, 40, 0], np.int16),
         trailing_rounds=np.array([[5, 0], [0, 63], [1, 6], [0, 0], [0, 0], [32, 0]], np.int64),
         last_trailing_round=np.array([[3, 0], [0, 6], [1, 3], [0, 0], [0, 0], [6, 0]], np.int16),
+        decision_turns=np.array([80, 95, 80, 120, 1500, 90], np.int32),
+        legal_actions=np.array([1500, 2100, 1450, 2600, 9000, 1800], np.int32),
     )
     return rec, cfg
 

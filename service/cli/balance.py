@@ -107,7 +107,10 @@ def _cell(value, ci, digits: int) -> str:
     return f"{_num(value, digits)} [{_num(lo, digits)}, {_num(hi, digits)}]"
 
 
-DIGITS = {"rounds": 2, "turns": 1, "lead_changes": 2, "decisive": 2, "margin": 2}
+DIGITS = {
+    "rounds": 2, "turns": 1, "lead_changes": 2, "decisive": 2, "margin": 2,
+    "decision_turns": 1, "legal_actions": 2,
+}  # fmt: skip
 
 
 def format_balance(sheet: dict[str, Any]) -> str:

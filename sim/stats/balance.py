@@ -16,31 +16,47 @@ only at round ends, so a round is the unit of time). Keys, per configuration ``c
   bonuses);
 - ``comeback.<k>`` (k = 1..`COMEBACK_ROUNDS`): games won by a seat that trailed after round k;
   ``reached.<k>``: games of at least k rounds; ``comeback.final``: games won by a seat that
-  trailed after the last round (decided by the end bonuses, ``decisive == R + 1``).
+  trailed after the last round (decided by the end bonuses, ``decisive == R + 1``);
+- the choices of the turns (`sim.compiled.pick` counts them before every pick, whichever bot
+  picks; a gray wall's columns are no turns): moments (``.sum``, ``.sumsq``, ``min|``/``max|``)
+  of ``decision_turns`` (turns with more than one legal pick) and ``legal_actions`` (legal picks
+  summed over the game's turns), and their products with the game's turns, ``.turns`` (the sum
+  of ``x * turns``): with the turns' moments (``c{k}|turns.sum``/``.sumsq``,
+  `sim.stats.counters`) they give the ratios ``decision_turn_share`` and ``legal_actions_mean``
+  and their intervals over games, exactly (`_ratio`).
 
 Paired rule sets (`sim.spec.JobSpec.pairs`, ``c{k}|pbal|``), over the games g finished in both
 configuration k and its baseline: ``n``; ``<m>.sum``/``.sumsq`` of the per-game difference
 ``x_k(g) - x_base(g)`` of each of `PAIRED_MEASURES`; ``win.<a>.<b>``: games whose baseline
 winners are the positions ``a`` and configuration k's the positions ``b`` (paired games share
-their start seat). Over all game pairs: ``all`` and
-``capped.sum``/``.sumsq`` of the difference of the round-cap indicator.
+their start seat); ``mix.<u>`` and ``mix.<u>.<w>``, the sums of each of `MIX` (a choice count
+or the turns of a game under either side) and of the products of every two of them, from which
+the differences of the two ratios follow with their intervals (`_ratio_diff`). Over all game
+pairs: ``all`` and ``capped.sum``/``.sumsq`` of the difference of the round-cap indicator.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ..constants import END_ROUND_CAP
 from ..records import GameRecords
-from .intervals import moments, wilson
+from .intervals import Z95, moments, wilson
 
 Counters = dict[str, int]
 
 COMEBACK_ROUNDS = 5
+RATIOS = {"decision_turns": "decision_turn_share", "legal_actions": "legal_actions_mean"}
 HIST_TOP = {"lead_changes": 20, "decisive": 30}  # last, open bin of each histogram
-PAIRED_MEASURES = ("rounds", "turns", "margin", "lead_changes", "decisive", "shared", "final")
+CHOICES = ("decision_turns", "legal_actions")  # per game, over its turns (`sim.compiled.pick`)
+PAIRED_MEASURES = (
+    "rounds", "turns", "margin", "lead_changes", "decisive", "shared", "final", *CHOICES,
+)  # fmt: skip
+# The per-game counts of a pair whose second moments the paired ratios need: side.measure.
+MIX = tuple(f"{side}.{m}" for side in ("base", "other") for m in (*CHOICES, "turns"))
 
 
 class Seats:
@@ -62,6 +78,8 @@ class Seats:
         self.rounds = rec.rounds[mask].astype(np.int64)
         self.turns = rec.turns[mask].astype(np.int64)
         self.lead_changes = rec.lead_changes[mask].astype(np.int64)
+        self.decision_turns = rec.decision_turns[mask].astype(np.int64)
+        self.legal_actions = rec.legal_actions[mask].astype(np.int64)
 
     def winner_sets(self) -> np.ndarray:
         """(n,) int64 bitmask of each game's winners (bit q: turn-order position q)."""
@@ -108,6 +126,8 @@ class Seats:
             "decisive": decisive,
             "shared": self.shared().astype(np.int64),
             "final": (decisive == self.rounds + 1).astype(np.int64),
+            "decision_turns": self.decision_turns,
+            "legal_actions": self.legal_actions,
         }
 
 
@@ -137,6 +157,13 @@ def count_balance(records: GameRecords, config_index: int) -> Counters:
         hist = np.bincount(np.minimum(v, HIST_TOP[name]))
         for b in np.flatnonzero(hist):
             _add(out, f"{c}|{name}.hist.{int(b)}", hist[b])
+    for name in CHOICES:
+        v = values[name]
+        _add(out, f"{c}|{name}.sum", v.sum())
+        _add(out, f"{c}|{name}.sumsq", (v * v).sum())
+        _add(out, f"{c}|{name}.turns", (v * fin.turns).sum())
+        out[f"min|{c}|{name}"] = int(v.min())
+        out[f"max|{c}|{name}"] = int(v.max())
     rounds = fin.rounds
     for k in range(1, COMEBACK_ROUNDS + 1):
         _add(out, f"{c}|comeback.{k}", fin.comebacks(k).sum())
@@ -170,6 +197,15 @@ def count_balance_paired(base: GameRecords, other: GameRecords, config_index: in
         d = vo[name] - vb[name]
         _add(out, f"{c}|{name}.sum", d.sum())
         _add(out, f"{c}|{name}.sumsq", (d * d).sum())
+    mix = {
+        f"{side}.{m}": v[m]
+        for side, v in (("base", vb), ("other", vo))
+        for m in (*CHOICES, "turns")
+    }
+    for i, u in enumerate(MIX):
+        _add(out, f"{c}|mix.{u}", mix[u].sum())
+        for w in MIX[i:]:
+            _add(out, f"{c}|mix.{u}.{w}", (mix[u] * mix[w]).sum())
     players = base.players
     joint = np.bincount(b.winner_sets() * (1 << players) + o.winner_sets())
     for j in np.flatnonzero(joint):
@@ -227,6 +263,46 @@ def _moment(counters: Counters, c: str, name: str, n: int) -> dict[str, Any]:
     return out
 
 
+def _ratio(n: int, sx: int, sy: int, qx: int, qy: int, qxy: int) -> dict[str, Any]:
+    """``{"value", "ci95"}`` of the ratio ``sum x / sum y`` over n games, from the exact sums
+    of x, y, x², y² and x y: its 95 % interval over games by the delta method (the ratio
+    estimator's variance ``sum (x - R y)² / ((n - 1) n ybar²)``, computed in integers)."""
+    out: dict[str, Any] = {"value": None, "ci95": None}
+    if n <= 0 or sy <= 0:
+        return out
+    value = sx / sy
+    out["value"] = value
+    if n >= 2:
+        # sum (x sy - y sx)², an exact integer: sy² sum (x - R y)².
+        spread = sy * sy * qx - 2 * sy * sx * qxy + sx * sx * qy
+        half = Z95 * math.sqrt(max(spread, 0) * n / (n - 1)) / (sy * sy)
+        out["ci95"] = [value - half, value + half]
+    return out
+
+
+def _ratio_diff(counters: Counters, c: str, n: int, name: str) -> dict[str, Any]:
+    """``{"n", "mean", "ci95"}`` of ``R_other - R_base``, each ``R = sum name / sum turns`` over
+    the n paired games, from the ``mix`` counters: the delta method's interval, the per-game
+    term ``e = (x_o - R_o y_o) / ybar_o - (x_b - R_b y_b) / ybar_b`` scaled to integers."""
+    out: dict[str, Any] = {"n": n, "mean": None, "ci95": None}
+    names = [f"other.{name}", "other.turns", f"base.{name}", "base.turns"]
+    xo, yo, xb, yb = (_get(counters, f"{c}|mix.{u}") for u in names)
+    if n <= 0 or yo <= 0 or yb <= 0:
+        return out
+    out["mean"] = xo / yo - xb / yb
+    if n >= 2:
+        # E = e * n^-1 * yo² yb², linear in the game's four counts with integer coefficients.
+        coef = [yb * yb * yo, -yb * yb * xo, -yo * yo * yb, yo * yo * xb]
+        total = 0
+        for i, u in enumerate(names):
+            for j, w in enumerate(names):
+                a, z = sorted((u, w), key=MIX.index)
+                total += coef[i] * coef[j] * _get(counters, f"{c}|mix.{a}.{z}")
+        half = Z95 * math.sqrt(max(total, 0) * n / (n - 1)) / (yo * yo * yb * yb)
+        out["ci95"] = [out["mean"] - half, out["mean"] + half]
+    return out
+
+
 def derive_balance(counters: Counters, k: int, config) -> dict[str, Any]:
     """The ``balance`` section of configuration k (docs/statistics.md, Balance)."""
     c, b = f"c{k}", f"c{k}|bal"
@@ -252,6 +328,18 @@ def derive_balance(counters: Counters, k: int, config) -> dict[str, Any]:
     for name, top in HIST_TOP.items():
         doc[name] = _moment(counters, b, name, n)
         doc[name]["histogram"] = [_get(counters, f"{b}|{name}.hist.{v}") for v in range(top + 1)]
+    turns = (_get(counters, f"{c}|turns.sum"), _get(counters, f"{c}|turns.sumsq"))
+    for name, ratio in RATIOS.items():
+        doc[name] = _moment(counters, b, name, n)
+        got = _ratio(
+            n,
+            _get(counters, f"{b}|{name}.sum"),
+            turns[0],
+            _get(counters, f"{b}|{name}.sumsq"),
+            turns[1],
+            _get(counters, f"{b}|{name}.turns"),
+        )
+        doc[ratio], doc[f"{ratio}_ci95"] = got["value"], got["ci95"]
     rows = []
     for r in range(1, COMEBACK_ROUNDS + 1):
         reached, won = _get(counters, f"{b}|reached.{r}"), _get(counters, f"{b}|comeback.{r}")
@@ -292,6 +380,8 @@ def derive_balance_paired(counters: Counters, k: int, baseline: int, players: in
         doc[name] = moments(
             n, _get(counters, f"{c}|{name}.sum"), _get(counters, f"{c}|{name}.sumsq")
         )
+    for name, ratio in RATIOS.items():
+        doc[ratio] = _ratio_diff(counters, c, n, name)
     doc["round_cap_rate"] = moments(
         every, _get(counters, f"{c}|capped.sum"), _get(counters, f"{c}|capped.sumsq")
     )
