@@ -66,20 +66,30 @@ class Seats:
     def __init__(self, rec: GameRecords, mask: np.ndarray):
         self.n = int(mask.sum())
         self.players = rec.players
-        self.won = [rec.winners[mask, p] for p in range(rec.players)]
+        # The games' rows, selected once by index (a chunk with no truncated game selects
+        # nothing), then seat-major copies: boolean masks per column would gather P times.
+        index = None if self.n == len(rec) else np.flatnonzero(mask)
+
+        def rows(a: np.ndarray) -> np.ndarray:
+            return a if index is None else a.take(index, axis=0)
+
+        def seats(a: np.ndarray, dtype=None) -> list[np.ndarray]:
+            return list(np.ascontiguousarray(rows(a).T, dtype=dtype))
+
+        self.won = seats(rec.winners)
         # By turn-order position q in round 1: seat (first_player + q) % P.
-        flat = rec.winners[mask].reshape(-1)
+        flat = rows(rec.winners).reshape(-1)
         base = np.arange(self.n) * rec.players
-        first = rec.first_player[mask].astype(np.int64)
+        first = rows(rec.first_player).astype(np.int64)
         self.won_at = [flat.take(base + (first + q) % rec.players) for q in range(rec.players)]
-        self.last = [rec.last_trailing_round[mask, p].astype(np.int64) for p in range(rec.players)]
-        self.trailing = [rec.trailing_rounds[mask, p] for p in range(rec.players)]
-        self.scores = [rec.scores[mask, p].astype(np.int64) for p in range(rec.players)]
-        self.rounds = rec.rounds[mask].astype(np.int64)
-        self.turns = rec.turns[mask].astype(np.int64)
-        self.lead_changes = rec.lead_changes[mask].astype(np.int64)
-        self.decision_turns = rec.decision_turns[mask].astype(np.int64)
-        self.legal_actions = rec.legal_actions[mask].astype(np.int64)
+        self.last = seats(rec.last_trailing_round, np.int64)
+        self.trailing = seats(rec.trailing_rounds)
+        self.scores = seats(rec.scores, np.int64)
+        self.rounds = rows(rec.rounds).astype(np.int64)
+        self.turns = rows(rec.turns).astype(np.int64)
+        self.lead_changes = rows(rec.lead_changes).astype(np.int64)
+        self.decision_turns = rows(rec.decision_turns).astype(np.int64)
+        self.legal_actions = rows(rec.legal_actions).astype(np.int64)
 
     def winner_sets(self) -> np.ndarray:
         """(n,) int64 bitmask of each game's winners (bit q: turn-order position q)."""
