@@ -8,17 +8,21 @@ For each case below, one chunk of games is played (``--games N`` each; the servi
   end (`sim.compiled.count_lead`), so it is timed alone: called for every round of every game of
   the chunk, in a compiled loop, on the chunk's final scores;
 - ``decisions``: the decision turns' share of play. The engine counts the legal picks inside its
-  pick (`sim.compiled.legal_count`), so that count is timed alone: called for every turn of every
-  game of the chunk, in a compiled loop, on made-up tile presences and line masks (table
-  look-ups: its cost does not depend on them);
+  pick (`sim.compiled.pick` calls `legal_count`), so the chunk is played twice more, each in a
+  fresh process: by this tree, and by a copy of its `sim/` with those four lines of `pick` taken
+  out (the A/B); the difference of the two play times (best of ``--repeats``, CPU time, the two
+  run by turns) is the count's cost, shown as measured (noise can make it negative) and counted
+  in the total as at least 0;
 - ``counters``: `sim.stats.balance.count_balance` of the chunk, and
   `count_balance_paired` of the chunk against itself (a paired rule set's extra counting), the
   best of 3 calls (a worker counts chunk after chunk; the first call also pays cold caches);
 - ``count``: all of `sim.stats.count` for context.
 
+Play is CPU time (``time.process_time``), the best of ``--repeats`` chunks.
+
 Writes bench/results/balance.json::
 
-    python bench/balance.py [--games 20000]
+    python bench/balance.py [--games 20000] [--repeats 5]
 """
 
 from __future__ import annotations
@@ -88,57 +92,60 @@ def _leaders_seconds(records) -> float:
     return best
 
 
-def _decisions_seconds(records) -> float:
-    """Seconds of `compiled.legal_count` and its two counts for every turn of `records`."""
-    from collections import namedtuple
+# The four lines of `sim.compiled.pick` that count the turn's legal picks (decision turns).
+COUNTING = """    legal = legal_count(S, i)
+    S.legal_actions[i] += legal
+    if legal > 1:
+        S.decision_turns[i] += 1
+"""
 
-    import numba
-    import numpy as np
-
-    from sim import compiled
-
-    # The fields of the engine's state that the counting reads and writes.
-    Choices = namedtuple("Choices", "presence accept current decision_turns legal_actions")
-
-    @numba.njit(cache=False, nogil=True)
-    def replay(S, turns, players):
-        for i in range(S.presence.shape[0]):
-            present = S.presence[i]
-            for t in range(turns[i]):
-                S.current[i] = t % players
-                S.presence[i] = present >> (t % 11)  # not one value the loop may hoist
-                legal = compiled.legal_count(S, i)
-                S.legal_actions[i] += legal
-                if legal > 1:
-                    S.decision_turns[i] += 1
-
-    n, players = len(records), records.players
-    turns = records.turns.astype(np.int32)
-    accept = np.ascontiguousarray((records.scores.T.astype(np.int64) * 2654435761) & 0x1FFFFFF)
-
-    def fresh():
-        return Choices(
-            (np.arange(n, dtype=np.int64) * 0x5851F42D4C957F2D >> 9) & ((1 << 55) - 1),
-            accept.astype(np.int32),
-            np.zeros(n, np.int8),
-            np.zeros(n, np.int32),
-            np.zeros(n, np.int32),
-        )
-
-    replay(fresh(), turns, players)  # compile
-    best = math.inf
-    for _ in range(3):
-        state = fresh()
-        t = time.perf_counter()
-        replay(state, turns, players)
-        best = min(best, time.perf_counter() - t)
-    return best
+# Run in a fresh process with PYTHONPATH at one tree: the best CPU time of `repeats` chunks.
+PLAY_TIMER = """
+import json, sys, time
+from sim.alloc import tune_allocator
+tune_allocator()
+from sim.play import play_games
+from sim.spec import JobSpec
+cfg, games, repeats = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+spec = JobSpec.from_dict({"configurations": [cfg], "games": games, "seed": 1})
+c = spec.configurations[0]
+play_games(c, spec.seed, 0, min(games, 2000), 100)  # load (and compile) the engine first
+best = float("inf")
+for _ in range(repeats):
+    t = time.process_time()
+    play_games(c, spec.seed, 0, games, spec.max_rounds)
+    best = min(best, time.process_time() - t)
+print(best)
+"""
 
 
-def main() -> None:
-    from sim.alloc import tune_allocator
+def _tree_without_counting(folder: Path) -> Path:
+    """A copy of this tree's `sim/` under `folder` whose `pick` counts no legal picks."""
+    import shutil
 
-    tune_allocator()
+    shutil.copytree(ROOT / "sim", folder / "sim", ignore=shutil.ignore_patterns("__pycache__"))
+    compiled = folder / "sim" / "compiled.py"
+    text = compiled.read_text()
+    if COUNTING not in text:
+        raise SystemExit("bench/balance.py: sim/compiled.py's pick no longer has COUNTING")
+    compiled.write_text(text.replace(COUNTING, "", 1))
+    return folder
+
+
+def _play_seconds(tree: Path, cfg: dict, games: int, repeats: int) -> float:
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    out = subprocess.run(
+        [sys.executable, "-c", PLAY_TIMER, json.dumps(cfg), str(games), str(repeats)],
+        env=env, cwd=tree, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return float(out.stdout.split()[-1])
+
+
+def _measure(args, stripped: Path) -> list[dict]:
+    """One row per case (see the module's docstring)."""
     import numpy as np
 
     from sim.play import play_games
@@ -146,33 +153,34 @@ def main() -> None:
     from sim.stats import count
     from sim.stats.balance import count_balance, count_balance_paired
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=20_000)
-    args = parser.parse_args()
     results = []
     for label, cfg in CASES:
         spec = JobSpec.from_dict({"configurations": [cfg], "games": args.games, "seed": 1})
         config = spec.configurations[0]
         play_games(config, spec.seed, 0, min(args.games, 2_000), 100)  # warm: load the engine
-        t0 = time.perf_counter()
         records = play_games(config, spec.seed, 0, args.games, spec.max_rounds)
-        play_s = time.perf_counter() - t0
+        with_count, without = math.inf, math.inf
+        for _ in range(2):  # by turns, so that a change of the machine's load hits both
+            with_count = min(with_count, _play_seconds(ROOT, cfg, args.games, args.repeats))
+            without = min(without, _play_seconds(stripped, cfg, args.games, args.repeats))
+        play_s = with_count
+        decisions_s = with_count - without
         leaders_s = _leaders_seconds(records)
-        decisions_s = _decisions_seconds(records)
         counters_s = math.inf  # the best of 3: a worker counts chunk after chunk, warm
         for _ in range(3):
-            t1 = time.perf_counter()
+            t1 = time.process_time()
             count_balance(records, 0)
             count_balance_paired(records, records, 1)
-            counters_s = min(counters_s, time.perf_counter() - t1)
-        t2 = time.perf_counter()
+            counters_s = min(counters_s, time.process_time() - t1)
+        t2 = time.process_time()
         count(records, 0, config)
-        count_s = time.perf_counter() - t2
+        count_s = time.process_time() - t2
         row = {
             "case": label,
             "games": args.games,
             "rounds_mean": float(np.mean(records.rounds)),
             "play_s": round(play_s, 4),
+            "play_without_count_s": round(without, 4),
             "leaders_s": round(leaders_s, 5),
             "decisions_s": round(decisions_s, 5),
             "counters_s": round(counters_s, 5),
@@ -180,16 +188,35 @@ def main() -> None:
             "leaders_share": round(leaders_s / play_s, 5),
             "decisions_share": round(decisions_s / play_s, 5),
             "counters_share": round(counters_s / play_s, 5),
-            "balance_share": round((leaders_s + decisions_s + counters_s) / play_s, 5),
+            "balance_share": round((leaders_s + max(decisions_s, 0) + counters_s) / play_s, 5),
         }
         results.append(row)
         print(json.dumps(row))
+    return results
+
+
+def main() -> None:
+    from sim.alloc import tune_allocator
+
+    tune_allocator()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=20_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="azulsim-bench-"))
+    try:
+        results = _measure(args, _tree_without_counting(folder))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     out = {
         "benchmark": "balance",
-        "command": f"python bench/balance.py --games {args.games}",
+        "command": f"python bench/balance.py --games {args.games} --repeats {args.repeats}",
         "target": "leader records + decision turns + balance counters <= 3 % of a chunk's play",
         "machine": {"python": platform.python_version(), "processor": platform.processor()},
-        "note": "measured on a shared, loaded 2-core machine: shares are what counts",
+        "note": "play is CPU time, best of --repeats; the shares are what counts",
         "results": results,
         "worst_share": max(r["balance_share"] for r in results),
     }
