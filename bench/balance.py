@@ -22,7 +22,7 @@ Play is CPU time (``time.process_time``), the best of ``--repeats`` chunks.
 
 Writes bench/results/balance.json::
 
-    python bench/balance.py [--games 20000] [--repeats 5]
+    python bench/balance.py [--games 20000] [--repeats 9]
 """
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ def main() -> None:
     tune_allocator()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=20_000)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
     import shutil
     import tempfile
