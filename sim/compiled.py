@@ -1,6 +1,6 @@
 """The rules engine, compiled (numba): deal, pick, wall tiling on both walls, round end, game end.
 
-This is the one fast implementation of the rules (RULES.md §3-§10); `sim.reference` is the
+This is the one fast implementation of the rules (docs/rules.md §3-§10); `sim.reference` is the
 readable one that checks it (tests/test_lockstep.py, tests/test_goldens.py). Every function works
 on one game ``i`` of a `BatchState`, passed as its `EngineState` tuple ``S`` (`BatchState.arrays`,
 the one place that lists what compiled code reads):

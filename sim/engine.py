@@ -1,4 +1,4 @@
-"""The batch engine's calls: Azul over a whole batch of games at once (RULES.md §3–§10).
+"""The batch engine's calls: Azul over a whole batch of games at once (docs/rules.md §3–§10).
 
 Layout and encoding live in `sim.state` and `sim.actions`; the rules themselves are compiled
 (`sim.compiled`, the one fast implementation), and every call here hands it a set of game slots.

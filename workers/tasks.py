@@ -25,8 +25,8 @@ advancing leaves nothing stuck: the redelivered message does it.
 
 A pool child that dies mid-chunk has its message requeued at the front of the queue
 (`workers.requeue`). An exception in step 2 or 3 is recorded (``fail_chunk.lua``) and the chunk
-is published again at once (no countdown/ETA: notes/service.md §1.2), or the job FAILS once the
-attempts are spent. The task itself then returns normally, so its message is acked.
+is published again at once (no countdown or ETA, which would hold it on the worker), or the job
+FAILS once the attempts are spent. The task itself then returns normally, so its message is acked.
 """
 
 from __future__ import annotations
