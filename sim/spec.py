@@ -43,6 +43,7 @@ from .bots.registry import BotSpec, get_bot_info, parse_bot_spec
 from .bots.supports import refusal
 from .constants import DEFAULT_MAX_ROUNDS, WALLS
 from .quote import shown
+from .rulesets import PRINTED_RULES, RuleSet
 from .stopping import StopRule
 
 PLAYERS = (2, 3, 4)
@@ -74,7 +75,11 @@ class Configuration:
         `seat_assignment` and `deal_keys`
     wall : ``"coloured"`` (default) or ``"gray"``; ``"colored"`` and ``"grey"`` are aliases
     max_rounds : this configuration's round cap (RULES §10.6), 1 .. 1000, or None (default) for
-        the job's; with `wall` it is the configuration's rule set (`sim.rulesets`)
+        the job's
+    rules : the configuration's other rules (`sim.rulesets.RuleSet`: bonuses, floor, factories,
+        tiles, marker, end of game), default the printed game's; with `wall` and the round cap
+        they are the configuration's rule set (`RuleSet.of`). Its own wall and round cap are
+        unused (always the defaults): those two are the configuration's fields.
     """
 
     players: int
@@ -82,6 +87,7 @@ class Configuration:
     seating: str = "rotate"
     wall: str = "coloured"
     max_rounds: int | None = None
+    rules: RuleSet = PRINTED_RULES
     _specs: tuple[BotSpec, ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -113,6 +119,15 @@ class Configuration:
         if cap is not None and (not _is_int(cap) or not 1 <= cap <= MAX_ROUNDS_LIMIT):
             raise _fail(f"{path}.max_rounds", f"an integer between 1 and {MAX_ROUNDS_LIMIT}", cap)
         object.__setattr__(self, "max_rounds", None if cap is None else int(cap))
+        rules = self.rules
+        if not isinstance(rules, RuleSet):
+            rules = RuleSet.from_dict(rules, f"{path}.rules")
+        if rules.wall != "coloured" or rules.max_rounds != DEFAULT_MAX_ROUNDS:
+            raise ValueError(
+                f"{path}.rules: give the wall and the round cap as the configuration's own wall "
+                "and max_rounds"
+            )
+        object.__setattr__(self, "rules", rules)
         for i, spec in enumerate(specs):  # a bot that declares it cannot play this table
             reason = refusal(spec, int(self.players), wall)
             if reason is not None:
@@ -136,6 +151,8 @@ class Configuration:
         }
         if self.max_rounds is not None:  # only when set: older specs keep their JSON
             out["max_rounds"] = self.max_rounds
+        if not self.rules.printed:  # likewise
+            out["rules"] = self.rules.changed()
         return out
 
     @classmethod
@@ -143,7 +160,7 @@ class Configuration:
         """Build from a dict, naming `path` in errors (e.g. ``configurations[1]``)."""
         if not isinstance(data, Mapping):
             raise _fail(path, "an object", data)
-        _check_keys(data, {"players", "bots", "seating", "wall", "max_rounds"}, path)
+        _check_keys(data, {"players", "bots", "seating", "wall", "max_rounds", "rules"}, path)
         if "bots" not in data:
             raise ValueError(f"{path}.bots is required")
         bots = data["bots"]
@@ -154,8 +171,20 @@ class Configuration:
         object.__setattr__(obj, "players", players)
         object.__setattr__(obj, "bots", bots)
         object.__setattr__(obj, "seating", data.get("seating", "rotate"))
-        object.__setattr__(obj, "wall", data.get("wall", "coloured"))
-        object.__setattr__(obj, "max_rounds", data.get("max_rounds"))
+        own = {"wall": data.get("wall"), "max_rounds": data.get("max_rounds")}
+        rules = data.get("rules", {})
+        if isinstance(rules, Mapping):  # the wall and round cap may be given among the rules
+            rules = dict(rules)
+            for key in own:
+                if key not in rules:
+                    continue
+                if own[key] is not None and own[key] != rules[key]:
+                    raise ValueError(f"{path}.rules.{key} differs from {path}.{key}; give it once")
+                own[key] = rules.pop(key)
+        wall, cap = own["wall"], own["max_rounds"]
+        object.__setattr__(obj, "wall", "coloured" if wall is None else wall)
+        object.__setattr__(obj, "max_rounds", cap)
+        object.__setattr__(obj, "rules", RuleSet.from_dict(rules, f"{path}.rules"))
         obj._validate(path)
         return obj
 
@@ -300,15 +329,19 @@ class JobSpec:
             )
 
     def paired_configurations(self) -> list[int]:
-        """Indices of the configurations paired with the baseline (same players and wall; the
-        baseline itself excluded); empty without a baseline."""
+        """Indices of the configurations paired with the baseline (same players and wall, and rules
+        that deal alike, `RuleSet.deals_like`; the baseline itself excluded); empty without a
+        baseline."""
         if self.baseline is None:
             return []
         base = self.configurations[self.baseline]
         return [
             k
             for k, c in enumerate(self.configurations)
-            if k != self.baseline and c.players == base.players and c.wall == base.wall
+            if k != self.baseline
+            and c.players == base.players
+            and c.wall == base.wall
+            and c.rules.deals_like(base.rules, c.players)
         ]
 
     def pairings(self) -> list[tuple[int, int]]:

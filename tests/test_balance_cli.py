@@ -81,7 +81,7 @@ def test_rule_set_labels():
     assert RuleSet.parse("max_rounds=100,wall=grey").label == "wall=gray"
     assert RuleSet.parse("max_rounds=30,wall=gray").label == "wall=gray,max_rounds=30"
     assert RuleSet.parse(RuleSet.parse("max_rounds=9").label) == RuleSet(max_rounds=9)
-    with pytest.raises(ValueError, match="max_rounds must be between 1 and 1000"):
+    with pytest.raises(ValueError, match="max_rounds must be a whole number from 1 to 1000"):
         RuleSet.parse("max_rounds=0")
 
 

@@ -82,7 +82,7 @@ def balance_job(args: argparse.Namespace):
         message = str(exc)
         for word, option in (("rule_sets", "--rules"), ("players", "--players"),
                              ("elements", "--elements"), ("games", "--games"),
-                             ("seed", "--seed"), ("rule set", "--rules")):  # fmt: skip
+                             ("seed", "--seed"), ("rules", "--rules")):  # fmt: skip
             if message.startswith(word):
                 message = option + message[len(word) :]
                 break
