@@ -41,6 +41,7 @@ the ``RULE_*`` constants), so every rule set plays on the same compiled code.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -192,6 +193,7 @@ class RuleSet:
         """What taking the marker costs in points when it takes no floor slot, else None."""
         return None if self.marker in _MARKER_WORDS else int(self.marker)
 
+    @functools.lru_cache(maxsize=64)  # noqa: B019 - a few frozen rule sets, looked up per call
     def table(self, players: int) -> np.ndarray:
         """The rules as the compiled engine reads them at `players` players: int64, indexed by the
         ``RULE_*`` constants (floor totals past the floor's length repeat its full total)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .constants import factories_for
+from .rulesets import PRINTED_RULES, RuleSet
 
 
 @dataclass
@@ -22,6 +22,7 @@ class BatchState:
     gray: bool  # True for the gray-wall variant (RULES §9)
     seed: int  # job seed: the deal stream is keyed by (seed, game)
     max_rounds: int  # round cap (RULES §10.6)
+    rule_set: RuleSet  # the game's rules (`sim.rulesets`); wall and round cap as the two above
 
     game: np.ndarray  # (B,) int64: game index in the job
     deal_key: np.ndarray  # (B,) uint64: counter-based key of the game's deal stream
@@ -81,8 +82,13 @@ class BatchState:
         return int(self.game.shape[0])
 
     @property
+    def rules(self) -> np.ndarray:
+        """(R,) int64: the rules as compiled code reads them (`RuleSet.table`, ``RULE_*``)."""
+        return self.rule_set.table(self.players)
+
+    @property
     def factories(self) -> int:
-        return factories_for(self.players)
+        return self.rule_set.factories_at(self.players)
 
     def take(self, slots: np.ndarray) -> BatchState:
         """A state of the games in `slots` only (repeats allowed): slot i of the result is a copy
@@ -107,22 +113,34 @@ class BatchState:
 
 
 # What the compiled engine reads and writes, passed as one tuple (numba takes named tuples): every
-# field of `BatchState` but the job seed (only `sim.rng.game_keys` reads it, before play), so a
-# field added to the dataclass reaches every compiled function. A rules table (per-variant
-# bonuses, floor penalties) would be one more field here.
-EngineState = namedtuple("EngineState", [f.name for f in fields(BatchState) if f.name != "seed"])
+# field of `BatchState` but the job seed (only `sim.rng.game_keys` reads it, before play) and the
+# rule set, which compiled code reads as its table `rules`; so a field added to the dataclass
+# reaches every compiled function.
+EngineState = namedtuple(
+    "EngineState",
+    [f.name for f in fields(BatchState) if f.name not in ("seed", "rule_set")] + ["rules"],
+)
 
 
-def empty_state(players: int, gray: bool, seed: int, max_rounds: int, batch: int) -> BatchState:
-    """A state of `batch` slots with no game in them (all marked done); `engine` fills them."""
+def empty_state(
+    players: int,
+    gray: bool,
+    seed: int,
+    max_rounds: int,
+    batch: int,
+    rule_set: RuleSet = PRINTED_RULES,
+) -> BatchState:
+    """A state of `batch` slots with no game in them (all marked done); `engine` fills them. The
+    wall and the round cap are `gray` and `max_rounds` (the rule set's own two are not read)."""
     p, b = players, batch
-    s = factories_for(players) + 1
+    s = rule_set.factories_at(players) + 1
     i8 = np.int8
     return BatchState(
         players=players,
         gray=gray,
         seed=seed,
         max_rounds=max_rounds,
+        rule_set=rule_set,
         game=np.zeros(b, np.int64),
         deal_key=np.zeros(b, np.uint64),
         first_player=np.zeros(b, i8),
