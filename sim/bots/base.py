@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rng
+from ..rulesets import PRINTED_RULES, RuleSet
 from ..sampling import random_columns
 from ..state import BatchState
 
@@ -54,16 +55,18 @@ def elementwise_columns(cls):
 
 
 # The column choices the compiled round end makes itself (`sim.compiled`'s column rules), by the
-# class's `choose_columns`: a function of the bot giving its table of column keys
-# (`features.column_keys`), or UNIFORM_COLUMNS for the base class's uniformly random column.
+# class's `choose_columns`: a function of the bot and the game's rule set giving its table of
+# column keys (`features.column_keys`), or UNIFORM_COLUMNS for the base class's uniformly random
+# column.
 UNIFORM_COLUMNS = "uniform"
-_COMPILED_COLUMNS = {Bot.choose_columns: lambda bot: UNIFORM_COLUMNS}
+_COMPILED_COLUMNS = {Bot.choose_columns: lambda bot, rule_set: UNIFORM_COLUMNS}
 
 
 def compiled_columns(table_of):
-    """Class decorator: ``table_of(bot)`` is the table of column keys whose highest legal key
-    is the column that ``cls.choose_columns`` picks (`features.best_columns`), so the compiled
-    round end can choose it itself. A subclass that overrides `choose_columns` is asked."""
+    """Class decorator: ``table_of(bot, rule_set)`` is the table of column keys whose highest
+    legal key is the column that ``cls.choose_columns`` picks (`features.best_columns`) in a game
+    of `rule_set`, so the compiled round end can choose it itself. A subclass that overrides
+    `choose_columns` is asked."""
 
     def mark(cls):
         _COMPILED_COLUMNS[cls.choose_columns] = table_of
@@ -72,10 +75,11 @@ def compiled_columns(table_of):
     return mark
 
 
-def column_table(bot):
-    """The bot's compiled column choice (`compiled_columns`): its table of column keys,
-    UNIFORM_COLUMNS, or None when its `choose_columns` runs in Python (a subclass's, or one set
-    on the instance, which has no ``__func__``)."""
+def column_table(bot, rule_set: RuleSet = PRINTED_RULES):
+    """The bot's compiled column choice (`compiled_columns`) in a game of `rule_set` (its end
+    bonuses weigh the columns): its table of column keys, UNIFORM_COLUMNS, or None when its
+    `choose_columns` runs in Python (a subclass's, or one set on the instance, which has no
+    ``__func__``)."""
     method = getattr(bot, "choose_columns", None)
     table_of = _COMPILED_COLUMNS.get(getattr(method, "__func__", None))
-    return None if table_of is None else table_of(bot)
+    return None if table_of is None else table_of(bot, rule_set)

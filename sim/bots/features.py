@@ -13,7 +13,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..constants import FLOOR_CUM, RUN, wall_column
+from ..constants import RUN, wall_column
+from ..rulesets import PRINTED_RULES, RULE_FLOOR_CUM, RULE_FLOOR_SLOTS, RuleSet
 from ..state import BatchState
 from ..tables import POP5
 
@@ -27,12 +28,39 @@ FIELD6 = np.array([6 * c for c in range(5)], dtype=np.int32)
 _COLUMN_BITS = np.int64(sum(1 << (5 * r) for r in range(5)))
 _COLUMN_MUL = np.int64(sum(1 << (20 - 4 * r) for r in range(5)))
 
+# The end bonuses of the printed game: a complete row, column and colour (RULES §8.2). Every value
+# below takes the rule set's as ``bonuses`` (`end_bonuses`); these are its default.
+PRINTED_BONUSES = (2, 7, 10)
+
 # Floor cost of x more objects on a floor holding f: CUM[min(f + x, 7)] - CUM[f]; x clipped to 31.
+# CUM is the rule set's (`RuleSet.table`: totals past the floor's length repeat its full total, so
+# a shorter floor costs nothing past its last slot).
 FLOOR_MAX_X = 32
-_FLOOR_COST = np.array(
-    [[FLOOR_CUM[min(f + x, 7)] - FLOOR_CUM[f] for x in range(FLOOR_MAX_X)] for f in range(8)],
-    dtype=np.float32,
-).ravel()
+
+
+def floor_cost_table(table: np.ndarray) -> np.ndarray:
+    """(8 * FLOOR_MAX_X,) float32: ``CUM[min(f + x, 7)] - CUM[f]`` at ``f * FLOOR_MAX_X + x``, for
+    the floor totals of a rule table (``RULE_FLOOR_CUM + n``)."""
+    cum = [int(table[RULE_FLOOR_CUM + n]) for n in range(8)]
+    return np.array(
+        [[cum[min(f + x, 7)] - cum[f] for x in range(FLOOR_MAX_X)] for f in range(8)],
+        dtype=np.float32,
+    ).ravel()
+
+
+_FLOOR_COST = floor_cost_table(PRINTED_RULES.table(2))  # the printed floor's
+
+
+def end_bonuses(rule_set: RuleSet) -> tuple[int, int, int]:
+    """(row, column, colour): the rule set's end bonuses, the ``bonuses`` of the values here."""
+    return rule_set.row_bonus, rule_set.column_bonus, rule_set.colour_bonus
+
+
+def slot_penalty(table: np.ndarray) -> float:
+    """The mean penalty of a floor slot of a rule table (printed: 14 / 7 = 2): what the heuristic
+    counts per tile of a gray-wall line that cannot be tiled (its tiles go to the floor)."""
+    slots = int(table[RULE_FLOOR_SLOTS])
+    return float(table[RULE_FLOOR_CUM + slots]) / slots
 
 
 def _cell_points() -> np.ndarray:
@@ -117,13 +145,13 @@ def pending_wall(wall, row_colours, counts, colours):
     return wall.astype(np.int32), row_colours.astype(np.int32)
 
 
-def cell_values(wall: np.ndarray, points: float, bonus: float):
+def cell_values(wall: np.ndarray, points: float, bonus: float, bonuses=PRINTED_BONUSES):
     """Value of putting a tile on each empty cell, for one seat per game.
 
     The value is ``points`` times its adjacency points (RULES §6.2, on `wall` as it stands) plus
-    ``bonus`` times its share of the row and column end bonuses: a group (row worth 2, column
-    worth 7) holding m of its 5 cells counts ``value * m**2 / 25``, so this tile adds
-    ``value * (2m + 1) / 25``.
+    ``bonus`` times its share of the row and column end bonuses (`bonuses`: row, column, colour;
+    printed 2, 7, 10): a group worth v holding m of its 5 cells counts ``v * m**2 / 25``, so this
+    tile adds ``v * (2m + 1) / 25``.
 
     Returns
     -------
@@ -133,39 +161,47 @@ def cell_values(wall: np.ndarray, points: float, bonus: float):
     cm = column_masks(wall)
     idx = (rm[:, None, :] * 32 + cm[None, :, :]) * 25 + _CELL
     pts = PTS.take(idx)
-    rows = (2 * POP5[rm] + 1).astype(np.float32) * (2 * bonus / 25)
-    cols = (2 * POP5[cm] + 1).astype(np.float32) * (7 * bonus / 25)
+    row_v, col_v, _ = bonuses
+    rows = (2 * POP5[rm] + 1).astype(np.float32) * (row_v * bonus / 25)
+    cols = (2 * POP5[cm] + 1).astype(np.float32) * (col_v * bonus / 25)
     return pts * np.float32(points) + rows[:, None, :] + cols[None, :, :]
 
 
-def row_cell_values(wall: np.ndarray, row: int, points: float, bonus: float) -> np.ndarray:
-    """``cell_values(wall, points, bonus)[row]``, (5 cols, n), computing only that row."""
+def row_cell_values(
+    wall: np.ndarray, row: int, points: float, bonus: float, bonuses=PRINTED_BONUSES
+) -> np.ndarray:
+    """``cell_values(wall, points, bonus, bonuses)[row]``, (5 cols, n), computing only that row."""
     rm = (wall >> (5 * row)) & 31
     cm = column_masks(wall)
     pts = PTS.take((rm[None] * 32 + cm) * 25 + (5 * row + _R5[:, None]))
-    rows = (2 * POP5[rm] + 1).astype(np.float32) * (2 * bonus / 25)
-    cols = (2 * POP5[cm] + 1).astype(np.float32) * (7 * bonus / 25)
+    row_v, col_v, _ = bonuses
+    rows = (2 * POP5[rm] + 1).astype(np.float32) * (row_v * bonus / 25)
+    cols = (2 * POP5[cm] + 1).astype(np.float32) * (col_v * bonus / 25)
     return pts * np.float32(points) + rows[None, :] + cols
 
 
-def colour_progress(row_colours: np.ndarray, bonus: float) -> np.ndarray:
-    """(5 colours, n) float32: the colour-bonus share (worth 10) of one more tile of each colour."""
+def colour_progress(row_colours: np.ndarray, bonus: float, bonuses=PRINTED_BONUSES) -> np.ndarray:
+    """(5 colours, n) float32: the colour-bonus share (worth ``bonuses[2]``, printed 10) of one
+    more tile of each colour."""
     have = POP5[column_masks(row_colours)]
-    return (2 * have + 1).astype(np.float32) * np.float32(10 * bonus / 25)
+    return (2 * have + 1).astype(np.float32) * np.float32(bonuses[2] * bonus / 25)
 
 
 @lru_cache(maxsize=64)
-def coloured_tables(points: float, bonus: float) -> tuple[np.ndarray, np.ndarray]:
+def coloured_tables(
+    points: float, bonus: float, bonuses=PRINTED_BONUSES
+) -> tuple[np.ndarray, np.ndarray]:
     """`cell_values` and `colour_progress` as tables, by the same float32 operations on every
     input: ``cells[(5 r + col) * 1024 + row_mask * 32 + col_mask]``, ``colours[tiles of it]``."""
     rm = np.arange(32)[:, None, None]
     cm = np.arange(32)[None, :, None]
     pts = PTS.reshape(32, 32, 25)
-    rows = (2 * POP5[rm] + 1).astype(np.float32) * (2 * bonus / 25)
-    cols = (2 * POP5[cm] + 1).astype(np.float32) * (7 * bonus / 25)
+    row_v, col_v, colour_v = bonuses
+    rows = (2 * POP5[rm] + 1).astype(np.float32) * (row_v * bonus / 25)
+    cols = (2 * POP5[cm] + 1).astype(np.float32) * (col_v * bonus / 25)
     cells = pts * np.float32(points) + rows + cols  # (row mask, col mask, cell)
     have = np.arange(6, dtype=np.int16)  # tiles of a colour on the wall
-    colours = (2 * have + 1).astype(np.float32) * np.float32(10 * bonus / 25)
+    colours = (2 * have + 1).astype(np.float32) * np.float32(colour_v * bonus / 25)
     return np.ascontiguousarray(cells.transpose(2, 0, 1)).ravel(), colours
 
 
@@ -173,15 +209,20 @@ def coloured_tables(points: float, bonus: float) -> tuple[np.ndarray, np.ndarray
 _CELL_AT = (COLOURED_CELL * 1024).reshape(5, 5, 1)
 
 
-def coloured_line_values(wall, row_colours, counts, colours, points: float, bonus: float):
+def coloured_line_values(
+    wall, row_colours, counts, colours, points: float, bonus: float, bonuses=PRINTED_BONUSES
+):
     """`line_values` of the coloured wall, (5 c, 5 r, n)."""
-    return pending_line_values(*pending_wall(wall, row_colours, counts, colours), points, bonus)
+    pending = pending_wall(wall, row_colours, counts, colours)
+    return pending_line_values(*pending, points, bonus, bonuses)
 
 
-def pending_line_values(wall, row_colours, points: float, bonus: float) -> np.ndarray:
+def pending_line_values(
+    wall, row_colours, points: float, bonus: float, bonuses=PRINTED_BONUSES
+) -> np.ndarray:
     """Coloured wall: `line_values` from the `pending_wall` masks, (5 c, 5 r, n): the cell value
     of ``(r, (c + r) % 5)`` plus the colour share, the same float32 numbers from two tables."""
-    cells, colour_bonus = coloured_tables(float(points), float(bonus))
+    cells, colour_bonus = coloured_tables(float(points), float(bonus), tuple(bonuses))
     n = wall.shape[0]
     rm = row_masks(wall).astype(np.intp) * 32  # (5 r, n)
     cm = column_masks(wall)  # (5 col, n)
@@ -193,10 +234,12 @@ def pending_line_values(wall, row_colours, points: float, bonus: float) -> np.nd
     return cells.take(at) + colour_bonus.take(have)[:, None, :]
 
 
-def pending_line_values_at(wall, row_colours, colour, points: float, bonus: float) -> np.ndarray:
+def pending_line_values_at(
+    wall, row_colours, colour, points: float, bonus: float, bonuses=PRINTED_BONUSES
+) -> np.ndarray:
     """``pending_line_values(wall, row_colours, ...)[colour[r], r]``, (5 r, n): each row's value
     for one colour (``colour`` (5 r, n), 0..4), computing only those."""
-    cells, colour_bonus = coloured_tables(float(points), float(bonus))
+    cells, colour_bonus = coloured_tables(float(points), float(bonus), tuple(bonuses))
     n = wall.shape[0]
     games = np.arange(n)
     colour = colour.astype(np.intp)
@@ -208,11 +251,13 @@ def pending_line_values_at(wall, row_colours, colour, points: float, bonus: floa
 
 
 @lru_cache(maxsize=64)
-def gray_tables(points: float, bonus: float) -> tuple[np.ndarray, np.ndarray]:
+def gray_tables(
+    points: float, bonus: float, bonuses=PRINTED_BONUSES
+) -> tuple[np.ndarray, np.ndarray]:
     """`coloured_tables` with each occupied cell 1e4 lower (the cell ``(r, col)`` of the row mask
     ``rm`` is occupied when ``rm`` has bit ``col``): ``cell_values - 1e4 * occupied`` by the same
     float32 operations. The table row of cell (r, col) is ``(5 r + col) * 1024``."""
-    cells, colours = coloured_tables(points, bonus)
+    cells, colours = coloured_tables(points, bonus, bonuses)
     rm = np.arange(32)[None, :, None]
     col = (np.arange(25) % 5)[:, None, None]  # the column of cell 5 r + col
     occupied = ((rm >> col) & 1).astype(np.float32)  # (25 cells, 32 row masks, 1)
@@ -232,21 +277,25 @@ def line_values(
     points: float,
     bonus: float,
     dead_end: float,
+    bonuses=PRINTED_BONUSES,
 ) -> np.ndarray:
-    """(5 colours, 5 rows, n) float32: value of tiling colour c from line r this round.
+    """(5 colours, 5 rows, n) float32: value of tiling colour c from line r this round
+    (`bonuses`: the rule set's end bonuses, `end_bonuses`).
 
     Coloured wall: the cell value (`cell_values`) of ``(r, (c + r) % 5)`` on the wall with the
     already full lines tiled, plus the colour share. Gray wall: the best legal column of the row
     (RULES §9.3) on the wall as it stands, or ``-dead_end * (r + 1)`` when none is legal (§9.4).
     """
+    bonuses = tuple(bonuses)
     if not gray:
-        return coloured_line_values(wall, row_colours, counts, colours, points, bonus)
+        return coloured_line_values(wall, row_colours, counts, colours, points, bonus, bonuses)
     # The best over the columns with an illegal cell (occupied, or its column holds the colour)
-    # 1e4 or 2e4 below its value: it never wins (values lie in [0, 100), the dead end in [-50, 0]),
+    # 1e4 or 2e4 below its value: it never wins (values lie in [0, 400), the dead end in
+    # [-500, 0], at the rules' and weights' limits),
     # so this is the best legal column or the dead end, however the illegal values round. The
     # penalty splits into a row part, in the table, and a colour part: one broadcast subtraction
     # per column.
-    cells, colour_bonus = gray_tables(float(points), float(bonus))
+    cells, colour_bonus = gray_tables(float(points), float(bonus), bonuses)
     rows = ((wall[None] >> (5 * _R5_32[:, None])) & 31) * 32
     at = np.add((rows[:, None] + _GRAY_CELL_AT), _column_masks32(wall)[None], dtype=np.intp)
     by_row = cells.take(at)  # (5 r, 5 col, n): cell (r, col)'s value, 1e4 less when occupied
@@ -266,10 +315,12 @@ def line_values(
     return best
 
 
-def best_columns(wall: np.ndarray, row: int, legal: np.ndarray, bonus: float) -> np.ndarray:
+def best_columns(
+    wall: np.ndarray, row: int, legal: np.ndarray, bonus: float, bonuses=PRINTED_BONUSES
+) -> np.ndarray:
     """Gray wall: the legal column (5-bit mask `legal`, never empty) of `row` with the highest
-    cell value (adjacency points plus `bonus` times the row/column shares: `row_cell_values`
-    with ``points = 1``), ties leftmost.
+    cell value (adjacency points plus `bonus` times the row/column shares of the end `bonuses`:
+    `row_cell_values` with ``points = 1``), ties leftmost.
 
     A cell's value depends only on its row's and column's masks, so `column_keys` ranks every
     (row mask, column mask, row, column) once per `bonus`; the best column is the highest rank,
@@ -277,13 +328,13 @@ def best_columns(wall: np.ndarray, row: int, legal: np.ndarray, bonus: float) ->
     """
     rm = (wall >> (5 * row)) & 31
     at = (rm[None] * 32 + _column_masks32(wall)) * 25 + (5 * row + _R5_32[:, None])  # (5, n)
-    key = column_keys(float(bonus)).take(at)
+    key = column_keys(float(bonus), tuple(bonuses)).take(at)
     key *= (legal[None] >> _R5_32[:, None]) & 1  # an illegal column's key is 0
     return (4 - (key.max(axis=0) & 7)).astype(np.intp)
 
 
 @functools.lru_cache(maxsize=32)
-def column_keys(bonus: float) -> np.ndarray:
+def column_keys(bonus: float, bonuses=PRINTED_BONUSES) -> np.ndarray:
     """KEY[(rm * 32 + cm) * 25 + 5 r + col] (int16): ``rank * 8 + 4 - col``, ``rank`` (from 1) the
     rank of `row_cell_values`'s float32 value of (r, col) among all such values, for the row
     mask ``rm`` and column mask ``cm`` (bit = row) without the new tile. Equal values share a
@@ -292,10 +343,12 @@ def column_keys(bonus: float) -> np.ndarray:
     cm = np.arange(32)[None, :, None, None]
     pts = PTS.reshape(32, 32, 5, 5)
     # The operations of `row_cell_values`, element by element, so the same float32 roundings.
-    rows = (2 * POP5[rm] + 1).astype(np.float32) * (2 * bonus / 25)
-    cols = (2 * POP5[cm] + 1).astype(np.float32) * (7 * bonus / 25)
+    row_v, col_v, _ = bonuses
+    rows = (2 * POP5[rm] + 1).astype(np.float32) * (row_v * bonus / 25)
+    cols = (2 * POP5[cm] + 1).astype(np.float32) * (col_v * bonus / 25)
     value = pts * np.float32(1.0) + rows + cols
-    rank = np.searchsorted(np.unique(value), value) + 1  # at most 10 * 5 * 5 distinct values
+    # A value is one of the points (at most 10) by the two popcounts (6 each): rank * 8 < 2**15.
+    rank = np.searchsorted(np.unique(value), value) + 1
     key = rank * 8 + (4 - _R5)[None, None, None, :]
     return key.astype(np.int16).ravel()
 
@@ -316,10 +369,12 @@ def running_sum(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def floor_cost(floor: np.ndarray, extra) -> np.ndarray:
-    """``CUM[min(floor + extra, 7)] - CUM[floor]`` (float32); `extra` broadcasts against `floor`."""
+def floor_cost(floor: np.ndarray, extra, table: np.ndarray | None = None) -> np.ndarray:
+    """``CUM[min(floor + extra, 7)] - CUM[floor]`` (float32) of the rule table `table` (default
+    the printed floor); `extra` broadcasts against `floor`."""
     x = np.minimum(extra, FLOOR_MAX_X - 1)
-    return _FLOOR_COST.take(floor.astype(np.intp) * FLOOR_MAX_X + x)
+    costs = _FLOOR_COST if table is None else floor_cost_table(table)
+    return costs.take(floor.astype(np.intp) * FLOOR_MAX_X + x)
 
 
 def substate(st: BatchState, slots: np.ndarray) -> BatchState:

@@ -19,7 +19,12 @@ dense action mask. For a destination with room ``R``, the best factory for colou
 whose count ``k`` of c is the smallest ``k >= R`` (all placed, least excess), else the largest
 ``k``; factories hold 1..4 tiles of a colour, so a table over the 4-bit mask of the counts present
 gives it, and the number of factories holding exactly that count gives the tie multiplicity. Those
-counts come bit-sliced from the packed factories (`count_classes`).
+counts come bit-sliced from the packed factories (`count_classes`). A rule set that deals more than
+4 tiles to a factory (``tiles_per_factory``) is played by the same choice computed over the
+factories' counts directly (`factory_choice`).
+
+Greedy counts no rule's points: the marker is one more object taken whatever it costs (a floor
+slot, or points), and the floor's length and penalties do not change what it plays.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rng
+from ..rulesets import RULE_TILES_PER_FACTORY
 from .base import Bot, compiled_columns, elementwise_columns, turn_uniforms
 from .features import (
     CAP,
@@ -38,6 +44,7 @@ from .features import (
     per_seat,
     running_sum,
     seat_to_move,
+    unpack,
 )
 
 _NEG = np.int16(-20000)
@@ -103,6 +110,29 @@ def count_classes(factories: np.ndarray):
     return avail, counts
 
 
+def factory_choice(factories: np.ndarray, big_r: np.ndarray):
+    """The factory count greedy takes per (colour, destination) and how many factories hold it,
+    from (F, n) packed factories holding any number of tiles of a colour, and `big_r` (5 c, 6 d, n)
+    the rooms (-1: illegal, 0: the floor): the highest ``65 * min(k, R) - k`` over the factories
+    holding k > 0 (the smallest k >= R, else the largest: one k per key, so the ties are the
+    factories holding exactly it).
+
+    Returns
+    -------
+    kstar : (5, 6, n) int16, 0 where no factory holds the colour or the destination is illegal
+    mult : (30, n) int16, the factories holding exactly kstar
+    """
+    held = unpack(factories)[:, :, None, :]  # (F, 5 c, 1, n)
+    room = big_r[None]
+    valid = (held > 0) & (room >= 0)
+    key = np.where(valid, 65 * np.minimum(held, room) - held, _NEG)
+    top = key.max(axis=0, initial=_NEG)
+    hit = valid & (key == top[None])
+    kstar = np.where(hit, held, 0).max(axis=0, initial=0).astype(np.int16)
+    mult = hit.sum(axis=0, dtype=np.int16).reshape(30, -1)
+    return kstar, mult
+
+
 def _sum8(mask: np.ndarray) -> np.ndarray:
     """Number of True along axis 0 of a (Q <= 127, n) bool array (a bool sum widens to int64)."""
     return mask.view(np.int8).sum(axis=0, dtype=np.int8)
@@ -117,14 +147,18 @@ def greedy_actions(st, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
     src = np.take(st.sources, slots, axis=1)  # C order (a [:, slots] gather is F-ordered)
     centre = ((src[0][None] >> FIELD6[:, None]) & 63).astype(np.int16)  # (5, n)
     factories = src[1:]
-    avail, counts = count_classes(factories)
     marker = (st.marker_in_centre[slots]).astype(np.int16)
 
     # R[c, d]: room of destination d for colour c, -1 when illegal, 0 for the floor.
     big_r = np.zeros((5, 6, n), np.int16)
     legal = ((acc[None, None] & _ACCEPT_BIT) != 0).view(np.int8)  # (5 c, 5 r, n)
     big_r[:, :5] = legal * (room[None] + 1) - 1
-    kstar = ((_BEST_ROW.take(avail)[:, None, :] >> (3 * (big_r + 1))) & 7).astype(np.int16)
+    small = int(st.rules[RULE_TILES_PER_FACTORY]) <= 4  # a factory holds 0..4 of a colour
+    if small:
+        avail, counts = count_classes(factories)
+        kstar = ((_BEST_ROW.take(avail)[:, None, :] >> (3 * (big_r + 1))) & 7).astype(np.int16)
+    else:
+        kstar, mult_f = factory_choice(factories, big_r)
     placed_f = np.minimum(kstar, big_r)
     key_f = placed_f * 65 - kstar + _NEG * (kstar == 0)
     placed_c = np.minimum(centre[:, None, :], big_r)
@@ -135,9 +169,10 @@ def greedy_actions(st, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
     key_f = key_f.reshape(30, n)
     key_c = key_c.reshape(30, n)
     cols = np.arange(n)
-    # Factories tied in each (colour, destination): those holding exactly kstar of the colour
-    # (kstar = 0 shifts by 28: nothing).
-    mult_f = ((counts[:, None, :] >> ((4 * kstar - 4) & 31)) & 15).astype(np.int16).reshape(30, n)
+    if small:  # factories tied in each (colour, destination): those holding exactly kstar of the
+        # colour (kstar = 0 shifts by 28: nothing)
+        mult_f = ((counts[:, None, :] >> ((4 * kstar - 4) & 31)) & 15).astype(np.int16)
+        mult_f = mult_f.reshape(30, n)
     tie_c = (key_c == best).astype(np.int16)
     mult = (key_f == best) * mult_f + tie_c
     total = mult.sum(axis=0, dtype=np.int16)
@@ -159,7 +194,7 @@ def greedy_actions(st, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 @elementwise_columns
-@compiled_columns(lambda bot: column_keys(0.0))
+@compiled_columns(lambda bot, rule_set: column_keys(0.0))
 class GreedyBot(Bot):
     def act(self, st, slots, keys) -> np.ndarray:
         return greedy_actions(st, slots, turn_uniforms(st, slots, keys))

@@ -23,11 +23,24 @@ import numba
 import numpy as np
 
 from ..compiled import column_mask, pick
+from ..rulesets import (
+    MAX_TILES_PER_COLOUR,
+    MAX_TILES_PER_FACTORY,
+    RULE_COLOUR_BONUS,
+    RULE_COLUMN_BONUS,
+    RULE_END_ROWS,
+    RULE_ROW_BONUS,
+)
 from ..tables import POPCOUNT, WALL_COLUMN
 from .features import FLOOR_MAX_X
 
-# Kept literal in the compiled code: numba freezes module globals as constants.
-_KM = 42  # the stride of a (floor, room) row of `HeuristicBot.floor_costs`: 2 * 20 + 2
+# Kept literal in the compiled code: numba freezes module globals as constants. The rules of a
+# game are read from its rule table (`RuleSet.table`, ``RULE_*``) at run time, or from tables
+# made of it once per rule set (`heuristic.RuleWeights`), so no rule set compiles anything.
+_KM = 102  # the stride of a (floor, room) row of `RuleWeights.floor_costs`: 2 * 50 + 2
+# A factory pick's best value per (k, colour), [5 (k - 1) + c]: k up to 10 tiles.
+PICKS = 5 * MAX_TILES_PER_FACTORY
+assert _KM == 2 * (MAX_TILES_PER_COLOUR + 1)
 _BIG = np.float32(1e4)
 _ONE = np.float32(1.0)
 _ZERO = np.float32(0.0)
@@ -245,17 +258,22 @@ def _best_pick(a, b, costs, room, at, at0, sources, i, m, centre_w, marker_w, be
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _game_ending(wall, i):
-    """Some seat's wall in game i has a row of at least 4 tiles (`heuristic.game_ending`)."""
+def _game_ending(wall, i, end_rows):
+    """Some seat's wall in game i has at least `end_rows` rows of 4 tiles or more
+    (`heuristic.game_ending`)."""
     for p in range(wall.shape[0]):
+        near = 0
         for r in range(5):
             if POPCOUNT[(wall[p, i] >> (5 * r)) & 31] >= 4:
-                return True
+                near += 1
+        if near >= end_rows:
+            return True
     return False
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def ranked_picks(
+    rules,
     gray,
     wall,
     row_colours,
@@ -283,7 +301,9 @@ def ranked_picks(
     action order, a factory holding the same tiles as an earlier one skipped, only values above
     -1e3), the first repeated where fewer are legal. The mover's line values come from the
     wall variant's `cells` tables (gray, with the dead end's weight `dead`); its share for
-    incomplete lines from `partial_w` and `endgame_w` (`heuristic.partial_share`)."""
+    incomplete lines from `partial_w` and `endgame_w` (`heuristic.partial_share`, the end by the
+    rule table `rules`'s end rows); the floor and the marker from `costs` (`RuleWeights`)."""
+    end_rows = rules[RULE_END_ROWS]
     n_sources = sources.shape[0]
     width = out.shape[0]
     a = np.empty(25, np.float32)
@@ -294,8 +314,8 @@ def ranked_picks(
     counts = np.empty(5, np.int64)
     room = np.empty(5, np.int64)
     at = np.empty(5, np.int64)
-    best = np.empty(20, np.float32)
-    known = np.zeros(20, np.bool_)
+    best = np.empty(PICKS, np.float32)
+    known = np.zeros(PICKS, np.bool_)
     ids = np.empty(n_sources * 30, np.int64)
     scores = np.empty(n_sources * 30, np.float32)
     for j in range(slots.shape[0]):
@@ -310,7 +330,7 @@ def ranked_picks(
         else:
             w, rc = _pending_wall(w, rc, line_count, line_colour, p, i)
             _coloured_values(v, cm, w, rc, cells, colour_bonus)
-        share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i) else _ZERO))
+        share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i, end_rows) else _ZERO))
         _credits(a, b, v, share, accept[p, i], counts, 0, 5)
         at0 = _seat_rows(room, at, counts, floor[p, i])
         m = 1 if marker_in_centre[i] else 0
@@ -447,6 +467,7 @@ def play_picks(
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def round_values(
+    rules,
     scores,
     done,
     wall,
@@ -468,12 +489,17 @@ def round_values(
     """`rollout`'s value of each seat of each game between rounds (`search.RolloutBot` step 3),
     into out (P, B): the score; while the game goes on, plus the wall's bonus potential, the
     credit for incomplete lines and the marker. `cells` are the wall variant's tables (gray:
-    `features.gray_tables`, with the dead end's weight `dead`). The same float32 operations as the
-    numpy definition (tests/test_playout.py)."""
+    `features.gray_tables`, with the dead end's weight `dead`); the end bonuses and end rows are
+    the rule table `rules`'s. The same float32 operations as the numpy definition
+    (`heuristic.position_values`; tests/test_playout.py)."""
     players, batch = out.shape
     cm = np.empty(5, np.int64)
+    end_rows = rules[RULE_END_ROWS]
+    row_v = np.float32(rules[RULE_ROW_BONUS])
+    col_v = np.float32(rules[RULE_COLUMN_BONUS])
+    colour_v = np.float32(rules[RULE_COLOUR_BONUS])
     for i in range(batch):
-        share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i) else _ZERO))
+        share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i, end_rows) else _ZERO))
         for p in range(players):
             value = np.float32(scores[p, i])
             if done[i]:  # `going` is 0: score + 0 * (...) is the score
@@ -490,9 +516,7 @@ def round_values(
             for col in range(5):
                 cols = cols + _SQUARES[POPCOUNT[column_mask(w, col)]]
                 colours = colours + _SQUARES[POPCOUNT[column_mask(rc, col)]]
-            potential = (
-                np.float32(2) * rows + np.float32(7) * cols + np.float32(10) * colours
-            ) * bonus_w
+            potential = (row_v * rows + col_v * cols + colour_v * colours) * bonus_w
             # Credit: each line's value for its own colour, by the share of it filled; only
             # lines holding tiles count (an empty line adds 0: the sum is the same).
             cc = col_colours[p, i]

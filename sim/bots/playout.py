@@ -26,7 +26,18 @@ from dataclasses import fields
 import numpy as np
 
 from .. import compile_once, engine
-from .features import column_keys, pending_wall
+from ..rulesets import PRINTED_RULES, RuleSet
+from ..tables import POP5
+from .features import (
+    column_keys,
+    column_masks,
+    end_bonuses,
+    flat,
+    line_values,
+    pending_line_values_at,
+    pending_wall,
+    row_masks,
+)
 from .heuristic import HeuristicBot, candidates, compiled_kernels, partial_share
 from .heuristic import line_tables as _tables
 
@@ -86,8 +97,9 @@ def round_values(policy: HeuristicBot, st) -> np.ndarray:
     marker: `search.RolloutBot` step 3), by `kernels.round_values`."""
     ready()
     out = np.empty((st.players, st.batch), np.float32)
-    cells, colour_bonus, dead = _tables(policy, st.gray)
+    cells, colour_bonus, dead = _tables(policy, st.gray, st.rule_set)
     kernels.round_values(
+        st.rules,
         st.scores,
         st.done,
         st.wall,
@@ -109,21 +121,67 @@ def round_values(policy: HeuristicBot, st) -> np.ndarray:
     return out
 
 
+_SQUARES = (np.arange(6) ** 2).astype(np.float32)
+_CAPF = np.arange(1, 6, dtype=np.float32)[:, None]
+
+
+def position_values(policy: HeuristicBot, st) -> np.ndarray:
+    """(P, B) float32: `round_values` as its definition reads (`search.RolloutBot`, step 3), in
+    numpy: each seat's score; while the game goes on, plus ``bonus`` x the wall's bonus potential
+    (a row, column or colour group worth the rule set's bonus v holding m of its 5 tiles counts
+    ``v * m**2 / 25``), ``p`` x each incomplete line's value by the share of it filled (the
+    heuristic's line values and ``partial_share``) and ``marker`` for the seat holding the
+    first-player marker. `kernels.round_values` does the same float32 operations, number for
+    number (tests/test_playout.py)."""
+    b = st.batch
+    going = (~st.done).astype(np.float32)
+    partial = partial_share(policy, st, np.arange(b))
+    row_v, col_v, colour_v = end_bonuses(st.rule_set)
+    dead = _tables(policy, st.gray, st.rule_set)[2]
+    out = st.scores.astype(np.float32)
+    for p in range(st.players):
+        wall = st.wall[p]
+        row_colours = st.row_colours[p]
+        potential = (
+            np.float32(row_v) * _SQUARES[POP5[row_masks(wall)]].sum(axis=0)
+            + np.float32(col_v) * _SQUARES[POP5[column_masks(wall)]].sum(axis=0)
+            + np.float32(colour_v) * _SQUARES[POP5[column_masks(row_colours)]].sum(axis=0)
+        ) * np.float32(policy.bonus / 25)
+        counts = st.line_count[p]
+        colours = st.line_colour[p]
+        colour = np.maximum(colours, 0)
+        bonuses = (row_v, col_v, colour_v)
+        if st.gray:
+            value = line_values(
+                True, wall, row_colours, st.col_colours[p], counts, colours,
+                policy.points, policy.bonus, dead, bonuses,
+            )  # fmt: skip
+            at = colour.astype(np.intp) * 5 + np.arange(5)[:, None]
+            line = flat(value).take(at * b + np.arange(b))  # (5 r, B): V[colour of line r, r]
+        else:  # the same numbers, computed for the lines' own colours only
+            pending = pending_wall(wall, row_colours, counts, colours)
+            line = pending_line_values_at(*pending, colour, policy.points, policy.bonus, bonuses)
+        credit = (line * (counts.astype(np.float32) / _CAPF)).sum(axis=0) * partial
+        holder = (st.marker_holder == p).astype(np.float32) * np.float32(policy.marker)
+        out[p] += going * (potential + credit + holder)
+    return out
+
+
 def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = None) -> LineValues:
     """Play the heuristic `policy`'s picks in the copies `slots` of `st` until their factories and
     centre are empty, or for at most `plies` picks; their rounds are left to end. Returns the line
     values as they stand after the picks."""
     ready()
     lines = LineValues(policy, st)
-    cells, colour_bonus, dead = _tables(policy, st.gray)
+    cells, colour_bonus, dead = _tables(policy, st.gray, st.rule_set)
     players = st.players
     scratch = (
         np.empty((players, 25), np.float32),  # line values
         np.empty((players, 25), np.float32),  # credits a, b
         np.empty((players, 25), np.float32),
         np.empty((players, 5), np.int64),  # line counts
-        np.empty(20, np.float32),  # a factory pick's best value, [5 (k - 1) + c]
-        np.zeros(20, np.bool_),
+        np.empty(kernels.PICKS, np.float32),  # a factory pick's best value, [5 (k - 1) + c]
+        np.zeros(kernels.PICKS, np.bool_),
         np.empty(5, np.int64),  # room, table offsets, column masks, a row's values
         np.empty(5, np.int64),
         np.empty(5, np.int64),
@@ -139,7 +197,7 @@ def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = 
         cells,
         colour_bonus,
         dead,
-        policy.floor_costs,
+        policy.rule_weights(st.rule_set).floor_costs,
         np.float32(policy.centre),
         np.float32(policy.marker),
         *scratch,
@@ -162,13 +220,14 @@ def play_out(policy: HeuristicBot, tree, plies: int | None = None) -> None:
         play_picks(policy, tree, running, plies)
     waiting = np.flatnonzero(~tree.done)
     if waiting.size:
-        engine.end_rounds(tree, waiting, heuristic_columns(policy), deal=False)
+        engine.end_rounds(tree, waiting, heuristic_columns(policy, tree.rule_set), deal=False)
 
 
-def heuristic_columns(policy: HeuristicBot):
-    """`policy`'s gray-wall column choice for `engine.end_rounds`, compiled: every seat by the
-    highest of its `features.column_keys` (`features.best_columns`)."""
-    return engine.CompiledColumns.of_table(column_keys(float(policy.bonus)))
+def heuristic_columns(policy: HeuristicBot, rule_set: RuleSet = PRINTED_RULES):
+    """`policy`'s gray-wall column choice for `engine.end_rounds` in a game of `rule_set`,
+    compiled: every seat by the highest of its `features.column_keys` (`features.best_columns`)."""
+    keys = column_keys(float(policy.bonus), end_bonuses(rule_set))
+    return engine.CompiledColumns.of_table(keys)
 
 
 def play_games_out(policy: HeuristicBot, st) -> None:

@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import engine
 from .base import compiled_columns
-from .features import column_keys, first_max, substate
+from .features import column_keys, end_bonuses, first_max, substate
 from .heuristic import PARAMS as HEURISTIC_PARAMS
 from .playout import play_out
 from .registry import Param
@@ -81,7 +81,9 @@ GROUP = 2048
 COPIES = 2048 * 24
 
 
-@compiled_columns(lambda bot: column_keys(float(bot.policy.bonus)))
+@compiled_columns(
+    lambda bot, rule_set: column_keys(float(bot.policy.bonus), end_bonuses(rule_set))
+)
 class SearchBot:
     def __init__(
         self, width: int = 6, replies: int = 4, depth: int = 2, caution: float = 0.5, **heuristic

@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import engine
 from .base import Bot, compiled_columns, elementwise_columns
-from .features import column_keys, first_max, substate
+from .features import column_keys, end_bonuses, first_max, substate
 from .heuristic import PARAMS as HEURISTIC_PARAMS
 from .heuristic import HeuristicBot
 from .playout import Remembered, candidates, concat_states, play_out, round_values
@@ -41,7 +41,9 @@ PARAMS = (
 
 
 @elementwise_columns
-@compiled_columns(lambda bot: column_keys(float(bot.policy.bonus)))
+@compiled_columns(
+    lambda bot, rule_set: column_keys(float(bot.policy.bonus), end_bonuses(rule_set))
+)
 class RolloutBot(Bot):
     def __init__(self, width: int = 4, **heuristic):
         self.width = int(width)
