@@ -390,3 +390,39 @@ def test_cpu_is_measured_from_the_process_when_the_bot_does_not_report_it():
     for _ in range(30):
         bot.act(st, np.arange(64))
     assert bot.outside_cpu_ns() > 0  # the example bot's JSON work, from /proc
+
+
+def test_each_request_tells_the_bot_the_rules(tmp_path):
+    # The rule set of the positions' game travels with every request: all its keys (the state's
+    # wall and round cap) and its label; a bot that plays the printed game only can refuse others.
+    import dataclasses
+
+    from sim.rulesets import RuleSet
+
+    seen = tmp_path / "rules.jsonl"
+    argv = _script(
+        tmp_path,
+        "ruled.py",
+        f"""
+        for line in sys.stdin:
+            req = json.loads(line)
+            with open({str(seen)!r}, "a") as f:
+                f.write(json.dumps([req["rules"], req["rules_label"], req["floor_slots"]]) + "\\n")
+            if req["rules_label"] not in ("printed", "wall=gray"):
+                print(json.dumps({{"id": req["id"], "error": "printed rules only"}}), flush=True)
+                continue
+            picks = [p["legal"][0] for p in req["positions"]]
+            print(json.dumps({{"id": req["id"], "actions": picks}}), flush=True)
+        """,
+    )  # fmt: skip
+    bot = ExternalBot(argv, "ruled", timeout=generous(20), batch=8)
+    st = _midround(2, "gray", n=4)
+    bot.act(st, np.arange(4))
+    rules = RuleSet(column_bonus=5, floor=(1, 2, 3), marker="2", end_rows=2)
+    with pytest.raises(ExternalBotError, match="printed rules only"):
+        bot.act(dataclasses.replace(st, rule_set=rules), np.arange(4))
+    told = [json.loads(line) for line in seen.read_text().splitlines()]
+    assert told[0] == [dataclasses.replace(RuleSet(), wall="gray").to_dict(), "wall=gray", 7]
+    assert told[1][0] == dataclasses.replace(rules, wall="gray").to_dict()
+    assert told[1][0]["floor"] == [1, 2, 3] and told[1][0]["marker"] == 2
+    assert told[1][1:] == ["wall=gray,column_bonus=5,floor=1/2/3,marker=2,end_rows=2", 3]

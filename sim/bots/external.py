@@ -17,6 +17,7 @@ game.
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import selectors
@@ -30,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from ..constants import FLOOR_SLOTS
 from ..engine import wall_colours
 from ..settings import Kind, from_env, setting
 from .base import Bot
@@ -152,6 +152,20 @@ def positions(st, slots: np.ndarray, seats: np.ndarray | None = None) -> list[di
         }
         for i, (g, r, t, s, mc, mh) in enumerate(columns)
     ]
+
+
+def _rules_fields(st) -> dict:
+    """The request's ``rules`` (every rule, `RuleSet.to_dict`: the game the positions are from)
+    and ``rules_label`` (its canonical label, ``printed`` for the printed game). A state's wall
+    and round cap are its own fields (`BatchState.gray`, `max_rounds`), so they are the ones
+    told."""
+    wall = "gray" if st.gray else "coloured"
+    return _rules_of(replace_field(st.rule_set, wall=wall, max_rounds=int(st.max_rounds)))
+
+
+@functools.lru_cache(maxsize=64)
+def _rules_of(rule_set) -> dict:
+    return {"rules": rule_set.to_dict(), "rules_label": rule_set.label}
 
 
 # --- the process -----------------------------------------------------------------------------
@@ -395,7 +409,8 @@ class ExternalBot(Bot):
             "type": kind,
             "players": st.players,
             "wall": "gray" if st.gray else "coloured",
-            "floor_slots": FLOOR_SLOTS,
+            "floor_slots": len(st.rule_set.floor),
+            **_rules_fields(st),
             "move_ms": self.move_ms,
             "positions": where,
         }
