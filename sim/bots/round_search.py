@@ -54,8 +54,9 @@ PARAMS = (
     Param("width", "int", 6, 1, 12, doc="candidate picks of the seat to move"),
     Param("replies", "int", 4, 1, 8, doc="replies of the next seat searched per candidate"),
     # A play-out ends right after the searching seat's depth-th pick after its candidate: depth * P
-    # - 1 picks after the reply. 10 always reaches the round's end (20 / 28 / 36 tiles for 2 / 3 / 4
-    # seats: at most 19 / 27 / 35 picks after the candidate).
+    # - 1 picks after the reply. In the printed game 10 always reaches the round's end (20 / 28 /
+    # 36 tiles for 2 / 3 / 4 seats: at most 19 / 27 / 35 picks after the candidate); a rule set
+    # dealing more tiles (up to 64) may leave a round unfinished there, valued where it stops.
     Param(
         "depth",
         "int",
