@@ -21,7 +21,7 @@ from sim.bots.features import column_keys, first_max, flat, substate
 from sim.bots.greedy import greedy_actions
 from sim.bots.heuristic import HeuristicBot, _Evaluation, game_ending, seat_line_values
 from sim.bots.playout import candidates, position_values, round_values
-from sim.rulesets import RuleSet
+from sim.rulesets import PRINTED_RULES, RuleSet
 from tests.positions import random_positions
 
 BLUE, YELLOW, RED = 0, 1, 2
@@ -66,7 +66,7 @@ def _reference_candidates(bot, st, slots, width):
     return out
 
 
-def _position(factories, centre, floor=0, marker=True, rule_set=RuleSet()):
+def _position(factories, centre, floor=0, marker=True, rule_set=PRINTED_RULES):
     """A 2-player position, seat 0 to move, empty lines: `factories` index -> {colour: n}."""
     st = engine.new_games(2, "coloured", 0, np.array([0]), np.array([0]))
     st = dataclasses.replace(st, rule_set=rule_set)
@@ -101,7 +101,10 @@ def test_line_values_count_the_rules_end_bonuses(wall):
     st = engine.new_games(3, wall, 2, np.arange(4), np.zeros(4, np.int8))
     bot = HeuristicBot(points=1.0, bonus=2.0)
     seat, slots = np.zeros(4, np.intp), np.arange(4)
-    for rules, total in ((RuleSet(), 19), (RuleSet(row_bonus=0, column_bonus=5, colour_bonus=20), 25)):
+    for rules, total in (
+        (RuleSet(), 19),
+        (RuleSet(row_bonus=0, column_bonus=5, colour_bonus=20), 25),
+    ):
         v = seat_line_values(bot, _ruled(st, rules), seat, slots)
         assert np.allclose(v, 1.0 + 2.0 * total / 25), rules
 
@@ -162,11 +165,15 @@ def test_the_compiled_evaluation_reads_the_rules_as_numpy_does(players, wall, sp
     base, slots = _running(players, wall)
     for rules in VARIANTS:
         st = _ruled(base, rules)
-        assert np.array_equal(candidates(bot, st, slots, 6), _reference_candidates(bot, st, slots, 6))
+        assert np.array_equal(
+            candidates(bot, st, slots, 6), _reference_candidates(bot, st, slots, 6)
+        )
         assert np.array_equal(round_values(bot, st), position_values(bot, st)), rules
     changed = 0
     for rules in VARIANTS:
-        changed += (candidates(bot, _ruled(base, rules), slots, 1) != candidates(bot, base, slots, 1)).sum()
+        changed += (
+            candidates(bot, _ruled(base, rules), slots, 1) != candidates(bot, base, slots, 1)
+        ).sum()
     assert changed > 0
 
 

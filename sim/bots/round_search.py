@@ -82,9 +82,7 @@ GROUP = 2048
 COPIES = 2048 * 24
 
 
-@compiled_columns(
-    lambda bot, rule_set: column_keys(float(bot.policy.bonus), end_bonuses(rule_set))
-)
+@compiled_columns(lambda bot, rule_set: column_keys(float(bot.policy.bonus), end_bonuses(rule_set)))
 class SearchBot:
     def __init__(
         self, width: int = 6, replies: int = 4, depth: int = 2, caution: float = 0.5, **heuristic

@@ -41,9 +41,7 @@ PARAMS = (
 
 
 @elementwise_columns
-@compiled_columns(
-    lambda bot, rule_set: column_keys(float(bot.policy.bonus), end_bonuses(rule_set))
-)
+@compiled_columns(lambda bot, rule_set: column_keys(float(bot.policy.bonus), end_bonuses(rule_set)))
 class RolloutBot(Bot):
     def __init__(self, width: int = 4, **heuristic):
         self.width = int(width)
