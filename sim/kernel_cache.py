@@ -34,6 +34,7 @@ SOURCES = (
     "tables.py",
     "actions.py",
     "rng.py",
+    "rulesets.py",
     "bots/kernels.py",
     "bots/features.py",
 )
