@@ -92,7 +92,7 @@ PARAMS = (
         1.0,
         0,
         1,
-        doc="share of the incomplete-line credit dropped once some wall has a row of 4",
+        doc="share of the incomplete-line credit dropped once some wall has end_rows rows of 4",
     ),
 )
 
@@ -136,7 +136,7 @@ def seat_line_values(bot, st, seat: np.ndarray, slots: np.ndarray) -> np.ndarray
 
 def partial_share(bot, st, slots: np.ndarray) -> np.ndarray:
     """(n,) float32: ``p``, the share of a line's value an incomplete line is credited per
-    fraction filled (``partial``, less ``endgame`` of it once some wall has a row of 4)."""
+    fraction filled (``partial``, less ``endgame`` of it once `game_ending`)."""
     return np.float32(bot.partial) * (1 - np.float32(bot.endgame) * game_ending(st, slots))
 
 

@@ -12,7 +12,7 @@ plays exactly the moves ``policy.act`` would, step by step, with less work:
   values do not depend on its pattern lines, so they are computed once per seat and copy. On the
   coloured wall they are those of the wall "as it will be once the full lines are tiled": its masks
   are kept per seat and copy, a line that fills adds its cell, and the values are a table look-up
-  from them (`features.pending_line_values`). ``partial_share`` (a wall with a row of 4) is fixed
+  from them (`features.pending_line_values`). ``partial_share`` (`heuristic.game_ending`) is fixed
   for the round too.
 
 `Remembered` keeps a bot's chosen play-outs for its next decision. Nothing here is random, and each
