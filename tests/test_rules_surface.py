@@ -98,8 +98,12 @@ def test_the_protos_json_mapping_is_read_as_grpcurl_sends_it():
             {
                 "bots": ["greedy", "random"],
                 "players": 2,
-                "rules": {"columnBonus": 5, "floor": [1, 2, 3], "marker": "MARKER_OFF",
-                          "endRows": 2},  # fmt: skip
+                "rules": {
+                    "columnBonus": 5,
+                    "floor": [1, 2, 3],
+                    "marker": "MARKER_OFF",
+                    "endRows": 2,
+                },  # fmt: skip
             }
         ],
         "games": "12",

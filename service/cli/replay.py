@@ -160,9 +160,7 @@ def annotate(replay) -> list[Annotated]:
             out.append(Annotated(step, floors, floor_moved=floors[step.seat] != old))
         elif step.kind == WALL_TILING and prev is not None:
             bonus = i == last_tiling and replay.end_reason == "row_completed"
-            out.append(
-                Annotated(step, empty, tiling(prev, step.state, floors, bonus, rules), prev)
-            )
+            out.append(Annotated(step, empty, tiling(prev, step.state, floors, bonus, rules), prev))
             floors = empty
         else:
             floors = empty
