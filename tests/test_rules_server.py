@@ -135,3 +135,20 @@ def test_submit_rules_option_reaches_the_server(client, capsys):
     assert cli.main([*argv, "--rules", "tiles_per_colour=30,end_rows=2"]) == 0
     job_id = capsys.readouterr().out.strip()
     assert client.get(job_id).spec.configurations[0].rules == M(tiles_per_colour=30, end_rows=2)
+
+
+def test_the_web_view_shows_a_games_rules(api_server):
+    from tests.web_util import fetch
+
+    server = api_server(web_listen="127.0.0.1:0")  # no worker: the job stays queued
+    rules = {"wall": "gray", "column_bonus": 5}
+    with Client(server.address, timeout=60) as c:
+        variant = c.submit({"configurations": [{"bots": ["greedy", "random"], "rules": rules}],
+                            "games": 4})[0].job_id  # fmt: skip
+        printed = c.submit({"configurations": [{"bots": ["greedy", "random"]}], "games": 4})[0]
+    status, html, _ = fetch(f"{server.web_url}/jobs/{variant}/game?game=0")
+    assert status == 200 and "gray wall; rules wall=gray,column_bonus=5; seats:" in html
+    status, html, _ = fetch(f"{server.web_url}/jobs/{printed.job_id}/game?game=0")
+    assert status == 200 and "coloured wall; seats:" in html
+    status, html, _ = fetch(f"{server.web_url}/jobs/{variant}")
+    assert status == 200 and "bots greedy, random, rules wall=gray,column_bonus=5</summary>" in html
