@@ -152,3 +152,6 @@ def test_the_web_view_shows_a_games_rules(api_server):
     assert status == 200 and "coloured wall; seats:" in html
     status, html, _ = fetch(f"{server.web_url}/jobs/{variant}")
     assert status == 200 and "bots greedy, random, rules wall=gray,column_bonus=5</summary>" in html
+    status, html, _ = fetch(f"{server.web_url}/jobs")
+    assert status == 200 and "greedy, random (2p, gray, column_bonus=5)" in html
+    assert "greedy, random (2p)" in html  # the printed job
