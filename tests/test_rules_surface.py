@@ -318,3 +318,45 @@ def test_the_replays_scoring_follows_its_rules():
     assert seats[0].penalty == 2 and seats[0].marker_points == 0
     assert seats[0].bonus_rows == 1 and seats[0].bonus == 1  # a row is worth 1 here
     assert seats[1].penalty == 4 and seats[1].marker_points == 4  # the marker costs 4 points
+
+
+def _plays_rule_sets() -> bool:
+    import inspect
+
+    from sim.play import play_batch
+
+    return "rule_set" in inspect.signature(play_batch).parameters
+
+
+VARIANTS = [
+    {"column_bonus": 5, "row_bonus": 0, "floor": [1, 2, 3], "marker": "off"},
+    {"floor": [2, 2, 4, 4, 6], "marker": 3, "end_rows": 2, "colour_bonus": 1},
+    {"factories": [3, 5, 7], "tiles_per_factory": 5, "tiles_per_colour": 12, "floor": [1, 1, 1, 5]},
+]
+
+
+@pytest.mark.skipif(not _plays_rule_sets(), reason="the play layer plays only the printed rules")
+@pytest.mark.parametrize("rules", VARIANTS, ids=["marker-off", "marker-points", "deal"])
+@pytest.mark.parametrize("wall", ["coloured", "gray"])
+def test_a_variant_replay_adds_up_to_the_engines_scores(rules, wall):
+    """Under a rule set, every wall tiling `azulsim replay` shows adds up to the engine's score
+    (floor penalties, the marker's points and the end bonuses read from the rules), and the floor
+    it shows holds what the engine counted."""
+    from service.cli.replay import annotate
+    from service.replay import PICK, WALL_TILING, replay_game
+
+    bots = ["random", "greedy", "random"][: 2 if wall == "coloured" else 3]
+    spec = spec_of({"bots": bots, "wall": wall, "rules": rules})
+    tilings = 0
+    for g in range(spec.games):
+        replay = replay_game(spec, 0, g)
+        assert replay.rules == RuleSet.of(spec.configurations[0], spec)
+        for a in annotate(replay):
+            if a.step.kind == PICK:
+                assert [len(f) for f in a.floors] == a.step.state["floor"]
+            elif a.step.kind == WALL_TILING:
+                for t in a.tiling:
+                    tilings += 1
+                    assert t.after == max(0, t.before + t.placement - t.penalty) + t.bonus
+        assert replay.steps[-1].state["scores"] == replay.scores
+    assert tilings > 20
