@@ -5,6 +5,7 @@ echoed as given, the Python client sends it, and ReplayGame and ``azulsim replay
 from __future__ import annotations
 
 import json
+import re
 
 import grpc
 import pytest
@@ -141,17 +142,24 @@ def test_the_web_view_shows_a_games_rules(api_server):
     from tests.web_util import fetch
 
     server = api_server(web_listen="127.0.0.1:0")  # no worker: the job stays queued
-    rules = {"wall": "gray", "column_bonus": 5}
+    rules = {"wall": "gray", "column_bonus": 5, "floor": [1, 2, 3]}
     with Client(server.address, timeout=60) as c:
         variant = c.submit({"configurations": [{"bots": ["greedy", "random"], "rules": rules}],
                             "games": 4})[0].job_id  # fmt: skip
         printed = c.submit({"configurations": [{"bots": ["greedy", "random"]}], "games": 4})[0]
     status, html, _ = fetch(f"{server.web_url}/jobs/{variant}/game?game=0")
-    assert status == 200 and "gray wall; rules wall=gray,column_bonus=5; seats:" in html
+    label = "wall=gray,column_bonus=5,floor=1/2/3"
+    assert status == 200 and f"gray wall; rules {label}; seats:" in html
+    first = html.split('<svg class="table"')[1].split("</svg>")[0]
+    penalties = re.findall(r'class="penalty"[^>]*>(-?\d+)<', first)
+    assert penalties == ["-1", "-2", "-3"] * 2  # the rules' three floor slots on each board
     status, html, _ = fetch(f"{server.web_url}/jobs/{printed.job_id}/game?game=0")
     assert status == 200 and "coloured wall; seats:" in html
+    first = html.split('<svg class="table"')[1].split("</svg>")[0]
+    penalties = re.findall(r'class="penalty"[^>]*>(-?\d+)<', first)
+    assert penalties == ["-1", "-1", "-2", "-2", "-2", "-3", "-3"] * 2
     status, html, _ = fetch(f"{server.web_url}/jobs/{variant}")
-    assert status == 200 and "bots greedy, random, rules wall=gray,column_bonus=5</summary>" in html
+    assert status == 200 and f"bots greedy, random, rules {label}</summary>" in html
     status, html, _ = fetch(f"{server.web_url}/jobs")
-    assert status == 200 and "greedy, random (2p, gray, column_bonus=5)" in html
+    assert status == 200 and "greedy, random (2p, gray, column_bonus=5,floor=1/2/3)" in html
     assert "greedy, random (2p)" in html  # the printed job
