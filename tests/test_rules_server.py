@@ -159,7 +159,7 @@ def test_the_web_view_shows_a_games_rules(api_server):
     penalties = re.findall(r'class="penalty"[^>]*>(-?\d+)<', first)
     assert penalties == ["-1", "-1", "-2", "-2", "-2", "-3", "-3"] * 2
     status, html, _ = fetch(f"{server.web_url}/jobs/{variant}")
-    assert status == 200 and f"bots greedy, random, rules {label}</summary>" in html
+    assert status == 200 and f'rules <span class="rules" id="rules-0">{label}</span>, bots' in html
     status, html, _ = fetch(f"{server.web_url}/jobs")
     assert status == 200 and "greedy, random (2p, gray, column_bonus=5,floor=1/2/3)" in html
     assert "greedy, random (2p)" in html  # the printed job
