@@ -111,7 +111,8 @@ class Client:
 
         `spec` is a `sim.spec.JobSpec`, a `pb.JobSpec`, or the spec's JSON form as a dict (the
         spec file format, e.g. ``{"configurations": [{"bots": ["greedy", "random"]}]}``, with
-        the CLI's defaults; see `convert.spec_from_document`)."""
+        the CLI's defaults; see `convert.spec_from_document`). A configuration's rules travel
+        with it: ``{"bots": [...], "rules": {"column_bonus": 5}}`` (`sim.rulesets`)."""
         if isinstance(spec, Mapping):
             spec = convert.spec_from_document(spec)
         msg = spec if isinstance(spec, pb.JobSpec) else convert.spec_to_proto(spec)

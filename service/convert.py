@@ -19,7 +19,9 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from sim.constants import DEFAULT_MAX_ROUNDS
 from sim.quote import shown
+from sim.rulesets import MAX_MARKER_POINTS, RuleSet
 from sim.spec import JobSpec
 
 from .api import azulsim_pb2 as pb
@@ -50,6 +52,17 @@ STOP_RULES = {pb.StopRule.SPRT: "sprt", pb.StopRule.PRECISION: "precision"}
 STOP_RULES_TO_PB = {v: k for k, v in STOP_RULES.items()}
 WALL = {pb.WALL_UNSPECIFIED: "coloured", pb.WALL_COLOURED: "coloured", pb.WALL_GRAY: "gray"}
 WALL_TO_PB = {"coloured": pb.WALL_COLOURED, "gray": pb.WALL_GRAY}
+MARKER = {pb.Rules.MARKER_FLOOR: "floor", pb.Rules.MARKER_OFF: "off"}
+MARKER_TO_PB = {v: k for k, v in MARKER.items()}
+# The Rules message's whole-number fields, named as the rule set's keys (`sim.rulesets.KEYS`).
+RULE_NUMBERS = (
+    "row_bonus",
+    "column_bonus",
+    "colour_bonus",
+    "tiles_per_factory",
+    "tiles_per_colour",
+    "end_rows",
+)
 STATES = ("QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED")
 TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
 
@@ -89,6 +102,8 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
         }
         if c.max_rounds:
             config["max_rounds"] = c.max_rounds
+        if c.HasField("rules"):
+            config["rules"] = rules_from_proto(c.rules, f"{where}.rules")
         configs.append(config)
     data: dict[str, Any] = {"configurations": configs, "games": msg.games, "seed": msg.seed}
     if msg.max_rounds:
@@ -137,6 +152,63 @@ def spec_from_document(data: Any) -> JobSpec:
         return spec_from_proto(msg, path="")
 
 
+def rules_from_proto(m: pb.Rules, path: str) -> dict[str, Any]:
+    """The JSON form of a `Rules` message (`sim.rulesets.RuleSet.from_dict`): only the fields
+    it sets, so unset ones stay the printed game's; the values are checked there, the marker's
+    encoding here (errors name ``path.field``)."""
+    out: dict[str, Any] = {n: getattr(m, n) for n in RULE_NUMBERS if m.HasField(n)}
+    for name in ("floor", "factories"):  # an empty list is unset: neither may be empty
+        if getattr(m, name):
+            out[name] = list(getattr(m, name))
+    if m.marker == pb.Rules.MARKER_POINTS:
+        if not m.HasField("marker_points"):
+            raise ValueError(f"{path}.marker_points is required with marker MARKER_POINTS")
+        if not 0 <= m.marker_points <= MAX_MARKER_POINTS:
+            raise ValueError(
+                f"{path}.marker_points must be a whole number from 0 to {MAX_MARKER_POINTS}; "
+                f"got {m.marker_points}"
+            )
+        out["marker"] = m.marker_points
+    elif m.HasField("marker_points"):
+        raise ValueError(
+            f"{path}.marker_points is only for marker MARKER_POINTS; got marker "
+            f"{pb.Rules.Marker.Name(m.marker) if m.marker in (0, *MARKER) else m.marker}"
+        )
+    elif m.marker in MARKER:
+        out["marker"] = MARKER[m.marker]
+    elif m.marker:
+        raise ValueError(
+            f"{path}.marker must be MARKER_FLOOR, MARKER_OFF or MARKER_POINTS; got {m.marker}"
+        )
+    return out
+
+
+def rules_to_proto(rules: RuleSet, every: bool = False) -> pb.Rules:
+    """A `Rules` message of `rules` but its wall and round cap: the rules that differ from the
+    printed game (a spec's echo), or with `every`, all of them (a replay's)."""
+    values = rules.to_dict() if every else rules.changed()
+    msg = pb.Rules()
+    for key, value in values.items():
+        if key in ("wall", "max_rounds"):
+            continue
+        if key == "marker":
+            msg.marker = MARKER_TO_PB.get(value, pb.Rules.MARKER_POINTS)
+            if value not in MARKER_TO_PB:
+                msg.marker_points = int(value)
+        elif key in ("floor", "factories"):
+            getattr(msg, key).extend(value)
+        else:
+            setattr(msg, key, int(value))
+    return msg
+
+
+def rule_set_from_proto(m: pb.Rules, wall: str, max_rounds: int, path: str = "rules") -> RuleSet:
+    """The whole rule set of a `Rules` message with its wall and round cap (0: the default)."""
+    data = {**rules_from_proto(m, path), "wall": wall, "max_rounds": max_rounds}
+    data["max_rounds"] = data["max_rounds"] or DEFAULT_MAX_ROUNDS
+    return RuleSet.from_dict(data, path)
+
+
 def stop_from_proto(m: pb.StopRule, path: str) -> dict[str, Any]:
     """The spec's ``stop`` dict of a `StopRule` (proto zeros read as the defaults); the values
     are validated by `sim.stopping.StopRule`."""
@@ -169,6 +241,7 @@ def spec_to_proto(spec: JobSpec) -> pb.JobSpec:
                 seating=SEATING_TO_PB[c.seating],
                 wall=WALL_TO_PB[c.wall],
                 max_rounds=c.max_rounds or 0,
+                rules=None if c.rules.printed else rules_to_proto(c.rules),
             )
             for c in spec.configurations
         ],
@@ -477,6 +550,8 @@ def replay_to_proto(job_id: str, replay: Any, rules_version: str) -> pb.Replay:
         end_reason=replay.end_reason,
         winners=replay.winners,
         rules_version=rules_version,
+        rules=rules_to_proto(replay.rules, every=True),
+        max_rounds=replay.rules.max_rounds,
     )
 
 
@@ -498,4 +573,5 @@ def replay_from_proto(m: pb.Replay):
         scores=list(m.scores),
         end_reason=m.end_reason,
         winners=list(m.winners),
+        rules=rule_set_from_proto(m.rules, WALL.get(m.wall, "coloured"), m.max_rounds),
     )

@@ -19,6 +19,7 @@ from sim import engine
 from sim.actions import describe
 from sim.constants import END_REASONS
 from sim.play import Recorder, play_table, set_table
+from sim.rulesets import PRINTED_RULES, RuleSet
 from sim.spec import JobSpec
 
 DEAL, PICK, WALL_TILING = "DEAL", "PICK", "WALL_TILING"
@@ -40,7 +41,8 @@ class Step:
 
 @dataclass
 class GameReplay:
-    """A whole game: who sat where, every step, and the result."""
+    """A whole game: who sat where, every step, the result and the rules it was played under
+    (`rules`: the whole rule set, wall and round cap included, `sim.rulesets.RuleSet.of`)."""
 
     configuration: int
     game: int
@@ -52,6 +54,7 @@ class GameReplay:
     scores: list[int] = field(default_factory=list)
     end_reason: str = ""
     winners: list[int] = field(default_factory=list)  # empty for a truncated game
+    rules: RuleSet = PRINTED_RULES
 
 
 def replay_game(spec: JobSpec, configuration: int, game: int) -> GameReplay:
@@ -80,6 +83,7 @@ def replay_game(spec: JobSpec, configuration: int, game: int) -> GameReplay:
         scores=[int(x) for x in rec.scores[0]],
         end_reason=END_REASONS[int(rec.end_reason[0])],
         winners=[int(p) for p in np.flatnonzero(rec.winners[0])],
+        rules=RuleSet.of(config, spec),
     )
 
 

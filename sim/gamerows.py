@@ -17,6 +17,8 @@ One row per game (seats 0..3; seats a table does not have are null):
 ``game``                  game index in the configuration
 ``group``                 mirrored group (``game // players``); null for other seatings
 ``players``, ``wall``     of the configuration
+``rules``                 the label of its whole rule set (`sim.rulesets.RuleSet.of`: wall and
+                          round cap included), ``printed`` for the printed game
 ``first_player``          seat that started round 1
 ``bot_<p>``               canonical label of the bot in seat p
 ``score_<p>``             final score (bonuses included when the game ended naturally)
@@ -31,6 +33,9 @@ One row per game (seats 0..3; seats a table does not have are null):
 ========================  =========================================================================
 
 The file's key-value metadata holds the spec (``azulsim.spec``) and the rules version.
+
+``rules`` is never null: ``printed`` keeps a filter or a group-by (pandas drops null keys) on it
+whole, and the column is dictionary-encoded like ``wall``, so it costs a few bytes a row group.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from sim.quote import shown
 
 from .constants import END_REASONS
 from .records import GameRecords
+from .rulesets import RuleSet
 
 MAX_SEATS = 4
 SPEC_KEY = b"azulsim.spec"
@@ -93,6 +99,7 @@ def schema():
         pa.field("group", pa.int64()),
         pa.field("players", pa.int8()),
         pa.field("wall", text),
+        pa.field("rules", text),
         pa.field("first_player", pa.int8()),
     ]
     fields += [pa.field(f"bot_{p}", text) for p in range(MAX_SEATS)]
@@ -132,6 +139,7 @@ def records_table(records: GameRecords, spec, config_index: int, digest: str | N
         else pa.nulls(n, pa.int64()),
         "players": const(players, pa.int8()),
         "wall": dictionary(zeros, pa.array([config.wall])),
+        "rules": dictionary(zeros, pa.array([RuleSet.of(config, spec).label])),
         "first_player": pa.array(records.first_player.astype(np.int8)),
     }
     for p in range(MAX_SEATS):
@@ -301,7 +309,9 @@ def gather(directory, out, spec=None, expected_chunks: int | None = None) -> int
 
 # --- the long form: one row per game and seat --------------------------------------------------
 
-_GAME_FIELDS = ("spec", "configuration", "game", "group", "players", "wall", "first_player")
+_GAME_FIELDS = (
+    "spec", "configuration", "game", "group", "players", "wall", "rules", "first_player",
+)  # fmt: skip
 _END_FIELDS = ("rounds", "turns", "end_reason", "winners")
 
 

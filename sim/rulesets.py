@@ -30,7 +30,8 @@ Text form: ``printed``, or ``key=value`` pairs joined by ``,`` (``wall=gray,colu
 list value joins its items with ``/`` (``floor=1/2/3``). The canonical label lists only the keys
 that differ from the printed game, in `KEYS` order (``max_rounds=100,wall=grey`` is ``wall=gray``),
 so one rule set has one label in statistics, game rows and reports; the printed game's is
-``printed`` and statistics documents and game rows leave it out, so they are as they were.
+``printed``: statistics documents leave it out, so they are as they were, and game rows hold it
+(`sim.gamerows`).
 
 JSON form (a configuration's ``rules``): an object of the same keys, lists as JSON lists
 (``{"column_bonus": 5, "floor": [1, 2, 3]}``), `to_dict` / `from_dict`.

@@ -17,8 +17,10 @@ use it::
 Only ``configurations`` and each one's ``bots`` are required; the rest default as on the command
 line: ``players`` to the number of bots, ``games`` to 1000 (`DEFAULT_GAMES`), ``seed`` to 0,
 ``seating`` to rotate, ``wall`` to coloured, ``max_rounds`` to 100 (a configuration's own
-``max_rounds``, when given, overrides the job's for its games). ``pairs`` (``[[k, b], ...]``)
-pairs configuration k with baseline b game for game.
+``max_rounds``, when given, overrides the job's for its games). A configuration's ``rules``
+(`sim.rulesets`: ``{"column_bonus": 5, "floor": [1, 2, 3], "marker": "off"}``, the printed game's
+when left out, and left out of the JSON then) holds its other rules. ``pairs``
+(``[[k, b], ...]``) pairs configuration k with baseline b game for game.
 
 Bot specs are checked through the registry (`sim.bots.registry`) and stored in their canonical
 form (`BotSpec.label`), so two spellings of the same bot give the same spec, the same JSON and the

@@ -39,6 +39,7 @@ from service.config import ServerConfig
 from service.server import make_backend
 from service.testing import ServerThread
 from sim.bots.registry import parse_bot_spec
+from sim.rulesets import RuleSet
 from workers.settings import load_settings  # noqa: E402
 
 C = grpc.StatusCode
@@ -270,6 +271,61 @@ def _bot_ok(text: str) -> bool:
     return len(text) <= 200
 
 
+# The whole-number rules of a configuration (pb.Rules) and their limits (docs/rules.md, "Rule
+# variants"); tiles per factory at most 7 in valid rules, so 9 factories deal at most 63 tiles.
+RULE_LIMITS = {
+    "row_bonus": (0, 50),
+    "column_bonus": (0, 50),
+    "colour_bonus": (0, 50),
+    "tiles_per_factory": (1, 10),
+    "tiles_per_colour": (1, 50),
+    "end_rows": (1, 5),
+}
+
+
+@st.composite
+def valid_rules(draw) -> pb.Rules | None:
+    """None (the printed game) or a Rules message with some fields set within their limits."""
+    if draw(st.booleans()):
+        return None
+    rules = pb.Rules()
+    for name, (low, high) in RULE_LIMITS.items():
+        if draw(st.booleans()):
+            setattr(rules, name, draw(st.integers(low, min(high, 7))))
+    if draw(st.booleans()):
+        rules.floor.extend(draw(st.lists(st.integers(0, 20), min_size=1, max_size=7)))
+    if draw(st.booleans()):
+        rules.factories.extend(draw(st.lists(st.integers(1, 9), min_size=3, max_size=3)))
+    rules.marker = draw(st.sampled_from(pb.Rules.Marker.values()))
+    if rules.marker == pb.Rules.MARKER_POINTS:
+        rules.marker_points = draw(st.integers(0, 20))
+    return rules
+
+
+@st.composite
+def bad_rule(draw, rules: pb.Rules) -> str:
+    """Break one field of `rules` (valid or empty); the field the message must name."""
+    name = draw(st.sampled_from([*RULE_LIMITS, "floor", "factories", "marker", "marker_points"]))
+    if name in RULE_LIMITS:
+        low, high = RULE_LIMITS[name]
+        setattr(rules, name, draw(int32.filter(lambda v: not low <= v <= high)))
+    elif name == "floor":
+        del rules.floor[:]
+        long = st.lists(st.integers(0, 20), min_size=8, max_size=20)
+        rules.floor.extend(draw(st.one_of(long, st.just([1, 2, draw(st.integers(21, 99))]))))
+    elif name == "factories":
+        del rules.factories[:]
+        size = draw(st.sampled_from([1, 2, 4, 9]))
+        rules.factories.extend(draw(st.lists(st.integers(1, 9), min_size=size, max_size=size)))
+    elif name == "marker":
+        rules.marker = draw(int32.filter(lambda v: v not in pb.Rules.Marker.values()))
+        rules.ClearField("marker_points")
+    else:
+        rules.marker = pb.Rules.MARKER_POINTS
+        rules.marker_points = draw(int32.filter(lambda v: not 0 <= v <= 20))
+    return name
+
+
 @st.composite
 def valid_spec(draw) -> pb.JobSpec:
     n = draw(st.integers(1, 3))
@@ -282,6 +338,7 @@ def valid_spec(draw) -> pb.JobSpec:
                 bots=draw(st.lists(GOOD_BOTS, min_size=players, max_size=players)),
                 seating=draw(st.integers(0, 3)),
                 wall=draw(st.integers(0, 2)),
+                rules=draw(valid_rules()),
             )
         )
     return pb.JobSpec(
@@ -300,6 +357,7 @@ MUTATIONS = [
     "bad_bot",
     "seating",
     "wall",
+    "rules",
     "games_low",
     "games_over_limit",
     "seed",
@@ -344,6 +402,8 @@ def submit_case(draw):
     elif mutation == "wall":
         cfg.wall = draw(int32.filter(lambda v: v not in pb.Wall.values()))
         field = f"{where}.wall"
+    elif mutation == "rules":
+        field = f"{where}.rules.{draw(bad_rule(cfg.rules))}"
     elif mutation == "games_low":
         spec.games = draw(st.integers(-(2**63), 0))
         field = "spec.games"
@@ -395,6 +455,12 @@ def expected_for_job_id(job_id: str) -> tuple[C | None, str | None]:
     return None, None
 
 
+def _rule_set(rules: pb.Rules) -> RuleSet:
+    from service.convert import rules_from_proto
+
+    return RuleSet.from_dict(rules_from_proto(rules, "rules"))
+
+
 def assert_names(details: str, field: str) -> None:
     assert field in details, f"the message does not name {field!r}: {details!r}"
 
@@ -425,6 +491,7 @@ def test_submit_job(server, case):
         assert job.spec.seed == spec.seed and job.request_id == rid
         for sent, echoed in zip(spec.configurations, job.spec.configurations, strict=True):
             assert list(echoed.bots) == [parse_bot_spec(b).label for b in sent.bots]
+            assert _rule_set(echoed.rules) == _rule_set(sent.rules)  # the same rules come back
 
 
 @fuzz_settings(250)

@@ -48,18 +48,54 @@ FAILED: JobState
 CANCELLED: JobState
 
 class Configuration(_message.Message):
-    __slots__ = ("players", "bots", "seating", "wall", "max_rounds")
+    __slots__ = ("players", "bots", "seating", "wall", "max_rounds", "rules")
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     BOTS_FIELD_NUMBER: _ClassVar[int]
     SEATING_FIELD_NUMBER: _ClassVar[int]
     WALL_FIELD_NUMBER: _ClassVar[int]
     MAX_ROUNDS_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
     players: int
     bots: _containers.RepeatedScalarFieldContainer[str]
     seating: Seating
     wall: Wall
     max_rounds: int
-    def __init__(self, players: _Optional[int] = ..., bots: _Optional[_Iterable[str]] = ..., seating: _Optional[_Union[Seating, str]] = ..., wall: _Optional[_Union[Wall, str]] = ..., max_rounds: _Optional[int] = ...) -> None: ...
+    rules: Rules
+    def __init__(self, players: _Optional[int] = ..., bots: _Optional[_Iterable[str]] = ..., seating: _Optional[_Union[Seating, str]] = ..., wall: _Optional[_Union[Wall, str]] = ..., max_rounds: _Optional[int] = ..., rules: _Optional[_Union[Rules, _Mapping]] = ...) -> None: ...
+
+class Rules(_message.Message):
+    __slots__ = ("row_bonus", "column_bonus", "colour_bonus", "floor", "factories", "tiles_per_factory", "tiles_per_colour", "marker", "marker_points", "end_rows")
+    class Marker(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        MARKER_UNSPECIFIED: _ClassVar[Rules.Marker]
+        MARKER_FLOOR: _ClassVar[Rules.Marker]
+        MARKER_OFF: _ClassVar[Rules.Marker]
+        MARKER_POINTS: _ClassVar[Rules.Marker]
+    MARKER_UNSPECIFIED: Rules.Marker
+    MARKER_FLOOR: Rules.Marker
+    MARKER_OFF: Rules.Marker
+    MARKER_POINTS: Rules.Marker
+    ROW_BONUS_FIELD_NUMBER: _ClassVar[int]
+    COLUMN_BONUS_FIELD_NUMBER: _ClassVar[int]
+    COLOUR_BONUS_FIELD_NUMBER: _ClassVar[int]
+    FLOOR_FIELD_NUMBER: _ClassVar[int]
+    FACTORIES_FIELD_NUMBER: _ClassVar[int]
+    TILES_PER_FACTORY_FIELD_NUMBER: _ClassVar[int]
+    TILES_PER_COLOUR_FIELD_NUMBER: _ClassVar[int]
+    MARKER_FIELD_NUMBER: _ClassVar[int]
+    MARKER_POINTS_FIELD_NUMBER: _ClassVar[int]
+    END_ROWS_FIELD_NUMBER: _ClassVar[int]
+    row_bonus: int
+    column_bonus: int
+    colour_bonus: int
+    floor: _containers.RepeatedScalarFieldContainer[int]
+    factories: _containers.RepeatedScalarFieldContainer[int]
+    tiles_per_factory: int
+    tiles_per_colour: int
+    marker: Rules.Marker
+    marker_points: int
+    end_rows: int
+    def __init__(self, row_bonus: _Optional[int] = ..., column_bonus: _Optional[int] = ..., colour_bonus: _Optional[int] = ..., floor: _Optional[_Iterable[int]] = ..., factories: _Optional[_Iterable[int]] = ..., tiles_per_factory: _Optional[int] = ..., tiles_per_colour: _Optional[int] = ..., marker: _Optional[_Union[Rules.Marker, str]] = ..., marker_points: _Optional[int] = ..., end_rows: _Optional[int] = ...) -> None: ...
 
 class Pair(_message.Message):
     __slots__ = ("configuration", "baseline")
@@ -420,7 +456,7 @@ class ReplayStep(_message.Message):
     def __init__(self, kind: _Optional[_Union[ReplayStep.Kind, str]] = ..., seat: _Optional[int] = ..., action: _Optional[int] = ..., action_text: _Optional[str] = ..., state: _Optional[_Union[GameState, _Mapping]] = ...) -> None: ...
 
 class Replay(_message.Message):
-    __slots__ = ("job_id", "configuration", "game", "players", "wall", "seat_bots", "first_player", "steps", "scores", "end_reason", "winners", "rules_version")
+    __slots__ = ("job_id", "configuration", "game", "players", "wall", "seat_bots", "first_player", "steps", "scores", "end_reason", "winners", "rules_version", "rules", "max_rounds")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
@@ -433,6 +469,8 @@ class Replay(_message.Message):
     END_REASON_FIELD_NUMBER: _ClassVar[int]
     WINNERS_FIELD_NUMBER: _ClassVar[int]
     RULES_VERSION_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    MAX_ROUNDS_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     configuration: int
     game: int
@@ -445,4 +483,6 @@ class Replay(_message.Message):
     end_reason: str
     winners: _containers.RepeatedScalarFieldContainer[int]
     rules_version: str
-    def __init__(self, job_id: _Optional[str] = ..., configuration: _Optional[int] = ..., game: _Optional[int] = ..., players: _Optional[int] = ..., wall: _Optional[_Union[Wall, str]] = ..., seat_bots: _Optional[_Iterable[str]] = ..., first_player: _Optional[int] = ..., steps: _Optional[_Iterable[_Union[ReplayStep, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., end_reason: _Optional[str] = ..., winners: _Optional[_Iterable[int]] = ..., rules_version: _Optional[str] = ...) -> None: ...
+    rules: Rules
+    max_rounds: int
+    def __init__(self, job_id: _Optional[str] = ..., configuration: _Optional[int] = ..., game: _Optional[int] = ..., players: _Optional[int] = ..., wall: _Optional[_Union[Wall, str]] = ..., seat_bots: _Optional[_Iterable[str]] = ..., first_player: _Optional[int] = ..., steps: _Optional[_Iterable[_Union[ReplayStep, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., end_reason: _Optional[str] = ..., winners: _Optional[_Iterable[int]] = ..., rules_version: _Optional[str] = ..., rules: _Optional[_Union[Rules, _Mapping]] = ..., max_rounds: _Optional[int] = ...) -> None: ...

@@ -81,6 +81,38 @@ def whole_number(text: str) -> int:
 # --- the job spec ---------------------------------------------------------------------------
 
 
+def rule_set(text: str):
+    """An argparse type for ``--rules``: a `sim.rulesets.RuleSet` from its text (``printed``,
+    ``column_bonus=5,floor=1/2/3``); a bad one is a one-line usage error naming the rule."""
+    from sim.rulesets import RuleSet
+
+    try:
+        return RuleSet.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+RULES_HELP = (
+    "the rules of every configuration: printed (default) or key=value pairs joined by commas, "
+    "lists by /, e.g. column_bonus=5,floor=1/2/3,marker=off (keys: wall, max_rounds, row_bonus, "
+    "column_bonus, colour_bonus, floor, factories, tiles_per_factory, tiles_per_colour, marker, "
+    'end_rows; docs/rules.md, "Rule variants")'
+)
+
+
+def add_rules_option(p: argparse.ArgumentParser) -> None:
+    """``--rules TEXT``: ``args.rules`` is a `sim.rulesets.RuleSet`, or None when not given (the
+    printed game: `rules_of`)."""
+    p.add_argument("--rules", type=rule_set, metavar="RULES", help=RULES_HELP)
+
+
+def rules_of(args: argparse.Namespace):
+    """The rule set ``--rules`` gives (the printed game's when it was not given)."""
+    from sim.rulesets import PRINTED_RULES
+
+    return getattr(args, "rules", None) or PRINTED_RULES
+
+
 def add_spec_options(p: argparse.ArgumentParser) -> None:
     """The options that describe a one-configuration job (`simulate` and `submit` share them)."""
     p.add_argument("--players", type=whole_number, help="2, 3 or 4 (default: the number of bots)")
@@ -90,6 +122,7 @@ def add_spec_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wall", help="coloured (default) or gray")
     p.add_argument("--seating", help="rotate (default), fixed, shuffle or mirrored")
     p.add_argument("--max-rounds", type=whole_number, help="round cap (default 100)")
+    add_rules_option(p)
 
 
 def spec_from_args(args: argparse.Namespace):
@@ -107,11 +140,14 @@ def spec_from_args(args: argparse.Namespace):
     if args.spec:
         clash = [
             f"--{n.replace('_', '-')}"
-            for n in ("players", "bots", "wall", "seating")
-            if getattr(args, n) is not None
+            for n in ("players", "bots", "wall", "seating", "rules")
+            if getattr(args, n, None) is not None
         ]
         if clash:
-            raise UsageError(f"{', '.join(clash)} cannot be combined with --spec")
+            raise UsageError(
+                f"{', '.join(clash)} cannot be combined with --spec (give "
+                f"{'them' if len(clash) > 1 else 'it'} in the spec's configurations)"
+            )
         try:
             data = json.loads(Path(args.spec).read_text())
         except OSError as exc:
@@ -125,7 +161,32 @@ def spec_from_args(args: argparse.Namespace):
     for name in ("players", "wall", "seating"):
         if getattr(args, name) is not None:
             config[name] = getattr(args, name)
+    rules = getattr(args, "rules", None)
+    if rules is not None:
+        config["rules"] = rules_for(rules, args)
     return JobSpec.from_dict({"configurations": [config], **overrides})
+
+
+def rules_for(rules, args: argparse.Namespace) -> dict:
+    """A configuration's ``rules`` object from ``--rules`` (its wall and round cap go to the
+    configuration's own fields, `sim.spec.Configuration.from_dict`); a wall or round cap that
+    ``--wall`` or ``--max-rounds`` gives otherwise is a usage error."""
+    from sim.rulesets import RuleSet
+
+    out = rules.changed()
+    wall = getattr(args, "wall", None)
+    if wall is not None and "wall" in out:
+        if RuleSet(wall=wall).wall != rules.wall:
+            raise UsageError(f"--wall {wall} and --rules wall={rules.wall} differ; give it once")
+        del out["wall"]
+    cap = getattr(args, "max_rounds", None)
+    if cap is not None and "max_rounds" in out:
+        if cap != rules.max_rounds:
+            raise UsageError(
+                f"--max-rounds {cap} and --rules max_rounds={rules.max_rounds} differ; give it once"
+            )
+        del out["max_rounds"]
+    return out
 
 
 # --- the API client -------------------------------------------------------------------------

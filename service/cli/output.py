@@ -167,7 +167,9 @@ def format_table(doc: dict[str, Any]) -> str:
         reasons = ", ".join(f"{k} {v:,}" for k, v in cfg["truncated_by_reason"].items() if v)
         out.append(
             f"Configuration {cfg['index']}: {cfg['players']} players, {cfg['wall']} wall, "
-            f"{cfg['seating']} seating, bots {', '.join(cfg['seat_bots'])}\n"
+            f"{cfg['seating']} seating, bots {', '.join(cfg['seat_bots'])}"
+            + (f", rules {cfg['rules']}" if "rules" in cfg else "")
+            + "\n"
             f"  games finished {cfg['games_finished']:,}, truncated {cfg['games_truncated']:,}"
             + (f" ({reasons})" if reasons else "")
             + "\n"
@@ -248,23 +250,28 @@ def _iso(ts) -> str | None:
 def job_json(job) -> dict[str, Any]:
     """A `Job` as plain JSON: every field present, numbers as numbers, the spec in the spec file
     format (``"seating": "rotate"``), times as ISO 8601 UTC (``null`` when unset)."""
-    from ..convert import SEATING, WALL
+    from ..convert import SEATING, WALL, rules_from_proto
 
     spec = job.spec
+    configurations = []
+    for k, c in enumerate(spec.configurations):
+        entry: dict[str, Any] = {
+            "players": c.players,
+            "bots": list(c.bots),
+            "seating": SEATING.get(c.seating, "rotate"),
+            "wall": WALL.get(c.wall, "coloured"),
+        }
+        if c.max_rounds:
+            entry["max_rounds"] = c.max_rounds
+        if c.HasField("rules"):  # the rules that differ from the printed game's
+            entry["rules"] = rules_from_proto(c.rules, f"spec.configurations[{k}].rules")
+        configurations.append(entry)
     return {
         "job_id": job.job_id,
         "state": state_name(job),
         "request_id": job.request_id,
         "spec": {
-            "configurations": [
-                {
-                    "players": c.players,
-                    "bots": list(c.bots),
-                    "seating": SEATING.get(c.seating, "rotate"),
-                    "wall": WALL.get(c.wall, "coloured"),
-                }
-                for c in spec.configurations
-            ],
+            "configurations": configurations,
             "games": spec.games,
             "seed": spec.seed,
             "max_rounds": spec.max_rounds,

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from markupsafe import Markup, escape
 
-from sim.constants import COLOURS, FLOOR_SLOTS, wall_colour
+from sim.constants import COLOURS, wall_colour
 
 T = 22  # tile size, px
 GAP = 3
-FLOOR_PENALTY = (-1, -1, -2, -2, -2, -3, -3)
+FLOOR = (1, 1, 2, 2, 2, 3, 3)  # points lost per floor slot, printed (a rule set may change it)
 BOARD_W = 5 * (T + GAP) + 16 + 5 * (T + GAP) + 20  # pattern lines, gap, wall, margins
 BOARD_H = 30 + 5 * (T + GAP) + 14 + T + 24
 
@@ -61,7 +61,9 @@ def _displays(state: dict) -> tuple[str, int]:
     return "".join(out), int(width)
 
 
-def _board(state: dict, p: int, ox: float, oy: float, bot: str, gray: bool) -> str:
+def _board(
+    state: dict, p: int, ox: float, oy: float, bot: str, gray: bool, floor_slots: tuple
+) -> str:
     current = state["current"] == p and not state.get("done")
     out = [
         f'<g class="board{" current" if current else ""}" data-seat="{p}">',
@@ -88,12 +90,12 @@ def _board(state: dict, p: int, ox: float, oy: float, bot: str, gray: bool) -> s
                 out.append(_slot(x, y, f" wall{hint}"))
     y = top + 5 * (T + GAP) + 10
     floor = state["floor"][p]
-    for i in range(FLOOR_SLOTS):
+    for i, penalty in enumerate(floor_slots):
         x = ox + 10 + i * (T + GAP)
         out.append(_slot(x, y, " floor-full") if i < floor else _slot(x, y))
         out.append(
             f'<text class="penalty" x="{x + T / 2}" y="{y + T + 11}" text-anchor="middle">'
-            f"{FLOOR_PENALTY[i]}</text>"
+            f"{-penalty}</text>"
         )
     if state["marker_holder"] == p and not state["marker_in_centre"]:
         out.append(f'<text class="label" x="{ox + BOARD_W - 10}" y="{y + 16}" '
@@ -102,8 +104,9 @@ def _board(state: dict, p: int, ox: float, oy: float, bot: str, gray: bool) -> s
     return "".join(out)
 
 
-def table_svg(state: dict, seat_bots: list[str], wall: str) -> Markup:
-    """The whole table after a step; the player to move has the highlighted board."""
+def table_svg(state: dict, seat_bots: list[str], wall: str, floor: tuple = FLOOR) -> Markup:
+    """The whole table after a step; the player to move has the highlighted board. `floor`: the
+    points lost per floor slot under the game's rules (one slot drawn per entry)."""
     displays, width = _displays(state)
     players = len(state["scores"])
     per_row = 2 if players <= 2 else min(players, 4)
@@ -112,7 +115,7 @@ def table_svg(state: dict, seat_bots: list[str], wall: str) -> Markup:
     for p in range(players):
         ox = 8 + (p % per_row) * (BOARD_W + 12)
         oy = top + (p // per_row) * (BOARD_H + 12)
-        boards.append(_board(state, p, ox, oy, seat_bots[p], wall == "gray"))
+        boards.append(_board(state, p, ox, oy, seat_bots[p], wall == "gray", tuple(floor)))
     rows = (players + per_row - 1) // per_row
     w = max(width, 8 + per_row * (BOARD_W + 12))
     h = top + rows * (BOARD_H + 12)

@@ -11,7 +11,7 @@ from typing import Any
 from ..api import azulsim_pb2 as pb
 from ..cli.output import _stopping_text, clock, state_name, when
 from ..cli.progress import AHEAD_PAGES
-from ..convert import SEATING, TERMINAL, WALL, job_to_proto
+from ..convert import SEATING, TERMINAL, WALL, job_to_proto, rule_set_from_proto
 
 
 def spec_summary(spec: pb.JobSpec) -> str:
@@ -21,6 +21,8 @@ def spec_summary(spec: pb.JobSpec) -> str:
     for c in list(configs)[:3]:
         extra = [s for s in (SEATING.get(c.seating), WALL.get(c.wall)) if s not in
                  ("rotate", "coloured")]  # fmt: skip
+        if c.HasField("rules"):  # the rules besides the wall, which the line already gives
+            extra.append(rule_set_from_proto(c.rules, "coloured", 0).label)
         players = ", ".join([f"{c.players}p", *extra])
         parts.append(f"{', '.join(c.bots)} ({players})")
     if len(configs) > 3:

@@ -82,5 +82,8 @@ class Views:
         }
 
     def game(self, replay, job_id: str) -> str:
-        boards = [table_svg(step.state, replay.seat_bots, replay.wall) for step in replay.steps]
+        floor = replay.rules.floor
+        boards = [
+            table_svg(step.state, replay.seat_bots, replay.wall, floor) for step in replay.steps
+        ]
         return self.page("game.html", replay=replay, job_id=job_id, boards=boards)

@@ -20,6 +20,7 @@ from typing import Any
 
 from .. import RULES_VERSION
 from ..constants import END_REASONS
+from ..rulesets import RuleSet
 from .balance import derive_balance, derive_balance_paired
 from .counters import GAME_MOMENTS, HISTOGRAMS, PLAYER_MOMENTS, Counters
 from .groups import derive_groups, derive_paired
@@ -82,6 +83,11 @@ def _configuration(r: _Reader, k: int, config, spec) -> dict[str, Any]:
         "max_rounds": spec.max_rounds_of(config),
         "seating": config.seating,
         "seat_bots": list(config.bots),
+    }
+    rules = RuleSet.of(config, spec)
+    if not rules.printed:  # only then: documents of the printed game stay as they were
+        doc["rules"] = rules.label
+    doc |= {
         "games_finished": finished,
         "games_truncated": sum(truncated.values()),
         "truncated_by_reason": truncated,
