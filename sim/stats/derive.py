@@ -33,10 +33,11 @@ __all__ = ["SCHEMA", "Z95", "derive", "group_rows", "moments", "wilson"]
 SCHEMA = "azulsim.stats/1"
 
 
-# The names of every histogram's bins after the group's prefix, formatted once: a
-# 100-configuration job reads some 70,000 bins.
-_BINS = {
-    name: tuple(f"|{name}.hist.{lo}" for lo in range(0, top + 1, width))
+# Each histogram's bins by the text of their lower bound: a 100-configuration job has some
+# 1,800 histograms of up to 51 bins, most of them empty, so the bins are read from one pass over
+# the counters (`_Reader.bins`) rather than looked up one by one.
+_BIN_INDEX = {
+    name: {str(lo): i for i, lo in enumerate(range(0, top + 1, width))}
     for name, (width, top) in HISTOGRAMS.items()
 }
 
@@ -45,9 +46,20 @@ class _Reader:
     def __init__(self, counters: Counters):
         self.c = counters
         self._get = counters.get
+        self._bins: dict[str, dict[str, int]] | None = None
 
     def get(self, key: str) -> int:
         return int(self._get(key, 0))
+
+    def bins(self, head: str) -> dict[str, int]:
+        """The counters ``{head}.hist.<lo>`` of one histogram, by ``lo``."""
+        if self._bins is None:
+            self._bins = {}
+            for key, value in self.c.items():
+                name, hist, lo = key.rpartition(".hist.")
+                if hist:
+                    self._bins.setdefault(name, {})[lo] = value
+        return self._bins.get(head, {})
 
     def moment(self, prefix: str, name: str, n: int, hist: bool = False) -> dict[str, Any]:
         get, head = self._get, f"{prefix}|{name}"
@@ -55,10 +67,13 @@ class _Reader:
         out["min"] = get("min|" + head) if n else None
         out["max"] = get("max|" + head) if n else None
         if hist:
-            out["histogram"] = {
-                "bin_width": HISTOGRAMS[name][0],
-                "counts": [int(get(prefix + b, 0)) for b in _BINS[name]],
-            }
+            index = _BIN_INDEX[name]
+            counts = [0] * len(index)
+            for lo, value in self.bins(head).items():
+                i = index.get(lo)
+                if i is not None:
+                    counts[i] = int(value)
+            out["histogram"] = {"bin_width": HISTOGRAMS[name][0], "counts": counts}
         return out
 
     def player_group(self, prefix: str) -> dict[str, Any]:
