@@ -205,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
                 "host": platform.node(),
                 "cpus": os.cpu_count(),
                 "note": "measured on a shared, loaded machine",
+                "load_average_at_start": round(os.getloadavg()[0], 2),
                 "job_page": page_times(stack, client, args.repeats),
             }
             if not args.page_only:
@@ -212,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                 result["watching_100_configurations"] = watch_cost(
                     stack, client, args.pages, args.window, WIDE_RUNNING
                 )
+        result["load_average_at_end"] = round(os.getloadavg()[0], 2)
     finally:
         stack.stop()
         stack.cleanup()
