@@ -222,6 +222,27 @@ def test_a_configurations_rule_set_is_shown_beside_its_wall_and_seating(web):
     assert _in_order(summary, [described, "bots greedy, random"])
 
 
+def test_getstatistics_after_a_page_answers_what_it_answers_without_one(web):
+    """The page derives its document without the reply's JSON; the first GetStatistics after it
+    builds the reply from that document: the same reply, byte for byte, as one derived for
+    GetStatistics alone, and the page's document is its ``statistics_json``."""
+    from service.server.replies import StatisticsReplies
+
+    backend = web.server.backend
+    for name in ("balance", "sprt"):
+        job_id = web.jobs[name]
+        after_page = StatisticsReplies()
+        shown = after_page.document(backend, job_id)
+        assert not after_page.replies  # no reply built for the page
+        reply = after_page.reply(backend, job_id)
+        alone = StatisticsReplies().reply(backend, job_id)
+        wire = reply.SerializeToString(deterministic=True)
+        assert wire == alone.SerializeToString(deterministic=True)
+        doc = json.loads(reply.statistics_json)
+        assert shown.doc == {k: v for k, v in doc.items() if k != "timing"}
+        assert after_page.document(backend, job_id) is shown  # kept for the next page
+
+
 def test_game_page_replays_the_game_replaygame_replays(web):
     job_id = web.jobs["plain"]
     replay = web.client.replay(job_id, game=7, configuration=0)
