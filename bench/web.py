@@ -12,7 +12,7 @@
 - fifty open pages watching a running job cost the API process under 10 % of one core: its CPU
   time (``/proc/<pid>/stat``, all threads) over a window with no page open and over the same
   window with fifty event streams open on a job that the workers are playing (one of one
-  configuration, and one of 100, whose statistics take the best part of a second to derive).
+  configuration, and one of 100, whose statistics take a few tenths of a second to derive).
 
     python bench/web.py                    # about a minute
     python bench/web.py --window 30 --pages 50 --out /tmp/web.json
