@@ -55,10 +55,10 @@ class _Reader:
         """The counters ``{head}.hist.<lo>`` of one histogram, by ``lo``."""
         if self._bins is None:
             self._bins = {}
-            for key, value in self.c.items():
-                name, hist, lo = key.rpartition(".hist.")
-                if hist:
-                    self._bins.setdefault(name, {})[lo] = value
+            c = self.c
+            for key in [k for k in c if ".hist." in k]:
+                name, _, lo = key.rpartition(".hist.")
+                self._bins.setdefault(name, {})[lo] = c[key]
         return self._bins.get(head, {})
 
     def moment(self, prefix: str, name: str, n: int, hist: bool = False) -> dict[str, Any]:
