@@ -3,7 +3,7 @@ in the server's thread pool, never on the event loop.
 
 The live parts of a job page — its progress and its statistics sections — are rendered on their
 own, so the event stream (`service.web.feed`) sends the same HTML the page was first drawn with.
-The statistics HTML depends only on the GetStatistics figures, which changes only when a chunk
+The statistics HTML depends only on the GetStatistics figures, which change only when a chunk
 merges: it is kept by the job record, so pages watching one job render it once a merge.
 """
 
