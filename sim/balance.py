@@ -106,6 +106,29 @@ def balance_spec(
     return JobSpec(configurations=configs, games=games, seed=seed, pairs=pairs)
 
 
+def is_balance_job(spec: JobSpec) -> bool:
+    """Whether `spec` has the shape `balance_spec` gives a job (nothing else marks it): seats
+    rotated, every configuration one bot in every seat or that bot restricted in seat 0 against
+    copies of it, rule sets paired (``pairs``) or restricted play, and no baseline, stopping rule,
+    ratings or sweep. Such a job's statistics make a balance sheet (`balance_document`)."""
+    if spec.baseline is not None or spec.stop or spec.ratings or spec.sweep:
+        return False
+    restricted = False
+    for config in spec.configurations:
+        if config.seating != "rotate":
+            return False
+        bot, *others = config.bots
+        if any(b != others[0] for b in others):
+            return False
+        if bot != others[0]:
+            first = parse_bot_spec(bot)
+            never = first.params.get("never") if first.name == "restricted" else None
+            if never not in ELEMENTS or bot != restricted_label(others[0], never):
+                return False
+            restricted = True
+    return restricted or bool(spec.pairs)
+
+
 def _interval(section: dict, key: str) -> tuple[Any, Any]:
     """(value, 95 % interval) of `key` in a balance section: a rate or a moment."""
     value = section[key]

@@ -98,3 +98,23 @@ def test_two_rule_sets_at_2_3_4_players_as_one_service_job(
     assert there == here
     assert [t["players"] for t in here["balance_sheet"]["tables"]] == [2, 3, 4]
     assert len(here["configurations"]) == 3 * (2 + 4)
+
+
+def test_a_balance_job_is_known_by_its_shape():
+    from sim.balance import balance_spec, is_balance_job
+    from sim.spec import JobSpec
+
+    spec = balance_spec(["printed", "wall=gray"], [2, 4], "greedy", ["floor"], games=10)
+    assert is_balance_job(spec) and is_balance_job(JobSpec.from_dict(spec.to_dict()))
+    assert is_balance_job(balance_spec(["printed"], [3], "greedy", ["marker"], games=10))
+    # One rule set and no restricted play: a plain self-play job, nothing to set apart.
+    assert not is_balance_job(balance_spec(["printed"], [2], "greedy", [], games=10))
+    plain = {"configurations": [{"players": 2, "bots": ["greedy", "random"]}], "games": 10}
+    assert not is_balance_job(JobSpec.from_dict({**plain, "seed": 1}))
+    restricted = {"players": 2, "bots": ["restricted:bot=greedy,never=five", "random"]}
+    assert not is_balance_job(JobSpec.from_dict({"configurations": [restricted], "games": 10,
+                                                 "seed": 1}))  # fmt: skip
+    odd = spec.to_dict()
+    for config in odd["configurations"]:
+        config["seating"] = "fixed"
+    assert not is_balance_job(JobSpec.from_dict(odd))

@@ -23,6 +23,7 @@ from service.client import Client
 from service.config import ServerConfig
 from service.server import make_backend
 from service.testing import ServerThread
+from sim.balance import balance_document, balance_spec
 from sim.sweep import sweep_spec
 from sim.tournament import tournament_spec
 from tests.waits import wait_until
@@ -60,6 +61,8 @@ def web(module_env, module_worker_process):
         "tournament": tournament_spec(["greedy", "random", "heuristic"], 2, 60, seed=3),
         "sweep": sweep_spec(["heuristic:floor=0..2/1", "greedy"], games=60, seed=4,
                             baseline="floor=1"),
+        "balance": balance_spec(["printed", "wall=gray"], [2, 3], "greedy", ["marker", "five"],
+                                games=40, seed=6),
     }  # fmt: skip
     for name, spec in specs.items():
         request_id = f"web-{name}-{module_env['AZULSIM_PREFIX']}"
@@ -145,6 +148,99 @@ def test_jobs_page_lists_newest_first_pages_and_filters_by_state(web):
     assert status == 200 and sprt in html and "state-running" not in html
     status, html, _ = fetch(f"{web.url}/jobs?state=FAILED")
     assert status == 200 and 'id="no-jobs"' in html
+
+
+def _blocks(text: str) -> dict[int, list[str]]:
+    """``azulsim balance``'s text, its lines by player count."""
+    out: dict[int, list[str]] = {}
+    for line in text.splitlines():
+        if line and line[0].isdigit() and " players (" in line:
+            out[players := int(line.split()[0])] = []
+        elif line:
+            out[players].append(line)
+    return out
+
+
+def test_a_balance_job_page_shows_the_balance_sheet_as_azulsim_balance_prints_it(web):
+    from service.cli.balance import DIGITS, _cell, format_balance
+
+    job_id = web.jobs["balance"]
+    doc = json.loads(web.client.statistics(job_id).statistics_json)
+    sheet = balance_document(doc)
+    printed = _blocks(format_balance(sheet))
+    status, html, _ = fetch(f"{web.url}/jobs/{job_id}")
+    assert status == 200 and 'id="section-balance"' in html
+    page = Tables(html)
+    assert [t["players"] for t in sheet["tables"]] == [2, 3]
+    for table in sheet["tables"]:
+        players, rows = table["players"], table["rule_sets"]
+        assert [r["rule_set"] for r in rows] == ["printed", "wall=gray"]
+        head, *body = page.tables[f"balance-measures-{players}"]
+        assert head[1:] == ["printed [95% CI]", "wall=gray [95% CI]",
+                            "wall=gray − printed, paired [95% CI]"]  # fmt: skip
+        assert [b[0] for b in body] == list(sheet["measures"])
+        for name, value, other, diff in body:
+            m0, m1 = rows[0]["measures"][name], rows[1]["measures"][name]
+            digits = DIGITS.get(name, 3)
+            assert value == _cell(m0["value"], m0["ci95"], digits)
+            assert other == _cell(m1["value"], m1["ci95"], digits)
+            assert diff == _cell(m1["diff"], m1["diff_ci95"], digits)
+            (line,) = [ln for ln in printed[players] if ln.split()[0] == name]
+            assert _in_order(line, [value, other, "diff " + diff]), (players, name, line)
+        games = page.texts[f"balance-games-{players}"]
+        assert f"printed {rows[0]['games']:,}" in games
+        assert f"({rows[1]['paired_games']:,} paired)" in games
+        head, *body = page.tables[f"balance-restricted-{players}"]
+        assert [b[0] for b in body] == [r["element"] for r in table["restricted"]]
+        assert sorted(b[0] for b in body) == ["five", "marker"]
+        for (element, bot, n, rate, fair, score, others), r in zip(
+            body, table["restricted"], strict=True
+        ):
+            assert (bot, n, fair) == ("greedy", f"{r['games']:,}", f"{100 / players:.1f} %")
+            (line,) = [ln for ln in printed[players] if ln.split()[:2] == ["never", element]]
+            assert _in_order(line, [f"win rate {rate}", f"score {score} vs {others}"]), line
+    # A job of another shape has no balance sheet.
+    _, plain, _ = fetch(f"{web.url}/jobs/{web.jobs['plain']}")
+    assert 'id="section-configurations"' in plain and 'id="section-balance"' not in plain
+
+
+def test_a_configurations_rule_set_is_shown_beside_its_wall_and_seating(web):
+    """A configuration's ``rules`` (its rule set's label, only when it is not the printed
+    game's) is read from the statistics document and shown where the configuration is
+    described; a configuration without one shows none."""
+    from service.web.sections import sections_of
+    from service.web.views import Views
+
+    doc = json.loads(web.client.statistics(web.jobs["plain"]).statistics_json)
+    doc["configurations"][1]["rules"] = "wall=gray,max_rounds=30"
+    html = Views().page("statistics.html", doc=doc, sections=sections_of(doc), partial=False)
+    page = Tables(html)
+    assert page.texts["rules-1"] == "wall=gray,max_rounds=30"
+    assert "rules-0" not in page.texts
+    summary = page.texts["configuration-1"]
+    described = "2 players, gray wall, rotate seating, rules wall=gray,max_rounds=30"
+    assert _in_order(summary, [described, "bots greedy, random"])
+
+
+def test_getstatistics_after_a_page_answers_what_it_answers_without_one(web):
+    """The page derives its document without the reply's JSON; the first GetStatistics after it
+    builds the reply from that document: the same reply, byte for byte, as one derived for
+    GetStatistics alone, and the page's document is its ``statistics_json``."""
+    from service.server.replies import StatisticsReplies
+
+    backend = web.server.backend
+    for name in ("balance", "sprt"):
+        job_id = web.jobs[name]
+        after_page = StatisticsReplies()
+        shown = after_page.document(backend, job_id)
+        assert not after_page.replies  # no reply built for the page
+        reply = after_page.reply(backend, job_id)
+        alone = StatisticsReplies().reply(backend, job_id)
+        wire = reply.SerializeToString(deterministic=True)
+        assert wire == alone.SerializeToString(deterministic=True)
+        doc = json.loads(reply.statistics_json)
+        assert shown.doc == {k: v for k, v in doc.items() if k != "timing"}
+        assert after_page.document(backend, job_id) is shown  # kept for the next page
 
 
 def test_game_page_replays_the_game_replaygame_replays(web):
@@ -310,13 +406,13 @@ def test_a_new_statistics_section_is_one_entry_and_one_template(monkeypatch, tmp
     from service.web import sections, views
 
     (tmp_path / "sections").mkdir()
-    (tmp_path / "sections" / "balance.html").write_text(
-        '<p id="balance">first player wins {{ doc.balance.first }}</p>'
+    (tmp_path / "sections" / "lead.html").write_text(
+        '<p id="lead">first player wins {{ doc.lead.first }}</p>'
     )
     monkeypatch.setattr(
         sections,
         "SECTIONS",
-        (*sections.SECTIONS, sections.Section("balance", "Balance", lambda d: "balance" in d)),
+        (*sections.SECTIONS, sections.Section("lead", "Lead", lambda d: "lead" in d)),
     )
     base = views.environment
 
@@ -327,10 +423,10 @@ def test_a_new_statistics_section_is_one_entry_and_one_template(monkeypatch, tmp
 
     monkeypatch.setattr(views, "environment", environment)
     monkeypatch.setattr(views, "sections_of", sections.sections_of)
-    doc = {"configurations": [], "balance": {"first": "51.2%"}}
+    doc = {"configurations": [], "lead": {"first": "51.2%"}}
     html = views.Views().page("statistics.html", doc=doc, sections=sections.sections_of(doc),
                               partial=False)  # fmt: skip
-    assert 'id="section-balance"' in html and "first player wins 51.2%" in html
+    assert 'id="section-lead"' in html and "first player wins 51.2%" in html
     assert [s.name for s in sections.sections_of({"configurations": [1]})] == ["configurations"]
 
 

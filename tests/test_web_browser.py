@@ -174,6 +174,36 @@ def test_stopping_rule_page_draws_the_llr_path_against_its_bounds(stack, chrome)
     assert chrome.find_element(By.ID, "live").get_attribute("data-finished") == "true"
 
 
+def test_balance_job_page_shows_its_balance_sheet(stack, chrome):
+    from service.cli.balance import _cell
+    from sim.balance import balance_document, balance_spec
+
+    s, client = stack
+    spec = balance_spec(["printed", "wall=gray"], [2], "greedy", ["five"], games=40, seed=2)
+    job = client.submit(spec)[0]
+    _finished(client, job.job_id, s)
+    sheet = balance_document(client.statistics_document(job.job_id))
+    chrome.get(f"{s.web_url}jobs/{job.job_id}")
+    section = chrome.find_element(By.ID, "section-balance")
+    assert section.find_element(By.TAG_NAME, "h2").text == "Balance sheet"
+    table = chrome.find_element(By.ID, "balance-measures-2")
+    assert table.is_displayed()
+    rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
+    assert [r.find_element(By.TAG_NAME, "td").text for r in rows] == list(sheet["measures"])
+    first, other = sheet["tables"][0]["rule_sets"]
+    cells = [c.text for c in rows[0].find_elements(By.TAG_NAME, "td")]  # balance
+    m0, m1 = first["measures"]["balance"], other["measures"]["balance"]
+    assert cells[1:] == [_cell(m0["value"], m0["ci95"], 3), _cell(m1["value"], m1["ci95"], 3),
+                         _cell(m1["diff"], m1["diff_ci95"], 3)]  # fmt: skip
+    restricted = chrome.find_element(By.ID, "balance-restricted-2").text
+    assert "five" in restricted and "50.0 %" in restricted  # the fair share at two players
+    what = chrome.find_element(By.ID, "balance-measures")  # the measures' descriptions, folded
+    described = sheet["measures"]["lead_changes"]
+    assert described not in what.text
+    what.find_element(By.TAG_NAME, "summary").click()
+    assert described in what.text
+
+
 @pytest.fixture
 def authed(module_env):
     config = ServerConfig(web_listen="127.0.0.1:0", auth_tokens=(TOKEN,))

@@ -1,11 +1,12 @@
 """A cache of GetStatistics replies, so many clients polling one running job share one
-derivation per merged chunk."""
+derivation per merged chunk; and of the documents the web view shows, derived once with them."""
 
 from __future__ import annotations
 
 import json
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from .. import convert
@@ -22,8 +23,8 @@ class StatisticsReplies:
     def __init__(self, size: int = 256):
         self.size = size
         self.replies: OrderedDict[tuple, pb.Statistics] = OrderedDict()
-        # The documents behind the last replies the web view read (big: a few of them).
-        self.documents: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
+        # The documents behind the last pages the web view drew (big: a few of them).
+        self.documents: OrderedDict[tuple, Shown] = OrderedDict()
         self.lock = threading.Lock()
 
     @staticmethod
@@ -49,32 +50,57 @@ class StatisticsReplies:
 
     def reply(self, backend, job_id: str) -> pb.Statistics:
         """The GetStatistics reply for the job as it is now (blocking: run it in the pool), from
-        the cache when its counters have not moved."""
+        the cache when its counters have not moved (or from the document the web view derived
+        of these counters)."""
         info = backend.get(job_id)
+        key = self._key(info)
         reply = self.get(info)
         if reply is None:
-            reply = convert.statistics_to_proto(info, backend.statistics(info))
+            with self.lock:
+                held = self.documents.get(key)
+            if held is not None:
+                info, doc = held.info, held.whole
+            else:
+                doc = backend.statistics(info)
+            reply = convert.statistics_to_proto(info, doc)
             self.put(info, reply)
         return reply
 
-    def document(self, backend, job_id: str, keep: int = 16) -> tuple[pb.Statistics, dict]:
-        """`reply` and the statistics document its ``statistics_json`` holds, for the web view
-        (`service.web`): its figures are GetStatistics'. The document is kept beside the reply
-        (parsing a 100-configuration one again costs more than rendering it); callers must not
-        change it."""
+    def document(self, backend, job_id: str, keep: int = 16) -> Shown:
+        """The job's statistics as the web view (`service.web`) shows them: GetStatistics'
+        figures, its document parsed. A derivation for the page leaves the reply's JSON to the
+        first GetStatistics caller (serialising a 100-configuration document costs about what
+        rendering its page does). The document is kept (parsing a big reply again costs more
+        than rendering it); callers must not change it."""
         info = backend.get(job_id)
         key = self._key(info)
         with self.lock:
-            reply, doc = self.replies.get(key), self.documents.get(key)
-        if reply is None:
-            doc = backend.statistics(info)
-            reply = convert.statistics_to_proto(info, doc)
-            self.put(info, reply)
-            doc = {k: v for k, v in doc.items() if k != "timing"}  # as statistics_json has it
-        elif doc is None:
-            doc = json.loads(reply.statistics_json)
+            reply, held = self.replies.get(key), self.documents.get(key)
+        if held is None:
+            if reply is None:
+                whole = backend.statistics(info)
+            else:
+                whole = json.loads(reply.statistics_json)
+            held = Shown(convert.job_to_proto(info), info.state != "SUCCEEDED", info, whole)
         with self.lock:
-            self.documents[key] = doc
+            self.documents[key] = held
+            self.documents.move_to_end(key)
             while len(self.documents) > keep:
                 self.documents.popitem(last=False)
-        return reply, doc
+        return held
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A job's statistics for the web view: its `Job` message, whether the figures are partial
+    (as the reply's ``partial``), the record they were derived of, and the document."""
+
+    job: pb.Job
+    partial: bool
+    info: Any
+    whole: dict[str, Any]  # as `Backend.statistics` returns it (its ``timing`` too)
+
+    @property
+    def doc(self) -> dict[str, Any]:
+        """The document as ``statistics_json`` holds it, less its ``timing``."""
+        return {k: v for k, v in self.whole.items() if k != "timing"}

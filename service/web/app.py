@@ -102,8 +102,8 @@ class WebView:
         """The job's live parts; `statistics`: the statistics HTML to show again instead of
         reading GetStatistics now (the feed spaces out derivations of a big running job)."""
         if statistics is None:
-            reply, doc = self.replies.document(self.backend, job_id)
-            job, statistics = reply.job, self.views.statistics(reply, doc)
+            shown = self.replies.document(self.backend, job_id)
+            job, statistics = shown.job, self.views.statistics(shown)
         else:
             info = self.backend.get(job_id)
             if info.finished:  # the last figures are always GetStatistics' of the ended job

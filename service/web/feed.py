@@ -27,9 +27,9 @@ Load = Callable[[str, Any, bool, str | None], Awaitable[tuple[dict[str, Any], An
 KEEPALIVE_S = 15.0  # an SSE comment this often on a quiet stream: proxies keep it, gone pages fail
 AHEAD_EVERY_S = 5.0  # how often the work ahead of a queued job is counted again
 # The statistics of a running job are read again at most every STATS_EVERY_S, and at most a
-# STATS_SHARE of the time: deriving a 100-configuration document takes the best part of a second,
-# so progress moves every poll and its tables every 10-20 s (the last ones when it ends); a small
-# job's tables every 2 s.
+# STATS_SHARE of the time: deriving a 100-configuration document takes a few tenths of a second
+# (more on a loaded machine), so progress moves every poll and its tables every 5-20 s (the last
+# ones when it ends); a small job's tables every 2 s.
 STATS_EVERY_S = 2.0
 STATS_SHARE = 0.05
 

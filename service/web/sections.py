@@ -3,8 +3,8 @@
 A section is a template under ``templates/sections/`` and a test of the statistics document
 (`sim.stats.derive`'s, as GetStatistics returns it) that says whether the job has it. Its template
 sees ``doc`` and the helpers of `helpers` (`service.web.tables`, the charts below). To add one
-(say the balance tables), write ``templates/sections/balance.html`` and add
-``Section("balance", "Balance", lambda doc: bool(doc.get("balance")))`` to `SECTIONS`.
+(say a chart of the lead changes), write ``templates/sections/lead.html`` and add
+``Section("lead", "Lead changes", lambda doc: ...)`` to `SECTIONS`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,23 @@ SECTIONS: tuple[Section, ...] = (
     Section("stopping", "Stopping rule", lambda doc: bool(doc.get("stopping"))),
     Section("ratings", "Tournament ratings", lambda doc: bool(doc.get("ratings"))),
     Section("sweep", "Sweep", lambda doc: bool(doc.get("sweep"))),
+    Section("balance", "Balance sheet", lambda doc: balance_job(doc)),
     Section("configurations", "Configurations", lambda doc: bool(doc.get("configurations"))),
 )
+
+
+def balance_job(doc: dict[str, Any]) -> bool:
+    """Whether the document is a balance study's (`sim.balance.is_balance_job` of its spec)."""
+    from sim.balance import is_balance_job
+    from sim.spec import JobSpec
+
+    spec = doc.get("spec") or {}
+    configs = spec.get("configurations") or []
+    if not spec.get("pairs") and not any(
+        str((c.get("bots") or [""])[0]).startswith("restricted") for c in configs
+    ):
+        return False  # most jobs: no spec to parse
+    return is_balance_job(JobSpec.from_dict(spec))
 
 
 def sections_of(doc: dict[str, Any]) -> list[Section]:

@@ -120,3 +120,71 @@ def pairs(cfg: dict[str, Any]) -> Table | None:
     header = ("", "groups / games", "score per game [95% CI]", "Elo [95% CI]", "LOS",
               "pentanomial (0, ½, 1, 1½, 2)")  # fmt: skip
     return header, rows
+
+
+def balance_sheet(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The balance sheet of a balance job (`sim.balance.balance_document`), one entry per player
+    count: its measures by rule set, each value and, for every rule set after the first, the
+    paired difference to the first, with their 95 % intervals (the cells ``azulsim balance``
+    prints); and its restricted-play table. With the measures' descriptions."""
+    from sim.balance import balance_document
+
+    from ..cli.balance import DIGITS, _cell, _num
+
+    sheet = balance_document(doc)
+    out = []
+    for table in sheet["tables"]:
+        rows = table["rule_sets"]
+        entry: dict[str, Any] = {"players": table["players"], "measures": None, "restricted": None}
+        if rows:
+            first = rows[0]["rule_set"]
+            header = ["measure", *(f"{r['rule_set']} [95% CI]" for r in rows)]
+            header += [f"{r['rule_set']} − {first}, paired [95% CI]" for r in rows[1:]]
+            body = []
+            for name in sheet["measures"]:
+                digits = DIGITS.get(name, 3)
+                cells = [name]
+                cells += [_cell(r["measures"][name]["value"], r["measures"][name]["ci95"], digits)
+                          for r in rows]  # fmt: skip
+                for r in rows[1:]:
+                    m = r["measures"][name]
+                    cells.append(_cell(m["diff"], m["diff_ci95"], digits) if "diff" in m else "-")
+                body.append(cells)
+            entry["measures"] = (tuple(header), body)
+            entry["bots"] = ", ".join(rows[0]["bots"])
+            entry["games"] = [(r["rule_set"], r["games"], r.get("paired_games")) for r in rows]
+        if table["restricted"]:
+            entry["restricted_rule_set"] = table["restricted"][0]["rule_set"]
+            entry["restricted"] = (
+                (
+                    "never",
+                    "bot",
+                    "games",
+                    "win rate [95% CI]",
+                    "fair share",
+                    "score",
+                    "opponents' score",
+                ),  # fmt: skip
+                [
+                    [
+                        r["element"],
+                        r["bot"],
+                        f"{r['games']:,}",
+                        _percent(r["win_rate"], r["win_rate_ci95"]),
+                        f"{100 * r['fair_share']:.1f} %",
+                        _num(r["score"], 1),
+                        _num(r["opponents_score"], 1),
+                    ]
+                    for r in table["restricted"]
+                ],
+            )
+        out.append(entry)
+    return out, sheet["measures"]
+
+
+def _percent(rate: float | None, ci: list[float] | None) -> str:
+    """A win rate as ``azulsim balance`` prints it: ``48.3 % [45.1, 51.5]``."""
+    if rate is None:
+        return "-"
+    lo, hi = ci
+    return f"{100 * rate:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]"

@@ -3,13 +3,12 @@ in the server's thread pool, never on the event loop.
 
 The live parts of a job page — its progress and its statistics sections — are rendered on their
 own, so the event stream (`service.web.feed`) sends the same HTML the page was first drawn with.
-The statistics HTML depends only on the GetStatistics reply, which changes only when a chunk
-merges: it is kept by the reply's job record, so pages watching one job render it once a merge.
+The statistics HTML depends only on the GetStatistics figures, which change only when a chunk
+merges: it is kept by the job record, so pages watching one job render it once a merge.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import jinja2
 
 from ..api import azulsim_pb2 as pb
+from ..server.replies import Shown
 from .board import COLOUR_NAMES, table_svg
 from .jobs import Progress, progress
 from .sections import helpers, sections_of
@@ -47,16 +47,16 @@ class Views:
     def page(self, name: str, **context: Any) -> str:
         return self.env.get_template(name).render(**context)
 
-    def statistics(self, reply: pb.Statistics, doc: dict[str, Any] | None = None) -> str:
-        """The job's statistics sections (`service.web.sections`) for this reply (`doc`: its
-        ``statistics_json`` parsed, when the caller has it)."""
-        key = reply.job.SerializeToString(deterministic=True)
+    def statistics(self, shown: Shown) -> str:
+        """The job's statistics sections (`service.web.sections`) of GetStatistics' figures
+        (`StatisticsReplies.document`)."""
+        key = shown.job.SerializeToString(deterministic=True)
         with self._lock:
             html = self._stats.get(key)
         if html is None:
-            doc = json.loads(reply.statistics_json) if doc is None else doc
+            doc = shown.doc
             html = self.page(
-                "statistics.html", doc=doc, sections=sections_of(doc), partial=reply.partial
+                "statistics.html", doc=doc, sections=sections_of(doc), partial=shown.partial
             )
             with self._lock:
                 self._stats[key] = html
@@ -67,9 +67,9 @@ class Views:
     def progress(self, p: Progress) -> str:
         return self.page("progress.html", p=p)
 
-    def live(self, reply: pb.Statistics, doc=None, ahead=None) -> dict[str, Any]:
+    def live(self, shown: Shown, ahead=None) -> dict[str, Any]:
         """The live parts of a job page: what its event stream sends at each change."""
-        return self.live_parts(reply.job, self.statistics(reply, doc), ahead)
+        return self.live_parts(shown.job, self.statistics(shown), ahead)
 
     def live_parts(self, job: pb.Job, statistics: str, ahead=None) -> dict[str, Any]:
         """The live parts of `job` with statistics HTML already rendered."""

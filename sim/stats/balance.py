@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from ..constants import END_ROUND_CAP
+from ..constants import END_REASONS, END_ROUND_CAP
 from ..records import GameRecords
 from .intervals import Z95, moments, wilson
 
@@ -261,9 +261,15 @@ def _balance(sets: dict[int, int], n: int, players: int) -> dict[str, Any]:
     return doc
 
 
-def _winsets(counters: Counters, prefix: str) -> dict[int, int]:
+# The readers below look up every key they may read (a winner set is one of the 2^P masks of
+# the positions) rather than scan the counters: a 100-configuration job holds some 70,000 keys,
+# and a scan per configuration made its derivation quadratic.
+
+
+def _winsets(counters: Counters, prefix: str, players: int) -> dict[int, int]:
     head = f"{prefix}|winset."
-    return {int(k[len(head) :]): int(v) for k, v in counters.items() if k.startswith(head)}
+    got = ((m, counters.get(f"{head}{m}", 0)) for m in range(1 << players))
+    return {m: int(v) for m, v in got if v}
 
 
 def _moment(counters: Counters, c: str, name: str, n: int) -> dict[str, Any]:
@@ -319,8 +325,8 @@ def derive_balance(counters: Counters, k: int, config) -> dict[str, Any]:
     players = config.players
     n = _get(counters, f"{c}|games")
     capped = _get(counters, f"{c}|truncated.round_cap")
-    played = n + sum(v for key, v in counters.items() if key.startswith(f"{c}|truncated."))
-    sets = _winsets(counters, b)
+    played = n + sum(_get(counters, f"{c}|truncated.{reason}") for reason in END_REASONS[1:])
+    sets = _winsets(counters, b, players)
     wins = _position_wins(sets, players)
     shared = _get(counters, f"{c}|shared_games")
     doc: dict[str, Any] = {"games": n, "games_played": played}
@@ -370,13 +376,14 @@ def derive_balance(counters: Counters, k: int, config) -> dict[str, Any]:
     return doc
 
 
-def _joint(counters: Counters, prefix: str) -> dict[tuple[int, int], int]:
+def _joint(counters: Counters, prefix: str, players: int) -> dict[tuple[int, int], int]:
     head = f"{prefix}|win."
     out = {}
-    for key, v in counters.items():
-        if key.startswith(head):
-            a, m = key[len(head) :].split(".")
-            out[int(a), int(m)] = int(v)
+    for a in range(1 << players):
+        for m in range(1 << players):
+            v = counters.get(f"{head}{a}.{m}", 0)
+            if v:
+                out[a, m] = int(v)
     return out
 
 
@@ -395,7 +402,7 @@ def derive_balance_paired(counters: Counters, k: int, baseline: int, players: in
     doc["round_cap_rate"] = moments(
         every, _get(counters, f"{c}|capped.sum"), _get(counters, f"{c}|capped.sumsq")
     )
-    joint = _joint(counters, c)
+    joint = _joint(counters, c, players)
     base_sets: dict[int, int] = {}
     other_sets: dict[int, int] = {}
     for (a, m), v in joint.items():

@@ -23,15 +23,13 @@ def wilson(k: int, n: int, z: float = Z95) -> list[float] | None:
 
 def moments(n: int, s: int, q: int) -> dict[str, Any]:
     """``{"n", "mean", "ci95", "std"}`` from a count, a sum and a sum of squares (exact ints)."""
-    out: dict[str, Any] = {"n": n, "mean": None, "ci95": None, "std": None}
+    # One dict literal per case: a big job's document holds some 15,000 of them.
     if n <= 0:
-        return out
+        return {"n": n, "mean": None, "ci95": None, "std": None}
     mean = s / n
-    out["mean"] = mean
-    if n >= 2:
-        var = max(n * q - s * s, 0) / (n * (n - 1))
-        std = math.sqrt(var)
-        half = Z95 * std / math.sqrt(n)
-        out["std"] = std
-        out["ci95"] = [mean - half, mean + half]
-    return out
+    if n < 2:
+        return {"n": n, "mean": mean, "ci95": None, "std": None}
+    spread = n * q - s * s
+    std = math.sqrt((spread if spread > 0 else 0) / (n * (n - 1)))
+    half = Z95 * std / math.sqrt(n)
+    return {"n": n, "mean": mean, "ci95": [mean - half, mean + half], "std": std}

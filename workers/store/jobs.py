@@ -154,9 +154,11 @@ class JobRecords(StoreBase):
         exists, raw = pipe.execute()
         if not exists:
             raise JobNotFound(f"no job {shown(job_id)}")
-        out = {}
-        for k, v in raw.items():
-            key, value = text(k), int(v)
-            if value != 0 or key.startswith(("min|", "max|")):
-                out[key] = value
-        return out
+        # In C where it can be (a 100-configuration job holds some 70,000 counters): the names
+        # decoded and the values parsed by map, zeros dropped in one comprehension.
+        name = bytes.decode if raw and isinstance(next(iter(raw)), bytes) else str
+        return {
+            key: value
+            for key, value in zip(map(name, raw), map(int, raw.values()), strict=True)
+            if value or key.startswith(("min|", "max|"))
+        }
