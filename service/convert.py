@@ -89,6 +89,8 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
         }
         if c.max_rounds:
             config["max_rounds"] = c.max_rounds
+        if c.rules and c.rules.strip() != "printed":
+            config["rules"] = _rules_from_text(c.rules, f"{where}.rules")
         configs.append(config)
     data: dict[str, Any] = {"configurations": configs, "games": msg.games, "seed": msg.seed}
     if msg.max_rounds:
@@ -109,6 +111,18 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
         return JobSpec.from_dict(data)
     except ValueError as exc:
         raise ValueError(f"{path}.{exc}" if path else str(exc)) from None
+
+
+def _rules_from_text(text: str, path: str) -> dict[str, Any]:
+    """A configuration's ``rules`` object from the proto's text form (`sim.rulesets.RuleSet.parse`);
+    the wall and round cap have fields of their own."""
+    from sim.rulesets import RuleSet
+
+    rules = RuleSet.parse(text, path)
+    for key in ("wall", "max_rounds"):
+        if getattr(rules, key) != getattr(RuleSet(), key):
+            raise ValueError(f"{path}: give {key} as the configuration's own field")
+    return rules.changed()
 
 
 def spec_from_document(data: Any) -> JobSpec:
@@ -169,6 +183,7 @@ def spec_to_proto(spec: JobSpec) -> pb.JobSpec:
                 seating=SEATING_TO_PB[c.seating],
                 wall=WALL_TO_PB[c.wall],
                 max_rounds=c.max_rounds or 0,
+                rules="" if c.rules.printed else c.rules.label,
             )
             for c in spec.configurations
         ],

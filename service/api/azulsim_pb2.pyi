@@ -48,18 +48,20 @@ FAILED: JobState
 CANCELLED: JobState
 
 class Configuration(_message.Message):
-    __slots__ = ("players", "bots", "seating", "wall", "max_rounds")
+    __slots__ = ("players", "bots", "seating", "wall", "max_rounds", "rules")
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     BOTS_FIELD_NUMBER: _ClassVar[int]
     SEATING_FIELD_NUMBER: _ClassVar[int]
     WALL_FIELD_NUMBER: _ClassVar[int]
     MAX_ROUNDS_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
     players: int
     bots: _containers.RepeatedScalarFieldContainer[str]
     seating: Seating
     wall: Wall
     max_rounds: int
-    def __init__(self, players: _Optional[int] = ..., bots: _Optional[_Iterable[str]] = ..., seating: _Optional[_Union[Seating, str]] = ..., wall: _Optional[_Union[Wall, str]] = ..., max_rounds: _Optional[int] = ...) -> None: ...
+    rules: str
+    def __init__(self, players: _Optional[int] = ..., bots: _Optional[_Iterable[str]] = ..., seating: _Optional[_Union[Seating, str]] = ..., wall: _Optional[_Union[Wall, str]] = ..., max_rounds: _Optional[int] = ..., rules: _Optional[str] = ...) -> None: ...
 
 class Pair(_message.Message):
     __slots__ = ("configuration", "baseline")
