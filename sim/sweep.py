@@ -196,7 +196,9 @@ def sweep_spec(
         name, swept, fixed = parse_swept_bot(lineup[0])
         for i, other in enumerate(lineup[1:], start=1):
             if ".." in other or "|" in other:
-                raise ValueError(f"{where}[{i}]: only the first bot (the focal player) may be swept")
+                raise ValueError(
+                    f"{where}[{i}]: only the first bot (the focal player) may be swept"
+                )
         parsed.append((name, swept, fixed))
     if any(p[1] != parsed[0][1] for p in parsed):
         raise ValueError("every line-up's first bot must sweep the same parameters and values")
@@ -285,15 +287,20 @@ def _baseline_index(
             label = parse_bot_spec(f"{name}:{body}" if body else name).label
         want = {k: rule(k, v) for k, v in wanted.items()}
     except ValueError as exc:
-        raise ValueError(f"baseline: {exc}" if not str(exc).startswith("baseline") else str(exc))
+        text = str(exc)
+        raise ValueError(text if text.startswith("baseline") else f"baseline: {text}") from None
     missing = [n for n in names if n.startswith("rules.") and n not in want]
     if missing:
         raise ValueError(f"baseline must give {', '.join(missing)} (a swept rule)")
     for k, combo in enumerate(combos):
         values = dict(zip(names, combo, strict=True))
-        same_bot = label is None or parse_bot_spec(
-            f"{name}:{','.join([f'{b}={values[b]}' for b in bot_names] + fixed)}"
-        ).label == label
+        same_bot = (
+            label is None
+            or parse_bot_spec(
+                f"{name}:{','.join([f'{b}={values[b]}' for b in bot_names] + fixed)}"
+            ).label
+            == label
+        )
         same_rules = all(
             rule(key, values[key]) == want[key] for key in names if key.startswith("rules.")
         )

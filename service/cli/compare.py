@@ -185,9 +185,7 @@ def compare_spec(args: argparse.Namespace):
                 f"--against must name one bot or {players - 1} (one per other seat); got "
                 f"{len(against)}"
             )
-        configs = [
-            _config(rules, players, [b, *against], "rotate") for b in (args.b, args.a)
-        ]
+        configs = [_config(rules, players, [b, *against], "rotate") for b in (args.b, args.a)]
         if args.sprt:
             lo, hi = _pair(args.sprt, "--sprt")
             rule = {"rule": "sprt", "configuration": 1, "statistic": "paired_score",

@@ -89,7 +89,11 @@ def _player_counts(text: str | None) -> list[int] | None:
         try:
             counts.append(int(part))
         except ValueError:
-            raise UsageError(f"--players must be 2, 3 or 4, or several: 2,4; got {text!r}") from None
+            raise UsageError(
+                f"--players must be 2, 3 or 4, or several: 2,4; got {text!r}"
+            ) from None
+    if any(n not in (2, 3, 4) for n in counts):
+        raise UsageError(f"--players must be 2, 3 or 4, or several: 2,4; got {text!r}")
     if len(set(counts)) != len(counts):
         raise UsageError(f"--players names a player count twice: {text!r}")
     return counts
@@ -240,9 +244,16 @@ def _rules_line(doc: dict[str, Any]) -> str:
 def format_sweep(doc: dict[str, Any]) -> str:
     sw = doc["sweep"]
     groups = sw.get("groups") or [
-        {"group": 0, "configurations": [r["configuration"] for r in sw["rows"]],
-         "baseline": sw["baseline"], "best": sw["best"], "versus_best": sw.get("versus_best"),
-         "bot": sw["bot"], "opponents": sw["opponents"], "players": None}  # fmt: skip
+        {
+            "group": 0,
+            "configurations": [r["configuration"] for r in sw["rows"]],
+            "baseline": sw["baseline"],
+            "best": sw["best"],
+            "versus_best": sw.get("versus_best"),
+            "bot": sw["bot"],
+            "opponents": sw["opponents"],
+            "players": None,
+        }  # fmt: skip
     ]
     lines = []
     for n, group in enumerate(groups):
