@@ -280,3 +280,13 @@ def test_bad_rules_over_the_proto_name_the_field():
     msg.configurations[1].rules = "wall=gray"
     with pytest.raises(ValueError, match=r"spec.configurations\[1\].rules: give wall as"):
         spec_from_proto(msg)
+
+
+def test_sweep_frame_has_the_rule_and_each_rows_group(grouped):
+    from sim.frames import sweep_rows
+
+    spec, result = grouped
+    rows = sweep_rows(result.statistics())
+    assert [r["rules.column_bonus"] for r in rows] == [5, 7, 9] * 4
+    assert [r["players"] for r in rows] == [2] * 3 + [3] * 3 + [2] * 3 + [3] * 3
+    assert rows[9]["opponents"] == "random,random" and rows[0]["group"] == 0
