@@ -308,7 +308,7 @@ class JobSpec:
             object.__setattr__(self, "baseline", int(b))
         if self.sweep is not None:
             object.__setattr__(self, "sweep", _check_sweep(self.sweep, checked, self.baseline))
-            _sweep_groups(self)  # its errors now
+            self.sweep_groups()  # its errors now
         if self.baseline is not None:
             b = self.baseline
             for k in self.paired_configurations():
@@ -360,7 +360,13 @@ class JobSpec:
         """A sweep's configurations by line-up and player count: groups of indices that differ
         only in the swept values, each holding the same values in the same order (one group
         for a sweep of one line-up at one player count); ``[]`` without a sweep."""
-        return [] if self.sweep is None else _sweep_groups(self)
+        if self.sweep is None:
+            return []
+        cached = self.__dict__.get("_groups")  # the spec is frozen: worked out once
+        if cached is None:
+            cached = _sweep_groups(self)
+            object.__setattr__(self, "_groups", cached)
+        return [list(g) for g in cached]
 
     def sweep_baselines(self) -> list[int]:
         """The baseline of each sweep group (`sweep_groups`): its configuration of the baseline's

@@ -90,6 +90,7 @@ def test_a_spec_sweep_field_names_a_rule_key():
     data["configurations"].append(third)
     with pytest.raises(ValueError, match="must sweep the same values in the same order"):
         JobSpec.from_dict({**data, "sweep": ["rules.row_bonus"]})
+    data["configurations"][2] = data["configurations"][1]
     with pytest.raises(ValueError, match=r"configurations\[2\]: sweep values repeat"):
         JobSpec.from_dict({**data, "sweep": ["rules.column_bonus"]})
 
