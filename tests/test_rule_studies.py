@@ -163,6 +163,14 @@ def test_sweep_cli_rules_table_json_and_report(tmp_path, capsys):
     assert main(["sweep", "--bots", "heuristic,greedy", "--rules", "factories=5/7/9|6/7/9",
                  "--games", "4"]) == 0  # fmt: skip
     assert "unpaired: these values' rules deal other games" in capsys.readouterr().out
+    # A swept wall deals alike but plays another wall: unpaired too.
+    assert main(["sweep", "--bots", "heuristic,greedy", "--rules", "wall=coloured|gray",
+                 "--games", "4", "--json"]) == 0  # fmt: skip
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [(r["values"]["rules.wall"], r["paired"]) for r in rows] == [
+        ("coloured", True),
+        ("gray", False),
+    ]
 
 
 def test_report_draws_a_rule_grid_and_a_categorical_rule(tmp_path):

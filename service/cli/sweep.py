@@ -9,8 +9,8 @@ opponents (the last fills the seats left). A rule is swept the same way in ``--r
 hold for every value; keys and limits in docs/rules.md, "Rule variants"); one rule and one bot
 parameter make a grid. Every value plays the same deals and seats game for game, paired with the
 baseline (the first value, or ``--baseline floor=1`` / ``--baseline column_bonus=7``), where
-their rules deal alike (a rule that changes the factories or the tiles deals other games: its
-values are unpaired, and the table says so): a table per value of the swept bot's win rate and
+their rules deal alike and the wall is the same (a rule that changes the factories or the tiles
+deals other games: its values are unpaired, and the table says so): a table per value of the swept bot's win rate and
 score with 95 % intervals and the paired difference to the baseline (win rates in per cent,
 their differences in percentage points), and the best value (highest win rate) with its
 interval. Each other value is tested against the best on the same games (a paired test of the
@@ -205,9 +205,9 @@ def _group_table(sw: dict[str, Any], group: dict[str, Any]) -> list[str]:
     lines.append(table(header, rows))
     if any(not r.get("paired", True) for r in mine):
         lines.append(
-            "\nunpaired: these values' rules deal other games than the baseline's (factories or "
-            "tiles differ), so they are not paired with it; the test against the best is then on "
-            "independent games\n"
+            "\nunpaired: these values' rules deal other games than the baseline's (other "
+            "factories or tiles) or play another wall, so they are not paired with it; the test "
+            "against the best is then on independent games\n"
         )
     best = group["best"]
     if best:
