@@ -10,8 +10,8 @@ hold for every value; keys and limits in docs/rules.md, "Rule variants"); one ru
 parameter make a grid. Every value plays the same deals and seats game for game, paired with the
 baseline (the first value, or ``--baseline floor=1`` / ``--baseline column_bonus=7``), where
 their rules deal alike and the wall is the same (a rule that changes the factories or the tiles
-deals other games: its values are unpaired, and the table says so): a table per value of the swept bot's win rate and
-score with 95 % intervals and the paired difference to the baseline (win rates in per cent,
+deals other games: its values are unpaired, and the table says so): a table per value of the
+swept bot's win rate and score with 95 % intervals and the paired difference to the baseline (win rates in per cent,
 their differences in percentage points), and the best value (highest win rate) with its
 interval. Each other value is tested against the best on the same games (a paired test of the
 win rate, Holm's rule over the values so that the chance of calling any equal value worse is at
@@ -38,7 +38,8 @@ from .study import run_study
 def add_sweep(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "sweep",
-        help="one configuration per value of a bot parameter (range or list), paired on deals",
+        help="one configuration per value of a bot parameter or a rule (range or list), paired "
+        "on deals",
         description=plain(__doc__.split("\n\n", 1)[1]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
