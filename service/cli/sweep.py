@@ -11,8 +11,8 @@ parameter make a grid. Every value plays the same deals and seats game for game,
 baseline (the first value, or ``--baseline floor=1`` / ``--baseline column_bonus=7``), where
 their rules deal alike and the wall is the same (a rule that changes the factories or the tiles
 deals other games: its values are unpaired, and the table says so): a table per value of the
-swept bot's win rate and score with 95 % intervals and the paired difference to the baseline (win rates in per cent,
-their differences in percentage points), and the best value (highest win rate) with its
+swept bot's win rate and score with 95 % intervals and the paired difference to the baseline
+(win rates in per cent, their differences in percentage points), and the best value (highest win rate) with its
 interval. Each other value is tested against the best on the same games (a paired test of the
 win rate, Holm's rule over the values so that the chance of calling any equal value worse is at
 most 5 %; docs/statistics.md): "same" values cannot be told apart from the best.
