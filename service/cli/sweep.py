@@ -12,10 +12,11 @@ baseline (the first value, or ``--baseline floor=1`` / ``--baseline column_bonus
 their rules deal alike and the wall is the same (a rule that changes the factories or the tiles
 deals other games: its values are unpaired, and the table says so): a table per value of the
 swept bot's win rate and score with 95 % intervals and the paired difference to the baseline
-(win rates in per cent, their differences in percentage points), and the best value (highest win rate) with its
-interval. Each other value is tested against the best on the same games (a paired test of the
-win rate, Holm's rule over the values so that the chance of calling any equal value worse is at
-most 5 %; docs/statistics.md): "same" values cannot be told apart from the best.
+(win rates in per cent, their differences in percentage points), and the best value (highest
+win rate) with its interval. Each other value is tested against the best on the same games (a
+paired test of the win rate, Holm's rule over the values so that the chance of calling any equal
+value worse is at most 5 %; docs/statistics.md): "same" values cannot be told apart from the
+best.
 
 Several line-ups (``--bots`` again) and player counts (``--players 2,4``) sweep in one job: every
 line-up at every player count plays every value, each such group paired with its own baseline
