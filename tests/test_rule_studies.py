@@ -299,3 +299,15 @@ def test_sweep_frame_has_the_rule_and_each_rows_group(grouped):
     assert [r["rules.column_bonus"] for r in rows] == [5, 7, 9] * 4
     assert [r["players"] for r in rows] == [2] * 3 + [3] * 3 + [2] * 3 + [3] * 3
     assert rows[9]["opponents"] == "random,random" and rows[0]["group"] == 0
+
+
+def test_web_sweep_charts_draw_rule_values_and_the_baseline_group():
+    from service.web.sections import sweep_charts
+
+    doc = run_local(
+        sweep_spec(LINEUPS, games=4, players=[2, 3], rules="marker=floor|off|3"), workers=1
+    ).statistics()
+    charts = sweep_charts(doc["sweep"])
+    assert [c for c, _ in charts][0].startswith("win rate (%) of heuristic by rules.marker")
+    svg = str(charts[0][1])
+    assert "rules.marker (rule): 0=floor, 1=off, 2=3" in svg
