@@ -270,8 +270,10 @@ def _configuration_title(cfg: Mapping[str, Any]) -> str:
     truncated = cfg.get("games_truncated", 0)
     return (
         f"Configuration {cfg.get('index', 0)}: {cfg.get('players', '?')} players, "
-        f"{cfg.get('wall', '?')} wall, {cfg.get('seating', '?')} seating — "
-        f"{', '.join(cfg.get('seat_bots') or [])} — "
+        f"{cfg.get('wall', '?')} wall, {cfg.get('seating', '?')} seating"
+        # A rule set other than the printed game's, by its label (statistics carry it then).
+        + (f", rules {cfg['rules']}" if isinstance(cfg.get("rules"), str) else "")
+        + f" — {', '.join(cfg.get('seat_bots') or [])} — "
         f"{cfg.get('games_finished', 0):,} games finished"
         + (f", {truncated:,} truncated" if truncated else "")
     )

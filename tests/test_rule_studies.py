@@ -311,3 +311,13 @@ def test_web_sweep_charts_draw_rule_values_and_the_baseline_group():
     assert [c for c, _ in charts][0].startswith("win rate (%) of heuristic by rules.marker")
     svg = str(charts[0][1])
     assert "rules.marker (rule): 0=floor, 1=off, 2=3" in svg
+
+
+def test_a_configurations_heading_names_its_rule_set():
+    from service.report import _configuration_title
+
+    cfg = {"index": 3, "players": 2, "wall": "gray", "seating": "rotate", "games_finished": 8,
+           "seat_bots": ["heuristic", "greedy"]}  # fmt: skip
+    assert "rules" not in _configuration_title(cfg)  # the printed game's statistics carry none
+    titled = _configuration_title({**cfg, "rules": "wall=gray,column_bonus=3"})
+    assert "gray wall, rotate seating, rules wall=gray,column_bonus=3 — heuristic" in titled
