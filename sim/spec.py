@@ -43,7 +43,7 @@ from .bots.registry import BotSpec, get_bot_info, parse_bot_spec
 from .bots.supports import refusal
 from .constants import DEFAULT_MAX_ROUNDS, WALLS
 from .quote import shown
-from .rulesets import PRINTED_RULES, RuleSet
+from .rulesets import _KEY_ALIASES, KEYS, PRINTED_RULES, RuleSet
 from .stopping import StopRule
 
 PLAYERS = (2, 3, 4)
@@ -523,8 +523,6 @@ RULE_PREFIX = "rules."  # a swept rule: ``rules.column_bonus`` (`sim.sweep`)
 
 def _rule_key(name: str) -> str | None:
     """The rule key of a swept name ``rules.KEY`` (aliases taken), or None for a bot parameter."""
-    from .rulesets import _KEY_ALIASES, KEYS
-
     if not name.startswith(RULE_PREFIX):
         return None
     key = name[len(RULE_PREFIX) :]
@@ -544,8 +542,6 @@ def _check_sweep(sweep: Any, configs: list[Configuration], baseline: int | None)
     for i, name in enumerate(sweep):
         key = _rule_key(name) if isinstance(name, str) else None
         if key == "":
-            from .rulesets import KEYS
-
             raise _fail(f"sweep[{i}]", "rules.KEY with KEY among " + ", ".join(KEYS), name)
         if key is not None:
             names.append(RULE_PREFIX + key)
@@ -559,6 +555,8 @@ def _check_sweep(sweep: Any, configs: list[Configuration], baseline: int | None)
                 name,
             )
         names.append(name)
+    if len(set(names)) != len(names):
+        raise _fail("sweep", "one or two different parameter names", list(sweep))
     if any(_rule_key(n) is None for n in names):  # a bot parameter: one swept bot throughout
         for k, c in enumerate(configs):
             if c.bot_specs[0].name != focal.name:
