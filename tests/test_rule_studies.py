@@ -212,7 +212,7 @@ def test_compare_under_two_rule_sets_paired_where_they_deal_alike(capsys):
     assert main([*argv, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["rules"] == ["printed", "column_bonus=3"] and out["paired"] is True
-    assert out["statistics"]["spec"]["pairs"] == [[1, 0]]
+    assert out["statistics"]["spec"]["baseline"] == 0  # the same wall: the baseline pairs them
     assert [u["rules"] for u in out["under"]] == out["rules"]
     assert out["difference"]["games"] == 20
     spec = JobSpec.from_dict(out["spec"])
@@ -222,7 +222,7 @@ def test_compare_under_two_rule_sets_paired_where_they_deal_alike(capsys):
     assert main([*argv[:6], "tiles_per_factory=3", *argv[7:], "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["paired"] is False and out["difference"] is None
-    assert "pairs" not in out["statistics"]["spec"]
+    assert "pairs" not in out["statistics"]["spec"] and "baseline" not in out["statistics"]["spec"]
     assert main([*argv[:6], "tiles_per_factory=3", *argv[7:]]) == 0
     assert "unpaired: printed and tiles_per_factory=3 deal other games" in capsys.readouterr().out
 
@@ -232,7 +232,8 @@ def test_compare_under_two_rule_sets_paired_where_they_deal_alike(capsys):
     [
         (["--vs-rules", "printed"], "--vs-rules names the rules of --rules (printed)"),
         (["--vs-rules", "row_bonus=3", "--against", "random"], "takes no --against"),
-        (["--vs-rules", "row_bonus=3", "--sprt", "-10,10"], "takes no --sprt or --precision"),
+        (["--vs-rules", "tiles_per_factory=3", "--sprt", "-10,10"], "must deal alike"),
+        (["--vs-rules", "wall=gray", "--precision", "5"], "and play the same wall"),
         (["--vs-rules", "row_bonus=x"], "--vs-rules: rules.row_bonus must be a whole number"),
         (["--rules", "floor=1/2/x"], "--rules: rules.floor must be whole numbers"),
         (["--rules", "wall=gray", "--wall", "gray"], "give the wall once"),
@@ -321,3 +322,22 @@ def test_a_configurations_heading_names_its_rule_set():
     assert "rules" not in _configuration_title(cfg)  # the printed game's statistics carry none
     titled = _configuration_title({**cfg, "rules": "wall=gray,column_bonus=3"})
     assert "gray wall, rotate seating, rules wall=gray,column_bonus=3 — heuristic" in titled
+
+
+def test_compare_under_two_rule_sets_stops_on_the_paired_points(capsys):
+    argv = ["compare", "heuristic", "greedy", "--vs-rules", "column_bonus=3", "--precision",
+            "100", "--check-every", "20", "--max-games", "60", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "precision_reached" and out["games"] == 2 * 20
+    spec = out["statistics"]["spec"]
+    assert spec["baseline"] == 0 and "pairs" not in spec and spec["stop"]["configuration"] == 1
+    assert out["difference"]["games"] == 20
+    assert main(argv[:-1]) == 0
+    assert "20 games under each (precision reached)" in capsys.readouterr().out
+    # Another wall deals alike: paired through pairs, with no stopping rule.
+    assert main(["compare", "heuristic", "greedy", "--vs-rules", "wall=gray", "--max-games", "20",
+                 "--json"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["paired"] and out["statistics"]["spec"]["pairs"] == [[1, 0]]
+    assert out["rules"] == ["printed", "wall=gray"]

@@ -17,8 +17,9 @@ to head under ``--rules`` and under ``--vs-rules``, two mirrored configurations 
 with its Elo, and, where the two rule sets deal alike (the same factories and tiles), paired on
 the same deals and seats game for game: A's points and win rate under the second minus under the
 first, with 95 % intervals. Rule sets that deal unlike play other deals: the two are then
-unpaired (the output says so) and only their Elo compare. It plays ``--max-games`` games of each
-(no stopping rule, no ``--against``).
+unpaired (the output says so) and only their Elo compare. ``--sprt D0,D1`` and
+``--precision EPS`` then read A's paired points per game under the second minus under the first
+(rule sets that deal alike on the same wall); no ``--against``.
 
 ``--precision EPS`` stops instead when the 95 % interval of the estimate (Elo, or the points
 difference with ``--against``) is at most ``±EPS``; ``--max-games`` caps either (games per
@@ -76,7 +77,7 @@ def add_compare(subparsers: argparse._SubParsersAction) -> None:
         "--sprt",
         metavar="LO,HI",
         help="SPRT of H0 LO against H1 HI: logistic Elo (head to head) or points per game "
-        "(--against); negative bounds as they are: --sprt -10,10",
+        "(--against, --vs-rules); negative bounds as they are: --sprt -10,10",
     )
     p.add_argument(
         "--alpha", type=float, default=0.05, help="false H1 rate, in (0, 0.5) (default 0.05)"
@@ -241,7 +242,9 @@ def _config(rules, players: int, bots: list[str], seating: str) -> dict[str, Any
 
 def _vs_rules_spec(args: argparse.Namespace, players: int, rules):
     """A against B head to head under two rule sets: configurations 0 (``--rules``) and 1
-    (``--vs-rules``), mirrored, paired (`JobSpec.pairs`) when the rule sets deal alike."""
+    (``--vs-rules``), mirrored, paired when the rule sets deal alike: as baseline and paired
+    configuration when they also share the wall (a stopping rule reads A's paired points), else
+    through `JobSpec.pairs`."""
     from sim.spec import JobSpec
 
     second = rules_of(args, "vs_rules")
@@ -249,27 +252,50 @@ def _vs_rules_spec(args: argparse.Namespace, players: int, rules):
         second = second.with_value("wall", args.wall)
     if args.against:
         raise UsageError("--vs-rules compares A and B head to head: it takes no --against")
-    if args.sprt or args.precision is not None:
-        raise UsageError(
-            "--vs-rules plays --max-games games under each rule set: it takes no --sprt or "
-            "--precision"
-        )
     if second == rules:
         raise UsageError(
             f"--vs-rules names the rules of --rules ({rules.label}): give another rule set"
         )
+    alike = rules.deals_like(second, players)
     bots = [args.a] + [args.b] * (players - 1)
     data: dict[str, Any] = {
         "configurations": [_config(r, players, bots, "mirrored") for r in (rules, second)],
         "games": args.max_games,
         "seed": args.seed,
     }
-    if rules.deals_like(second, players):
+    rule: dict[str, Any] | None = None
+    if args.sprt:
+        lo, hi = _pair(args.sprt, "--sprt")
+        rule = {"rule": "sprt", "configuration": 1, "statistic": "paired_score",
+                "delta0": lo, "delta1": hi, "alpha": args.alpha, "beta": args.beta}  # fmt: skip
+    elif args.precision is not None:
+        rule = {"rule": "precision", "configuration": 1, "statistic": "paired_score",
+                "eps": args.precision}  # fmt: skip
+    if rule is not None:
+        if not alike or rules.wall != second.wall:
+            raise UsageError(
+                f"a stopping rule with --vs-rules reads A's points paired on the same deals: "
+                f"{rules.label} and {second.label} must deal alike (the same factories and "
+                "tiles) and play the same wall"
+            )
+        if args.check_every is not None:
+            rule["check_every"] = args.check_every
+        data["stop"] = rule
+    if alike and rules.wall == second.wall:
+        data["baseline"] = 0
+    elif alike:
         data["pairs"] = [[1, 0]]
     try:
         return JobSpec.from_dict(data)
     except ValueError as exc:
         raise UsageError(_option_names(str(exc))) from None
+
+
+def vs_rules(spec) -> bool:
+    """Whether `spec` is a comparison under two rule sets (``--vs-rules``): two mirrored
+    configurations of the same bots."""
+    c = spec.configurations
+    return len(c) == 2 and all(x.seating == "mirrored" for x in c) and c[0].bots == c[1].bots
 
 
 def _option_names(message: str) -> str:
@@ -305,7 +331,7 @@ def compare_document(doc: dict[str, Any]) -> dict[str, Any]:
         "llr_bounds": stopping.get("llr_bounds"),
         "llr_bounds_nominal": stopping.get("llr_bounds_nominal"),
     }
-    if spec.baseline is None and len(spec.configurations) == 2:  # --vs-rules
+    if vs_rules(spec):
         out.update(_vs_rules_figures(doc, spec))
     elif spec.baseline is None:
         out.update(_head_to_head(doc["configurations"][0]["groups"]))
@@ -350,7 +376,7 @@ def _vs_rules_figures(doc: dict[str, Any], spec) -> dict[str, Any]:
         {"rules": label, **_head_to_head(doc["configurations"][k]["groups"])}
         for k, label in enumerate(labels)
     ]
-    p = doc["configurations"][1].get("paired") if spec.pairs else None
+    p = doc["configurations"][1].get("paired")
     difference = None
     if p is not None:
         difference = {
@@ -377,6 +403,8 @@ def _format_vs_rules(out: dict[str, Any], a: str, b: str) -> str:
     first, second = out["rules"]
     each = out["games"] // len(out["under"])
     lines = [f"{a} vs {b} under {first} and under {second}: {each:,} games under each"]
+    if out["verdict"] is not None:
+        lines[0] += f" ({STOP_REASONS.get(out['verdict'], out['verdict'])})"
     for u in out["under"]:
         ci = u["elo_ci95"] or [None, None]
         lines.append(
@@ -398,6 +426,9 @@ def _format_vs_rules(out: dict[str, Any], a: str, b: str) -> str:
             f"  unpaired: {first} and {second} deal other games (factories or tiles differ), so "
             "the two were played on different deals; compare their Elo intervals"
         )
+    if out["llr"] is not None:
+        lo, hi = out["llr_bounds"]
+        lines.append(f"  LLR {out['llr']:.3f} (bounds {lo:.3f}, {hi:.3f} at these check points)")
     return "\n".join(lines) + "\n"
 
 
