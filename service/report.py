@@ -270,8 +270,10 @@ def _configuration_title(cfg: Mapping[str, Any]) -> str:
     truncated = cfg.get("games_truncated", 0)
     return (
         f"Configuration {cfg.get('index', 0)}: {cfg.get('players', '?')} players, "
-        f"{cfg.get('wall', '?')} wall, {cfg.get('seating', '?')} seating — "
-        f"{', '.join(cfg.get('seat_bots') or [])} — "
+        f"{cfg.get('wall', '?')} wall, {cfg.get('seating', '?')} seating"
+        # A rule set other than the printed game's, by its label (statistics carry it then).
+        + (f", rules {cfg['rules']}" if isinstance(cfg.get("rules"), str) else "")
+        + f" — {', '.join(cfg.get('seat_bots') or [])} — "
         f"{cfg.get('games_finished', 0):,} games finished"
         + (f", {truncated:,} truncated" if truncated else "")
     )
@@ -546,19 +548,58 @@ def html_page(doc: Mapping[str, Any], title: str | None = None) -> str:
     return "\n".join(parts)
 
 
+def _sweep_value(v: Any) -> str:
+    """A swept value as text: a number short (``0.5``), a list by ``/`` (a floor), else as is."""
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, list):
+        return "/".join(str(x) for x in v)
+    return str(v)
+
+
+def _sweep_axis(name: str, bot: str) -> str:
+    if name.startswith("rules."):
+        return f"{name} (rule)"
+    return f"{name} (parameter of {bot})"
+
+
+def _positions(values: list[Any]) -> tuple[list[Any], list[float], list[str] | None]:
+    """The distinct values in order, their x positions, and tick labels for values that are not
+    numbers (a wall, a marker, a floor: evenly spaced categories), else None."""
+    distinct = []
+    for v in values:
+        if v not in distinct:
+            distinct.append(v)
+    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in distinct)
+    if numeric:
+        distinct.sort()
+        return distinct, [float(v) for v in distinct], None
+    return distinct, [float(i) for i in range(len(distinct))], [_sweep_value(v) for v in distinct]
+
+
 def _draw_sweep(sub, doc: Mapping[str, Any]) -> None:
-    """A sweep: the swept bot's win rate and score against the parameter with 95 % interval bands
-    (one parameter), or heat maps of them over the grid (two parameters)."""
+    """A sweep: the swept bot's win rate and score against the parameter (a bot's or a rule's)
+    with 95 % interval bands, one line per group (line-up and player count) (one parameter), or
+    heat maps of them over the grid of the baseline's group (two parameters)."""
     sw = doc["sweep"]
     params = sw["parameters"]
     rows = sw["rows"]
     best = sw.get("best") or {}
+    groups = sw.get("groups") or [
+        {
+            "configurations": [r["configuration"] for r in rows],
+            "baseline": sw["baseline"],
+            "bot": sw["bot"],
+            "opponents": sw["opponents"],
+            "players": None,
+        }  # fmt: skip
+    ]
+    many = len(groups) > 1
     sub.suptitle(
         f"Sweep of {sw['bot']} against {', '.join(sw['opponents'])} - best "
-        + ", ".join(f"{k}={v:g}" for k, v in (best.get("values") or {}).items())
-        + (
-            f" (win rate {100 * best['win_rate']:.1f}%)" if best.get("win_rate") is not None else ""
-        ),
+        + ", ".join(f"{k}={_sweep_value(v)}" for k, v in (best.get("values") or {}).items())
+        + (f" (win rate {100 * best['win_rate']:.1f}%)" if best.get("win_rate") is not None else "")
+        + (f"; {len(groups)} line-ups x player counts" if many else ""),
         fontsize=10,
     )
     ax_win, ax_score = sub.subplots(1, 2)
@@ -568,30 +609,42 @@ def _draw_sweep(sub, doc: Mapping[str, Any]) -> None:
     )
     if len(params) == 1:
         name = params[0]
-        order = sorted(rows, key=lambda r: r["values"][name])
-        xs = [r["values"][name] for r in order]
+        distinct, xs, ticks = _positions([r["values"][name] for r in rows])
         for ax, key, ci_key, scale, label in metrics:
-            ys = [math.nan if r[key] is None else scale * r[key] for r in order]
-            lo = [math.nan if not r[ci_key] else scale * r[ci_key][0] for r in order]
-            hi = [math.nan if not r[ci_key] else scale * r[ci_key][1] for r in order]
-            ax.fill_between(xs, lo, hi, color="C0", alpha=0.2, label="95% interval")
-            ax.plot(xs, ys, marker="o", color="C0", label=sw["bot"])
-            base = next(r for r in rows if r["configuration"] == sw["baseline"])
-            if base[key] is not None:
-                ax.axhline(scale * base[key], color="0.4", linestyle="--", linewidth=1,
-                           label="baseline")  # fmt: skip
-            ax.set_xlabel(f"{name} (parameter of {sw['bot']})")
+            for g, group in enumerate(groups):
+                mine = [rows[k] for k in group["configurations"]]
+                order = sorted(mine, key=lambda r: distinct.index(r["values"][name]))
+                x = [xs[distinct.index(r["values"][name])] for r in order]
+                ys = [math.nan if r[key] is None else scale * r[key] for r in order]
+                lo = [math.nan if not r[ci_key] else scale * r[ci_key][0] for r in order]
+                hi = [math.nan if not r[ci_key] else scale * r[ci_key][1] for r in order]
+                colour = f"C{g % 10}"
+                tag = (
+                    f"{group['players']}p vs {', '.join(group['opponents'])}" if many else sw["bot"]
+                )
+                ax.fill_between(x, lo, hi, color=colour, alpha=0.2,
+                                label=None if many else "95% interval")  # fmt: skip
+                ax.plot(x, ys, marker="o", color=colour, label=tag)
+                base = rows[group["baseline"]]
+                if base[key] is not None:
+                    ax.axhline(scale * base[key], color=colour if many else "0.4", linestyle="--",
+                               linewidth=1, label=None if many else "baseline")  # fmt: skip
+            if ticks is not None:
+                ax.set_xticks(xs, ticks, fontsize=8)
+            ax.set_xlabel(_sweep_axis(name, sw["bot"]))
             ax.set_ylabel(f"{label} (95% interval)")
             ax.set_title(f"{label.split(',')[0].capitalize()} by {name}", fontsize=9)
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=8, frameon=False)
+            ax.legend(fontsize=7 if many else 8, frameon=False)
         return
     first, second = params
-    xs = sorted({r["values"][first] for r in rows})
-    ys = sorted({r["values"][second] for r in rows})
+    home = next(g for g in groups if sw["baseline"] in g["configurations"])
+    mine = [rows[k] for k in home["configurations"]]
+    xs, _, _ = _positions([r["values"][first] for r in mine])
+    ys, _, _ = _positions([r["values"][second] for r in mine])
     for ax, key, _, scale, label in metrics:
         grid = [[math.nan] * len(xs) for _ in ys]
-        for r in rows:
+        for r in mine:
             if r[key] is not None:
                 grid[ys.index(r["values"][second])][xs.index(r["values"][first])] = scale * r[key]
         image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
@@ -599,11 +652,12 @@ def _draw_sweep(sub, doc: Mapping[str, Any]) -> None:
             for j, x in enumerate(line):
                 if not math.isnan(x) and len(xs) * len(ys) <= 100:
                     ax.text(j, i, f"{x:.0f}", ha="center", va="center", fontsize=7, color="w")
-        ax.set_xticks(range(len(xs)), [f"{x:g}" for x in xs], fontsize=8)
-        ax.set_yticks(range(len(ys)), [f"{y:g}" for y in ys], fontsize=8)
-        ax.set_xlabel(first)
-        ax.set_ylabel(second)
-        ax.set_title(f"{label.split(',')[0].capitalize()} of {sw['bot']}", fontsize=9)
+        ax.set_xticks(range(len(xs)), [_sweep_value(x) for x in xs], fontsize=8)
+        ax.set_yticks(range(len(ys)), [_sweep_value(y) for y in ys], fontsize=8)
+        ax.set_xlabel(_sweep_axis(first, sw["bot"]))
+        ax.set_ylabel(_sweep_axis(second, sw["bot"]))
+        where = f" ({home['players']}p vs {', '.join(home['opponents'])})" if many else ""
+        ax.set_title(f"{label.split(',')[0].capitalize()} of {sw['bot']}{where}", fontsize=9)
         sub.colorbar(image, ax=ax, label=label)
 
 

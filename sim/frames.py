@@ -54,10 +54,15 @@ def head_to_head_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def sweep_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per value of a sweep, the swept parameters as columns."""
+    """One row per value of a sweep, the swept parameters as columns (a rule's as
+    ``rules.KEY``), with its group's player count and opponents (a line-up at a player count)."""
     rows = []
+    groups = doc["sweep"].get("groups") or []
     for r in doc["sweep"]["rows"]:
         row = {k: v for k, v in r.items() if k not in ("values", "vs_best")}
+        if groups:
+            group = groups[r["group"]]
+            row.update(players=group["players"], opponents=",".join(group["opponents"]))
         row.update(r["values"])
         for key in ("win_rate", "score", "score_diff", "win_rate_diff"):
             _split(row, key)

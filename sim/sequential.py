@@ -86,7 +86,7 @@ def count_chunk(spec: JobSpec, records: list[GameRecords], start: int, stop: int
     for k, base in spec.pairs:  # rule sets paired: the balance measures' differences too
         counters = merge(counters, count_balance_paired(records[base], records[k], k))
     if spec.sweep:  # every pair of values, for the tests against the best (sim.stats.sweep)
-        counters = merge(counters, count_pairs(records))
+        counters = merge(counters, count_pairs(records, spec.sweep_groups()))
     segments = rule_counters(spec, records, start, stop) if spec.stop else []
     return {
         "start": start,

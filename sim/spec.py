@@ -45,7 +45,7 @@ from .bots.registry import BotSpec, get_bot_info, parse_bot_spec
 from .bots.supports import refusal
 from .constants import DEFAULT_MAX_ROUNDS, WALLS
 from .quote import shown
-from .rulesets import PRINTED_RULES, RuleSet
+from .rulesets import _KEY_ALIASES, KEYS, PRINTED_RULES, RuleSet
 from .stopping import StopRule
 
 PLAYERS = (2, 3, 4)
@@ -247,9 +247,12 @@ class JobSpec:
     stop : a `sim.stopping.StopRule` (a dict is accepted), or None; `games` is then the maximum
     ratings : a `Ratings` (a dict ``{"anchor": bot}`` is accepted), or None: the statistics then
         hold Bradley–Terry ratings of every bot over all configurations (a tournament)
-    sweep : names of the one or two parameters of the focal bot (``bots[0]``) that the
-        configurations vary (`sim.sweep`), or None; needs a baseline. The statistics then hold a
-        ``sweep`` section, one row per value
+    sweep : names of the one or two parameters that the configurations vary (`sim.sweep`): a
+        parameter of the focal bot (``bots[0]``) or a rule, ``rules.KEY`` (``rules.column_bonus``),
+        or None; needs a baseline. Configurations that differ in nothing else are a group (a
+        line-up at a player count, `sweep_groups`), every group holding the same values; each
+        value is paired with its group's baseline value where their rules deal alike. The
+        statistics then hold a ``sweep`` section, one row per configuration
     game_records : write every game's record (`sim.gamerows`) to the cluster's games directory
         (service jobs; ``azulsim export`` gathers them); not with a stopping rule
     pairs : ``(configuration, baseline)`` index pairs, each configuration paired game for game
@@ -305,6 +308,11 @@ class JobSpec:
             if not _is_int(b) or not 0 <= b < len(checked):
                 raise _fail("baseline", f"a configuration index in 0..{len(checked) - 1}", b)
             object.__setattr__(self, "baseline", int(b))
+        if self.sweep is not None:
+            object.__setattr__(self, "sweep", _check_sweep(self.sweep, checked, self.baseline))
+            self.sweep_groups()  # its errors now
+        if self.baseline is not None:
+            b = self.baseline
             for k in self.paired_configurations():
                 if checked[k].seating != checked[b].seating:
                     raise ValueError(
@@ -319,8 +327,6 @@ class JobSpec:
         if self.ratings is not None:
             labels = list(dict.fromkeys(b for c in checked for b in c.bots))
             object.__setattr__(self, "ratings", Ratings.from_dict(self.ratings, labels))
-        if self.sweep is not None:
-            object.__setattr__(self, "sweep", _check_sweep(self.sweep, checked, self.baseline))
         object.__setattr__(self, "pairs", _check_pairs(self.pairs, checked, self))
         if not isinstance(self.game_records, bool):
             raise _fail("game_records", "true or false", self.game_records)
@@ -336,21 +342,54 @@ class JobSpec:
         baseline."""
         if self.baseline is None:
             return []
-        base = self.configurations[self.baseline]
+        members = range(len(self.configurations))
+        if self.sweep is not None:  # a sweep's baseline pairs its own group (`sweep_groups`)
+            members = next(g for g in self.sweep_groups() if self.baseline in g)
+        return self._paired_with(self.baseline, members)
+
+    def _paired_with(self, b: int, members) -> list[int]:
+        base = self.configurations[b]
         return [
             k
-            for k, c in enumerate(self.configurations)
-            if k != self.baseline
-            and c.players == base.players
-            and c.wall == base.wall
-            and c.rules.deals_like(base.rules, c.players)
+            for k in members
+            if k != b
+            and self.configurations[k].players == base.players
+            and self.configurations[k].wall == base.wall
+            and self.configurations[k].rules.deals_like(base.rules, base.players)
         ]
+
+    def sweep_groups(self) -> list[list[int]]:
+        """A sweep's configurations by line-up and player count: groups of indices that differ
+        only in the swept values, each holding the same values in the same order (one group
+        for a sweep of one line-up at one player count); ``[]`` without a sweep."""
+        if self.sweep is None:
+            return []
+        cached = self.__dict__.get("_groups")  # the spec is frozen: worked out once
+        if cached is None:
+            cached = _sweep_groups(self)
+            object.__setattr__(self, "_groups", cached)
+        return [list(g) for g in cached]
+
+    def sweep_baselines(self) -> list[int]:
+        """The baseline of each sweep group (`sweep_groups`): its configuration of the baseline's
+        swept values."""
+        groups = self.sweep_groups()
+        at = next(g.index(self.baseline) for g in groups if self.baseline in g)
+        return [g[at] for g in groups]
 
     def pairings(self) -> list[tuple[int, int]]:
         """Every ``(configuration, baseline)`` pair played game for game: those of `baseline`
-        (`paired_configurations`), then `pairs`."""
+        (`paired_configurations`), those of every other sweep group with its own baseline
+        (`sweep_baselines`), then `pairs`."""
+        return self._own_pairings() + list(self.pairs)
+
+    def _own_pairings(self) -> list[tuple[int, int]]:
         base = [(k, self.baseline) for k in self.paired_configurations()]
-        return base + list(self.pairs)
+        groups = self.sweep_groups()
+        for g, b in zip(groups, self.sweep_baselines() if groups else [], strict=True):
+            if b != self.baseline:
+                base += [(k, b) for k in self._paired_with(b, g)]
+        return base
 
     def max_rounds_of(self, config: Configuration) -> int:
         """The round cap `config` plays under: its own, else the job's."""
@@ -457,7 +496,7 @@ def _check_pairs(pairs: Any, configs: list[Configuration], spec: JobSpec) -> tup
     if isinstance(pairs, str | Mapping) or not isinstance(pairs, list | tuple):
         raise _fail("pairs", "a list of [configuration, baseline] index pairs", pairs)
     out = []
-    taken = set(spec.paired_configurations())
+    taken = {k for k, _ in spec._own_pairings()}
     for i, pair in enumerate(pairs):
         ok = isinstance(pair, list | tuple) and len(pair) == 2 and all(map(_is_int, pair))
         if not ok or not all(0 <= x < len(configs) for x in pair) or pair[0] == pair[1]:
@@ -481,6 +520,18 @@ def _check_pairs(pairs: Any, configs: list[Configuration], spec: JobSpec) -> tup
     return tuple(out)
 
 
+RULE_PREFIX = "rules."  # a swept rule: ``rules.column_bonus`` (`sim.sweep`)
+
+
+def _rule_key(name: str) -> str | None:
+    """The rule key of a swept name ``rules.KEY`` (aliases taken), or None for a bot parameter."""
+    if not name.startswith(RULE_PREFIX):
+        return None
+    key = name[len(RULE_PREFIX) :]
+    key = _KEY_ALIASES.get(key, key)
+    return key if key in KEYS else ""
+
+
 def _check_sweep(sweep: Any, configs: list[Configuration], baseline: int | None) -> tuple:
     if isinstance(sweep, str) or not isinstance(sweep, list | tuple):
         raise _fail("sweep", "a list of one or two parameter names", sweep)
@@ -489,20 +540,80 @@ def _check_sweep(sweep: Any, configs: list[Configuration], baseline: int | None)
     if baseline is None:
         raise ValueError("sweep needs a baseline (the configuration the others pair with)")
     focal = configs[0].bot_specs[0]
+    names = []
     for i, name in enumerate(sweep):
+        key = _rule_key(name) if isinstance(name, str) else None
+        if key == "":
+            raise _fail(f"sweep[{i}]", "rules.KEY with KEY among " + ", ".join(KEYS), name)
+        if key is not None:
+            names.append(RULE_PREFIX + key)
+            continue
         if not isinstance(name, str) or name not in focal.params:
             raise _fail(
                 f"sweep[{i}]",
                 f"a parameter of the focal bot {shown(focal.name)} ("
                 + ", ".join(focal.params)
-                + ")",
+                + ") or rules.KEY",
                 name,
             )
-    for k, c in enumerate(configs):
-        if c.bot_specs[0].name != focal.name:
-            where = f"configurations[{k}].bots[0]"
-            raise _fail(where, f"the swept bot {shown(focal.name)}", c.bots[0])
-    return tuple(sweep)
+        names.append(name)
+    if len(set(names)) != len(names):
+        raise _fail("sweep", "one or two different parameter names", list(sweep))
+    if any(_rule_key(n) is None for n in names):  # a bot parameter: one swept bot throughout
+        for k, c in enumerate(configs):
+            if c.bot_specs[0].name != focal.name:
+                where = f"configurations[{k}].bots[0]"
+                raise _fail(where, f"the swept bot {shown(focal.name)}", c.bots[0])
+    return tuple(names)
+
+
+def sweep_value(spec: JobSpec, k: int, name: str) -> Any:
+    """Configuration `k`'s value of swept parameter `name` (JSON-ready): a parameter of its focal
+    bot, or a rule of its rule set (``rules.KEY``)."""
+    config = spec.configurations[k]
+    key = _rule_key(name)
+    if key is None:
+        return config.bot_specs[0].params[name]
+    return RuleSet.of(config, spec).to_dict()[key]
+
+
+def _sweep_groups(spec: JobSpec) -> list[list[int]]:
+    """A sweep's configurations in groups: those that differ only in the swept values (the same
+    players, seating, line-up and other rules), each group holding the same values in the same
+    order, so that every line-up and player count of one job sweeps alike (`sim.sweep`)."""
+    from dataclasses import replace
+
+    names = spec.sweep
+    rule_keys = {_rule_key(n) for n in names} - {None}
+    bot_params = [n for n in names if _rule_key(n) is None]
+    groups: dict[Any, list[int]] = {}
+    for k, c in enumerate(spec.configurations):
+        focal = c.bot_specs[0]
+        fixed = tuple(sorted((p, v) for p, v in focal.params.items() if p not in bot_params))
+        rules = RuleSet.of(c, spec)
+        rest = replace(rules, **{key: getattr(RuleSet(), key) for key in rule_keys})
+        key = (c.players, c.seating, c.bots[1:], focal.name, fixed, rest)
+        groups.setdefault(key, []).append(k)
+    out = list(groups.values())
+    values = [[tuple(_hashable(sweep_value(spec, k, n)) for n in names) for k in g] for g in out]
+    for g, vals in enumerate(values):
+        if len(set(vals)) != len(vals):
+            k = out[g][next(i for i, v in enumerate(vals) if vals.index(v) != i)]
+            raise ValueError(
+                f"configurations[{k}]: sweep values repeat another configuration's "
+                f"({', '.join(names)}): every value once per line-up and player count"
+            )
+        if vals != values[0]:
+            raise ValueError(
+                f"configurations[{out[g][0]}]: every line-up and player count of a sweep must "
+                f"sweep the same values in the same order as configurations[{out[0][0]}]'s "
+                f"({', '.join(names)})"
+            )
+    return out
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
 
 
 def seat_assignment(config: Configuration, seed: int, games) -> np.ndarray:

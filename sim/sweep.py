@@ -96,92 +96,218 @@ def parse_swept_bot(text: str) -> tuple[str, list[tuple[str, list[str]]], list[s
     return name, swept, fixed
 
 
-def sweep_spec(
-    bots: Sequence[str],
-    games: int,
-    seed: int = 0,
-    players: int | None = None,
-    wall: str = "coloured",
-    seating: str = "rotate",
-    baseline: str | None = None,
-    max_rounds: int | None = None,
-) -> JobSpec:
-    """The job of a sweep: `bots` one spec per seat (one bot fills the seats left when
-    ``players`` is larger), the first with one or two swept parameters.
+def parse_swept_rules(text: str | None) -> tuple[list[tuple[str, list[str]]], dict[str, str]]:
+    """``(swept, fixed)`` of a rules text whose values may be ranges or lists
+    (``column_bonus=3..10/1,wall=gray``): ``[("rules.KEY", [value text, ...]), ...]`` and the
+    fixed ``{KEY: value text}``. Errors name ``rules.KEY``."""
+    from .rulesets import _KEY_ALIASES, KEYS, PRINTED
 
-    `baseline` names the baseline value as a spec (``heuristic:floor=1``) or its parameter
-    values (``floor=1``); default the first configuration.
-    """
+    swept: list[tuple[str, list[str]]] = []
+    fixed: dict[str, str] = {}
+    if text is None or text.strip() in ("", PRINTED):
+        return swept, fixed
+    for item in text.split(","):
+        key, eq, value = item.partition("=")
+        key = _KEY_ALIASES.get(key.strip(), key.strip())
+        if not eq or key not in KEYS:
+            raise ValueError(
+                f"rules {shown(text)}: expected key=value with a key among {', '.join(KEYS)}; "
+                f"got {shown(item.strip())}"
+            )
+        where = f"rules.{key}"
+        if any(where == name for name, _ in swept) or key in fixed:
+            raise ValueError(f"rules {shown(text)}: {key} is given twice")
+        value = value.strip()
+        if ".." in value:
+            swept.append((where, expand_range(value, where)))
+        elif "|" in value:
+            values = [v.strip() for v in value.split("|")]
+            if any(not v for v in values):
+                raise ValueError(f"{where}: a list is v1|v2|...; got {shown(value)}")
+            swept.append((where, values))
+        else:
+            fixed[key] = value
+    return swept, fixed
+
+
+def _lineup(bots: Sequence[str], players: int, where: str) -> list[str]:
     bots = list(bots)
-    if not bots:
-        raise ValueError("bots must name at least the swept bot")
-    players = players or max(2, len(bots))
-    if len(bots) == 1:
-        raise ValueError(
-            "bots must name the swept bot and its opponents, e.g. heuristic:floor=0..3/1,greedy"
-        )
     if len(bots) < players:
         bots = bots + [bots[-1]] * (players - len(bots))
     if len(bots) != players:
-        raise ValueError(f"bots must name at most {players} bots (one per seat); got {len(bots)}")
-    name, swept, fixed = parse_swept_bot(bots[0])
-    for i, other in enumerate(bots[1:], start=1):
-        if ".." in other or "|" in other:
-            raise ValueError(f"bots[{i}]: only the first bot (the focal player) may be swept")
+        raise ValueError(
+            f"{where} must name at most {players} bots (one per seat); got {len(bots)}"
+        )
+    return bots
+
+
+def sweep_spec(
+    bots: Sequence[str] | Sequence[Sequence[str]],
+    games: int,
+    seed: int = 0,
+    players: int | Sequence[int] | None = None,
+    wall: str | None = None,
+    seating: str = "rotate",
+    baseline: str | None = None,
+    max_rounds: int | None = None,
+    rules: str | None = None,
+) -> JobSpec:
+    """The job of a sweep: `bots` one spec per seat (one bot fills the seats left when
+    ``players`` is larger), the first with swept parameters; and `rules` (``printed`` or
+    ``key=value,...``, `sim.rulesets`) the rules every game plays under, of which some may be
+    swept too (``column_bonus=3..10/1``). One or two parameters are swept in all, bot's and
+    rules' together (a grid; the bot's first, each varying slower than the next).
+
+    Several line-ups (`bots` a list of lists) and player counts (`players` a list) make one job:
+    every line-up at every player count sweeps the same values, in groups of configurations one
+    after another (line-up by line-up, its player counts within), each value paired with its own
+    group's baseline on the same deals and seats where their rules deal alike
+    (`sim.spec.JobSpec.sweep_groups`).
+
+    `baseline` names the baseline value as a spec (``heuristic:floor=1``) or the swept values
+    (``floor=1``, ``rules.column_bonus=7`` or ``column_bonus=7``); default the first value.
+    """
+    from .rulesets import RuleSet
+
+    lineups = [list(bots)] if not bots or isinstance(bots[0], str) else [list(b) for b in bots]
+    counts = [players] if players is None or isinstance(players, int) else list(players)
+    if not counts:
+        raise ValueError("players must name at least one player count")
+    for n, lineup in enumerate(lineups):
+        where = "bots" if len(lineups) == 1 else f"bots[{n}]"
+        if not lineup:
+            raise ValueError(f"{where} must name at least the swept bot")
+    rule_swept, rule_fixed = parse_swept_rules(rules)
+    base_rules = RuleSet()
+    for key, text in rule_fixed.items():
+        base_rules = base_rules.with_value(key, text)
+    if wall is not None:
+        if "wall" in rule_fixed or any(n == "rules.wall" for n, _ in rule_swept):
+            raise ValueError("give the wall once: with wall or among the rules")
+        base_rules = base_rules.with_value("wall", wall)
+    parsed = []
+    for n, lineup in enumerate(lineups):
+        where = "bots" if len(lineups) == 1 else f"bots[{n}]"
+        if len(lineup) == 1:
+            raise ValueError(
+                f"{where} must name the swept bot and its opponents, e.g. "
+                "heuristic:floor=0..3/1,greedy"
+            )
+        name, swept, fixed = parse_swept_bot(lineup[0])
+        for i, other in enumerate(lineup[1:], start=1):
+            if ".." in other or "|" in other:
+                raise ValueError(
+                    f"{where}[{i}]: only the first bot (the focal player) may be swept"
+                )
+        parsed.append((name, swept, fixed))
+    if any(p[1] != parsed[0][1] for p in parsed):
+        raise ValueError("every line-up's first bot must sweep the same parameters and values")
+    swept = parsed[0][1] + rule_swept
     if not swept:
         raise ValueError(
-            f"bots[0] ({shown(bots[0])}) sweeps no parameter: give one as START..STOP/STEP or v1|v2"
+            f"bots[0] ({shown(lineups[0][0])}) sweeps no parameter and neither do the rules: give "
+            "one as START..STOP/STEP or v1|v2 (heuristic:floor=0..3/1, rules column_bonus=3..10/1)"
         )
     if len(swept) > MAX_SWEPT:
-        raise ValueError(f"bots[0] sweeps {len(swept)} parameters; at most {MAX_SWEPT} (a grid)")
+        raise ValueError(
+            f"the sweep has {len(swept)} swept parameters; at most {MAX_SWEPT} (a grid)"
+        )
     names = [key for key, _ in swept]
     combos = list(itertools.product(*(values for _, values in swept)))
-    if len(combos) > MAX_CONFIGURATIONS:
+    total = len(combos) * len(lineups) * len(counts)
+    if total > MAX_CONFIGURATIONS:
         raise ValueError(
-            f"the sweep has {len(combos)} configurations; at most {MAX_CONFIGURATIONS} per job"
+            f"the sweep has {total} configurations; at most {MAX_CONFIGURATIONS} per job"
         )
-    configs = []
-    labels = []
-    opponents = {parse_bot_spec(b).label for b in bots[1:]}
-    for combo in combos:
-        items = [f"{k}={v}" for k, v in zip(names, combo, strict=True)] + fixed
-        spec = parse_bot_spec(f"{name}:{','.join(items)}")
-        if spec.label in opponents:
-            raise ValueError(
-                f"sweep value {shown(spec.label)} is the same bot as an opponent; its statistics "
-                "would "
-                "merge with the opponent's: give the opponent other parameters"
-            )
-        labels.append(spec.label)
-        configs.append(Configuration(players, (spec.label, *bots[1:]), seating=seating, wall=wall))
-    if len(set(labels)) != len(labels):
-        raise ValueError(f"sweep values give the same bot twice: {labels}")
+    bot_names = [n for n in names if not n.startswith("rules.")]
+    configs: list[Configuration] = []
+    for lineup, (name, _, fixed) in zip(lineups, parsed, strict=True):
+        for count in counts:
+            table = _lineup(lineup, count or max(2, len(lineup)), "bots")
+            opponents = {parse_bot_spec(b).label for b in table[1:]}
+            labels: dict[tuple, str] = {}
+            for combo in combos:
+                values = dict(zip(names, combo, strict=True))
+                focal = table[0]
+                if bot_names:
+                    items = [f"{k}={values[k]}" for k in bot_names] + fixed
+                    focal = parse_bot_spec(f"{name}:{','.join(items)}").label
+                    if focal in opponents:
+                        raise ValueError(
+                            f"sweep value {shown(focal)} is the same bot as an opponent; its "
+                            "statistics would merge with the opponent's: give the opponent other "
+                            "parameters"
+                        )
+                    labels[tuple(values[k] for k in bot_names)] = focal
+                ruleset = base_rules
+                for key in names:
+                    if key.startswith("rules."):
+                        ruleset = ruleset.with_value(key[len("rules.") :], values[key])
+                configs.append(ruleset.configuration(len(table), (focal, *table[1:]), seating))
+            if len(set(labels.values())) != len(labels):
+                raise ValueError(f"sweep values give the same bot twice: {list(labels.values())}")
     base = 0
     if baseline is not None:
-        base = _baseline_index(baseline, name, fixed, labels)
+        base = _baseline_index(baseline, parsed[0][0], parsed[0][2], names, combos)
     extra: dict[str, Any] = {} if max_rounds is None else {"max_rounds": max_rounds}
     return JobSpec(
         tuple(configs), games=games, seed=seed, baseline=base, sweep=tuple(names), **extra
     )
 
 
-def _baseline_index(text: str, name: str, fixed: list[str], labels: list[str]) -> int:
+def _baseline_index(
+    text: str, name: str, fixed: list[str], names: list[str], combos: list[tuple]
+) -> int:
     """The configuration of the baseline value: a full spec, or ``key=value,...`` of the swept
-    parameters (the fixed ones are added)."""
+    parameters (the fixed ones are added; a rule as ``rules.KEY`` or ``KEY``)."""
+    from .rulesets import _KEY_ALIASES, RuleSet
+
+    bot_names = [n for n in names if not n.startswith("rules.")]
     items = dict(item.split("=", 1) for item in fixed)
-    body = text.partition(":")[2] if ":" in text else text
+    wanted: dict[str, str] = {}
+    body = text.partition(":")[2] if ":" in text and "=" not in text.partition(":")[0] else text
     for item in filter(None, (x.strip() for x in body.split(","))):
         key, eq, value = item.partition("=")
+        key, value = key.strip(), value.strip()
         if not eq:
             raise ValueError(f"baseline: expected key=value; got {shown(item)}")
-        items[key.strip()] = value.strip()
+        if key in bot_names or not (key.startswith("rules.") or f"rules.{key}" in names):
+            items[key] = value
+        else:
+            bare = key.removeprefix("rules.")
+            wanted["rules." + _KEY_ALIASES.get(bare, bare)] = value
+
+    def rule(key: str, value: str) -> RuleSet:
+        return RuleSet().with_value(key.removeprefix("rules."), value, "baseline")
+
     try:
-        body = ",".join(f"{k}={v}" for k, v in items.items())
-        label = parse_bot_spec(f"{name}:{body}" if body else name).label
+        label = None
+        if bot_names:
+            body = ",".join(f"{k}={v}" for k, v in items.items())
+            label = parse_bot_spec(f"{name}:{body}" if body else name).label
+        want = {k: rule(k, v) for k, v in wanted.items()}
     except ValueError as exc:
-        raise ValueError(f"baseline: {exc}") from None
-    if label not in labels:
-        raise ValueError(
-            f"baseline must be one of the sweep's values ({', '.join(labels)}); got {shown(text)}"
+        text = str(exc)
+        raise ValueError(text if text.startswith("baseline") else f"baseline: {text}") from None
+    missing = [n for n in names if n.startswith("rules.") and n not in want]
+    if missing:
+        raise ValueError(f"baseline must give {', '.join(missing)} (a swept rule)")
+    for k, combo in enumerate(combos):
+        values = dict(zip(names, combo, strict=True))
+        same_bot = (
+            label is None
+            or parse_bot_spec(
+                f"{name}:{','.join([f'{b}={values[b]}' for b in bot_names] + fixed)}"
+            ).label
+            == label
         )
-    return labels.index(label)
+        same_rules = all(
+            rule(key, values[key]) == want[key] for key in names if key.startswith("rules.")
+        )
+        if same_bot and same_rules:
+            return k
+    shown_values = "; ".join(",".join(f"{n}={v}" for n, v in zip(names, c, strict=True))
+                             for c in combos)  # fmt: skip
+    raise ValueError(
+        f"baseline must be one of the sweep's values ({shown_values}); got {shown(text)}"
+    )

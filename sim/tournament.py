@@ -20,7 +20,8 @@ from itertools import combinations, permutations
 from sim.quote import shown
 
 from .bots.registry import parse_bot_spec
-from .spec import Configuration, JobSpec
+from .rulesets import RuleSet
+from .spec import JobSpec
 
 MAX_BOTS = 12
 
@@ -33,8 +34,11 @@ def tournament_spec(
     wall: str = "coloured",
     anchor: str | None = None,
     max_rounds: int | None = None,
+    rules: RuleSet | None = None,
 ) -> JobSpec:
-    """The job of a tournament of `bots` (at least two different ones, at most `MAX_BOTS`).
+    """The job of a tournament of `bots` (at least two different ones, at most `MAX_BOTS`),
+    every game under `rules` (default the printed game; `wall` is then its wall, and a rules'
+    wall other than coloured must not meet another `wall`).
 
     `games_per_pair` is the games of each pair or table, rounded up to whole mirrored groups of
     `players` games in each of its seat orders (`orders`).
@@ -60,8 +64,14 @@ def tournament_spec(
         raise ValueError(f"games_per_pair must be an integer of at least 1; got {got}")
     group = players * len(orders(labels[:players]))
     games = -(-games_per_pair // group) * players
+    if rules is None:
+        rules = RuleSet()
+    if wall != "coloured":
+        if rules.wall != "coloured" and rules.wall != wall:
+            raise ValueError("give the wall once: wall or the rules' wall")
+        rules = rules.with_value("wall", wall)
     configs = [
-        Configuration(players, order, seating="mirrored", wall=wall)
+        rules.configuration(players, order, "mirrored")
         for table in combinations(labels, players)
         for order in orders(table)
     ]

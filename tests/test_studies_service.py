@@ -152,3 +152,42 @@ def test_game_records_of_a_service_job_export_equal_to_in_process(
                 client.submit(spec)
     assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "AZULSIM_GAMES_DIR" in err.value.details()
+
+
+RULE_SWEEP = ["sweep", "--bots", "heuristic,greedy", "--bots", "greedy,random",
+              "--players", "2,4", "--rules", "column_bonus=3..10/1,row_bonus=3",
+              "--baseline", "column_bonus=7", "--games", "12", "--seed", "5",
+              "--json"]  # fmt: skip
+
+
+def test_rule_sweep_of_two_line_ups_at_two_player_counts_is_one_job(
+    azulsim_env, celery_worker_process, capsys
+):
+    """8 rule values x 2 line-ups x 2 player counts: one service job (32 configurations, each
+    carrying its rules over the proto), whose statistics equal the in-process run's."""
+    from service.cli import main
+    from service.cli.app import build_parser
+    from service.cli.sweep import sweep_job
+
+    spec = sweep_job(build_parser().parse_args(RULE_SWEEP))
+    assert len(spec.configurations) == 32 and spec.sweep == ("rules.column_bonus",)
+    assert [len(g) for g in spec.sweep_groups()] == [8, 8, 8, 8]
+    assert spec_from_proto(spec_to_proto(spec)) == spec
+    env = dict(azulsim_env, AZULSIM_CHUNK_GAMES="5")
+    config = ServerConfig()
+    celery_worker_process(env, concurrency=1)
+    assert main(RULE_SWEEP) == 0
+    here = json.loads(capsys.readouterr().out)
+    assert len(here["groups"]) == 4 and len(here["rows"]) == 32
+    assert {r["values"]["rules.column_bonus"] for r in here["rows"]} == set(range(3, 11))
+    with ServerThread(make_backend(config, load_settings(env)), config) as server:
+        assert main([*RULE_SWEEP, "--server", server.address]) == 0
+        there = _said_its_job(capsys, server.address, "sweep")
+        with Client(server.address) as client:  # the server kept every configuration's rules
+            job = client.get(client.list(10, "")[0][0].job_id)
+    assert there == here
+    assert [c["rules"] for c in here["statistics"]["spec"]["configurations"][:2]] == [
+        {"row_bonus": 3, "column_bonus": 3},
+        {"row_bonus": 3, "column_bonus": 4},
+    ]
+    assert job.spec.configurations[0].rules == "row_bonus=3,column_bonus=3"

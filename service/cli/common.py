@@ -100,17 +100,30 @@ RULES_HELP = (
 )
 
 
-def add_rules_option(p: argparse.ArgumentParser) -> None:
-    """``--rules TEXT``: ``args.rules`` is a `sim.rulesets.RuleSet`, or None when not given (the
-    printed game: `rules_of`)."""
-    p.add_argument("--rules", type=rule_set, metavar="RULES", help=RULES_HELP)
+def add_rules_option(
+    p: argparse.ArgumentParser,
+    help: str = RULES_HELP,  # noqa: A002
+    parse: bool = True,
+) -> None:
+    """``--rules TEXT``: ``args.rules`` is a `sim.rulesets.RuleSet` (the text itself with
+    ``parse=False``, for a sweep's ranges), or None when not given (printed: `rules_of`)."""
+    p.add_argument("--rules", type=rule_set if parse else str, metavar="RULES", help=help)
 
 
-def rules_of(args: argparse.Namespace):
-    """The rule set ``--rules`` gives (the printed game's when it was not given)."""
-    from sim.rulesets import PRINTED_RULES
+def rules_of(args: argparse.Namespace, option: str = "rules"):
+    """The rule set of option `option` (``--rules``; the printed game's when it was not given);
+    a text value is parsed here, a bad one a `UsageError` naming the option and the rule."""
+    from sim.rulesets import PRINTED_RULES, RuleSet
 
-    return getattr(args, "rules", None) or PRINTED_RULES
+    value = getattr(args, option, None)
+    if value is None:
+        return PRINTED_RULES
+    if isinstance(value, str):
+        try:
+            return RuleSet.parse(value)
+        except ValueError as exc:
+            raise UsageError(f"--{option.replace('_', '-')}: {exc}") from None
+    return value
 
 
 def add_spec_options(p: argparse.ArgumentParser) -> None:

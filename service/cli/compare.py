@@ -11,6 +11,16 @@ Two ways to ask, both in one job of `sim.spec.JobSpec`:
   opponents, on the same deals and seats game for game (B is the baseline). The sample is A's final
   score minus B's in the same game and seat; ``--sprt D0,D1`` is then in points per game.
 
+``--rules TEXT`` plays every game under a rule set (docs/rules.md, "Rule variants"; default the
+printed game). ``--vs-rules TEXT`` asks how a second rule set changes the match: A against B head
+to head under ``--rules`` and under ``--vs-rules``, two mirrored configurations in one job, each
+with its Elo, and, where the two rule sets deal alike (the same factories and tiles), paired on
+the same deals and seats game for game: A's points and win rate under the second minus under the
+first, with 95 % intervals. Rule sets that deal unlike play other deals: the two are then
+unpaired (the output says so) and only their Elo compare. ``--sprt D0,D1`` and
+``--precision EPS`` then read A's paired points per game under the second minus under the first
+(rule sets that deal alike on the same wall); no ``--against``.
+
 ``--precision EPS`` stops instead when the 95 % interval of the estimate (Elo, or the points
 difference with ``--against``) is at most ``±EPS``; ``--max-games`` caps either (games per
 configuration). Without a rule the job plays ``--max-games`` games. The decision is read every
@@ -31,10 +41,20 @@ import argparse
 import sys
 from typing import Any
 
+from sim.constants import DEFAULT_MAX_ROUNDS
 from sim.quote import shown
 
 from ..report import STOP_REASONS
-from .common import PROG, STUDY_SERVER, STUDY_SERVICE, UsageError, add_client_options, plain
+from .common import (
+    PROG,
+    STUDY_SERVER,
+    STUDY_SERVICE,
+    UsageError,
+    add_client_options,
+    add_rules_option,
+    plain,
+    rules_of,
+)
 from .study import run_on_server, study_json, write_json
 
 
@@ -53,12 +73,19 @@ def add_compare(subparsers: argparse._SubParsersAction) -> None:
         help="opponents for both A and B (paired configurations); one bot fills every seat left",
     )
     p.add_argument("--players", type=int, help="2, 3 or 4 (default 2, or 1 + the --against bots)")
-    p.add_argument("--wall", default="coloured", help="coloured (default) or gray")
+    p.add_argument("--wall", help="coloured (default) or gray")
+    add_rules_option(p)
+    p.add_argument(
+        "--vs-rules",
+        metavar="TEXT",
+        help="a second rule set: A against B under --rules and under this one, paired on the "
+        "same deals where the two deal alike",
+    )
     p.add_argument(
         "--sprt",
         metavar="LO,HI",
         help="SPRT of H0 LO against H1 HI: logistic Elo (head to head) or points per game "
-        "(--against); negative bounds as they are: --sprt -10,10",
+        "(--against, --vs-rules); negative bounds as they are: --sprt -10,10",
     )
     p.add_argument(
         "--alpha", type=float, default=0.05, help="false H1 rate, in (0, 0.5) (default 0.05)"
@@ -155,6 +182,9 @@ def compare_spec(args: argparse.Namespace):
         raise UsageError(f"--players must be 2, 3 or 4; got {players}")
     if args.sprt and args.precision is not None:
         raise UsageError("--sprt and --precision cannot be combined: choose one stopping rule")
+    rules = _rules(args)
+    if args.vs_rules is not None:
+        return _vs_rules_spec(args, players, rules)
     rule: dict[str, Any] | None = None
     if against:
         if len(against) == 1:
@@ -164,9 +194,7 @@ def compare_spec(args: argparse.Namespace):
                 f"--against must name one bot or {players - 1} (one per other seat); got "
                 f"{len(against)}"
             )
-        configs = [
-            {"players": players, "bots": [b, *against], "wall": args.wall} for b in (args.b, args.a)
-        ]
+        configs = [_config(rules, players, [b, *against], "rotate") for b in (args.b, args.a)]
         if args.sprt:
             lo, hi = _pair(args.sprt, "--sprt")
             rule = {"rule": "sprt", "configuration": 1, "statistic": "paired_score",
@@ -176,14 +204,7 @@ def compare_spec(args: argparse.Namespace):
                     "eps": args.precision}  # fmt: skip
         data: dict[str, Any] = {"configurations": configs, "baseline": 0}
     else:
-        configs = [
-            {
-                "players": players,
-                "bots": [args.a] + [args.b] * (players - 1),
-                "seating": "mirrored",
-                "wall": args.wall,
-            }  # fmt: skip
-        ]
+        configs = [_config(rules, players, [args.a] + [args.b] * (players - 1), "mirrored")]
         if args.sprt:
             lo, hi = _pair(args.sprt, "--sprt")
             rule = {"rule": "sprt", "elo0": lo, "elo1": hi, "alpha": args.alpha,
@@ -200,6 +221,89 @@ def compare_spec(args: argparse.Namespace):
         return JobSpec.from_dict(data)
     except ValueError as exc:
         raise UsageError(_option_names(str(exc))) from None
+
+
+def _rules(args: argparse.Namespace):
+    """The rule set of ``--rules`` with ``--wall`` in it (given once)."""
+    rules = rules_of(args)
+    if args.wall is not None:
+        if rules.wall != "coloured":
+            raise UsageError("give the wall once: --wall or wall= in --rules")
+        try:
+            rules = rules.with_value("wall", args.wall)
+        except ValueError as exc:
+            raise UsageError(f"--wall: {exc}") from None
+    return rules
+
+
+def _config(rules, players: int, bots: list[str], seating: str) -> dict[str, Any]:
+    """A configuration's spec dict under `rules`; a bad bot is a spec error as before."""
+    out: dict[str, Any] = {"players": players, "bots": bots, "seating": seating,
+                           "wall": rules.wall}  # fmt: skip
+    if rules.max_rounds != DEFAULT_MAX_ROUNDS:
+        out["max_rounds"] = rules.max_rounds
+    changed = {k: v for k, v in rules.changed().items() if k not in ("wall", "max_rounds")}
+    if changed:
+        out["rules"] = changed
+    return out
+
+
+def _vs_rules_spec(args: argparse.Namespace, players: int, rules):
+    """A against B head to head under two rule sets: configurations 0 (``--rules``) and 1
+    (``--vs-rules``), mirrored, paired when the rule sets deal alike: as baseline and paired
+    configuration when they also share the wall (a stopping rule reads A's paired points), else
+    through `JobSpec.pairs`."""
+    from sim.spec import JobSpec
+
+    second = rules_of(args, "vs_rules")
+    if args.wall is not None and second.wall == "coloured":
+        second = second.with_value("wall", args.wall)
+    if args.against:
+        raise UsageError("--vs-rules compares A and B head to head: it takes no --against")
+    if second == rules:
+        raise UsageError(
+            f"--vs-rules names the rules of --rules ({rules.label}): give another rule set"
+        )
+    alike = rules.deals_like(second, players)
+    bots = [args.a] + [args.b] * (players - 1)
+    data: dict[str, Any] = {
+        "configurations": [_config(r, players, bots, "mirrored") for r in (rules, second)],
+        "games": args.max_games,
+        "seed": args.seed,
+    }
+    rule: dict[str, Any] | None = None
+    if args.sprt:
+        lo, hi = _pair(args.sprt, "--sprt")
+        rule = {"rule": "sprt", "configuration": 1, "statistic": "paired_score",
+                "delta0": lo, "delta1": hi, "alpha": args.alpha, "beta": args.beta}  # fmt: skip
+    elif args.precision is not None:
+        rule = {"rule": "precision", "configuration": 1, "statistic": "paired_score",
+                "eps": args.precision}  # fmt: skip
+    if rule is not None:
+        if not alike or rules.wall != second.wall:
+            raise UsageError(
+                f"a stopping rule with --vs-rules reads A's points paired on the same deals: "
+                f"{rules.label} and {second.label} must deal alike (the same factories and "
+                "tiles) and play the same wall"
+            )
+        if args.check_every is not None:
+            rule["check_every"] = args.check_every
+        data["stop"] = rule
+    if alike and rules.wall == second.wall:
+        data["baseline"] = 0
+    elif alike:
+        data["pairs"] = [[1, 0]]
+    try:
+        return JobSpec.from_dict(data)
+    except ValueError as exc:
+        raise UsageError(_option_names(str(exc))) from None
+
+
+def vs_rules(spec) -> bool:
+    """Whether `spec` is a comparison under two rule sets (``--vs-rules``): two mirrored
+    configurations of the same bots."""
+    c = spec.configurations
+    return len(c) == 2 and all(x.seating == "mirrored" for x in c) and c[0].bots == c[1].bots
 
 
 def _option_names(message: str) -> str:
@@ -235,18 +339,10 @@ def compare_document(doc: dict[str, Any]) -> dict[str, Any]:
         "llr_bounds": stopping.get("llr_bounds"),
         "llr_bounds_nominal": stopping.get("llr_bounds_nominal"),
     }
-    if spec.baseline is None:
-        g = doc["configurations"][0]["groups"]
-        out.update(
-            pairs=g["groups"],
-            pentanomial=g.get("pentanomial"),
-            score=g["score"],
-            score_ci95=g["score_ci95"],
-            elo=g["elo"],
-            elo_ci95=g["elo_ci95"],
-            los=g["los"],
-            variance_gain=g["variance_gain"],
-        )
+    if vs_rules(spec):
+        out.update(_vs_rules_figures(doc, spec))
+    elif spec.baseline is None:
+        out.update(_head_to_head(doc["configurations"][0]["groups"]))
     else:
         p = doc["configurations"][1]["paired"]
         out.update(
@@ -265,11 +361,88 @@ def compare_document(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _head_to_head(g: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "pairs": g["groups"],
+        "pentanomial": g.get("pentanomial"),
+        "score": g["score"],
+        "score_ci95": g["score_ci95"],
+        "elo": g["elo"],
+        "elo_ci95": g["elo_ci95"],
+        "los": g["los"],
+        "variance_gain": g["variance_gain"],
+    }
+
+
+def _vs_rules_figures(doc: dict[str, Any], spec) -> dict[str, Any]:
+    """A against B under each rule set (``under``, by label in ``rules``), and the second's
+    paired differences to the first (``difference``: A's points and win rate), None unpaired."""
+    from sim.rulesets import RuleSet
+
+    labels = [RuleSet.of(c, spec).label for c in spec.configurations]
+    under = [
+        {"rules": label, **_head_to_head(doc["configurations"][k]["groups"])}
+        for k, label in enumerate(labels)
+    ]
+    p = doc["configurations"][1].get("paired")
+    difference = None
+    if p is not None:
+        difference = {
+            "games": p["games"],
+            "score_diff": p["score_diff"],
+            "score_diff_ci95": p["score_diff_ci95"],
+            "win_rate_diff": p["win_rate_diff"],
+            "win_rate_diff_ci95": p["win_rate_diff_ci95"],
+        }
+    return {
+        "rules": labels,
+        "paired": p is not None,
+        "under": under,
+        "difference": difference,
+        "pairs": under[0]["pairs"],
+    }
+
+
 def _fmt(x: float | None, digits: int = 1) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
+def _format_vs_rules(out: dict[str, Any], a: str, b: str) -> str:
+    first, second = out["rules"]
+    each = out["games"] // len(out["under"])
+    lines = [f"{a} vs {b} under {first} and under {second}: {each:,} games under each"]
+    if out["verdict"] is not None:
+        lines[0] += f" ({STOP_REASONS.get(out['verdict'], out['verdict'])})"
+    for u in out["under"]:
+        ci = u["elo_ci95"] or [None, None]
+        lines.append(
+            f"  {u['rules']}: Elo {_fmt(u['elo'])} [{_fmt(ci[0])}, {_fmt(ci[1])}]   score "
+            f"{_fmt(u['score'], 4)}   ({u['pairs']:,} mirrored groups)"
+        )
+    d = out["difference"]
+    if d is not None:
+        sc = d["score_diff_ci95"] or [None, None]
+        wr = d["win_rate_diff_ci95"] or [None, None]
+        lines.append(
+            f"  {second} minus {first}, paired on the same deals and seats ({d['games']:,} "
+            f"games): {a}'s points per game {_fmt(d['score_diff'], 2)} [{_fmt(sc[0], 2)}, "
+            f"{_fmt(sc[1], 2)}], win rate {_fmt(d['win_rate_diff'], 4)} [{_fmt(wr[0], 4)}, "
+            f"{_fmt(wr[1], 4)}]"
+        )
+    else:
+        lines.append(
+            f"  unpaired: {first} and {second} deal other games (factories or tiles differ), so "
+            "the two were played on different deals; compare their Elo intervals"
+        )
+    if out["llr"] is not None:
+        lo, hi = out["llr_bounds"]
+        lines.append(f"  LLR {out['llr']:.3f} (bounds {lo:.3f}, {hi:.3f} at these check points)")
+    return "\n".join(lines) + "\n"
+
+
 def format_compare(out: dict[str, Any], a: str, b: str) -> str:
+    if out.get("rules"):
+        return _format_vs_rules(out, a, b)
     lines = []
     verdict = STOP_REASONS.get(out["verdict"] or "", "no stopping rule")
     lines.append(f"{a} vs {b}: {verdict} after {out['games']:,} games ({out['pairs']:,} samples)")

@@ -7,7 +7,9 @@ Bradley–Terry on the Elo scale with 95 % intervals, anchored on ``--anchor`` (
 bot), fitted on every comparison of two seats (a table of 3 or 4 is decomposed into its pairs);
 docs/statistics.md states the model. Prints the rating table strongest first, the head-to-head
 matrix (observed score rate of the row bot against the column bot) and, per pair, whether the
-model's prediction lies in the observed rate's interval. ``--server HOST:PORT`` plays it as one
+model's prediction lies in the observed rate's interval. ``--rules TEXT`` plays every game under
+a rule set (docs/rules.md, "Rule variants"; default the printed game): the table's heading names
+it, and the ratings hold under those rules only. ``--server HOST:PORT`` plays it as one
 service job; its ratings are part of GetStatistics. ``azulsim report`` draws the ratings.
 """
 
@@ -16,7 +18,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import STUDY_SERVER, STUDY_SERVICE, UsageError, add_client_options, plain
+from .common import (
+    STUDY_SERVER,
+    STUDY_SERVICE,
+    UsageError,
+    add_client_options,
+    add_rules_option,
+    plain,
+    rules_of,
+)
 from .study import run_study
 
 
@@ -40,6 +50,7 @@ def add_tournament(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--anchor", help="the bot rated 0 (default: the first bot)")
     p.add_argument("--wall", default="coloured", help="coloured (default) or gray")
+    add_rules_option(p)
     p.add_argument("--seed", type=int, default=0, help="job seed (default 0)")
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     p.add_argument(
@@ -63,6 +74,7 @@ def tournament_job(args: argparse.Namespace):
             seed=args.seed,
             wall=args.wall,
             anchor=args.anchor,
+            rules=rules_of(args),
         )
     except ValueError as exc:
         message = (
@@ -77,6 +89,15 @@ def _fmt(x: float | None, digits: int = 0) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
+def _rules_label(doc: dict[str, Any]) -> str:
+    """The label of the rule set every game of the tournament played under."""
+    from sim.rulesets import RuleSet
+    from sim.spec import JobSpec
+
+    spec = JobSpec.from_dict(doc["spec"])
+    return RuleSet.of(spec.configurations[0], spec).label
+
+
 def format_ratings(doc: dict[str, Any]) -> str:
     """The rating table, the head-to-head matrix and the model check, as text."""
     from sim.tournament import head_to_head_matrix
@@ -86,7 +107,7 @@ def format_ratings(doc: dict[str, Any]) -> str:
     r = doc["ratings"]
     lines = [
         f"Ratings ({r['model']}, Elo scale, anchor {r['anchor']} = 0) over "
-        f"{r['comparisons']:,} comparisons of two seats\n"
+        f"{r['comparisons']:,} comparisons of two seats; rules: {_rules_label(doc)}\n"
     ]
     rows = [
         [

@@ -107,17 +107,48 @@ def estimate_chart(stopping: dict[str, Any]) -> Markup | None:
     ).render()
 
 
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _distinct(values) -> list[Any]:
+    """A sweep's values once each: numbers in order, other values (a rule's wall, marker or
+    floor) as they come."""
+    out: list[Any] = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return sorted(out) if all(_is_number(v) for v in out) else out
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    return "/".join(map(str, v)) if isinstance(v, list) else str(v)
+
+
 def sweep_charts(sweep: dict[str, Any]) -> list[tuple[str, Markup]]:
     """``(caption, chart)``: one parameter, win rate and score with 95 % bands against it; two,
     heat maps of them."""
     rows, params = sweep["rows"], sweep["parameters"]
+    for group in sweep.get("groups") or []:  # several line-ups or player counts: the baseline's
+        if sweep["baseline"] in group["configurations"]:
+            rows = [rows[k] for k in group["configurations"]]
     metrics = (("win_rate", "win_rate_ci95", 100.0, "win rate (%)"), ("score", "score_ci95", 1.0,
                "final score"))  # fmt: skip
     base = next((r for r in rows if r["configuration"] == sweep["baseline"]), None)
     out = []
     if len(params) == 1:
         name = params[0]
-        order = sorted(rows, key=lambda r: r["values"][name])
+        distinct = _distinct(r["values"][name] for r in rows)
+        order = sorted(rows, key=lambda r: distinct.index(r["values"][name]))
+        numeric = all(_is_number(v) for v in distinct)
+        xs = [r["values"][name] if numeric else distinct.index(r["values"][name]) for r in order]
+        xlabel = f"{name} (parameter of {sweep['bot']})"
+        if name.startswith("rules."):
+            xlabel = f"{name} (rule)"
+        if not numeric:  # a wall, a marker, a floor: the values by position
+            xlabel += ": " + ", ".join(f"{i}={_value(v)}" for i, v in enumerate(distinct))
         for key, ci_key, scale, label in metrics:
 
             def scaled(v, s=scale):
@@ -129,7 +160,7 @@ def sweep_charts(sweep: dict[str, Any]) -> list[tuple[str, Markup]]:
             out.append((
                 f"{label} of {sweep['bot']} by {name}, with its 95% interval",
                 LineChart(
-                    [r["values"][name] for r in order],
+                    xs,
                     series=[Series([scaled(r[key]) for r in order], "s0", sweep["bot"])],
                     bands=[
                         (
@@ -139,15 +170,15 @@ def sweep_charts(sweep: dict[str, Any]) -> list[tuple[str, Markup]]:
                         )
                     ],
                     rules=rules,
-                    xlabel=f"{name} (parameter of {sweep['bot']})",
+                    xlabel=xlabel,
                     ylabel=f"{label} (95% interval)",
                     title=f"{label} of {sweep['bot']} by {name}",
                 ).render(),
             ))  # fmt: skip
         return out
     first, second = params
-    xs = sorted({r["values"][first] for r in rows})
-    ys = sorted({r["values"][second] for r in rows})
+    xs = _distinct(r["values"][first] for r in rows)
+    ys = _distinct(r["values"][second] for r in rows)
     for key, _, scale, label in metrics:
         grid: list[list[float | None]] = [[None] * len(xs) for _ in ys]
         for r in rows:
@@ -155,7 +186,8 @@ def sweep_charts(sweep: dict[str, Any]) -> list[tuple[str, Markup]]:
                 grid[ys.index(r["values"][second])][xs.index(r["values"][first])] = scale * r[key]
         text = [["" if v is None else f"{v:.1f}" for v in line] for line in grid]
         title = f"{label} of {sweep['bot']} over {first} and {second}"
-        xs_text, ys_text = [f"{first}={x:g}" for x in xs], [f"{second}={y:g}" for y in ys]
+        xs_text = [f"{first}={_value(x)}" for x in xs]
+        ys_text = [f"{second}={_value(y)}" for y in ys]
         out.append((title, heat_map(xs_text, ys_text, grid, text, title)))
     return out
 

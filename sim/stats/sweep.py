@@ -9,7 +9,12 @@ parameters' values, the focal player's win rate (Wilson) and score (normal inter
 paired differences to the baseline (`sim.stats.groups.derive_paired`); ``best`` is the value with
 the highest win rate (the first of equals), with its intervals.
 
-Against the best: a sweep counts, for every pair of configurations ``i < j``, the paired
+A sweep of several line-ups or player counts (`sim.spec.JobSpec.sweep_groups`) has one group per
+line-up and player count: rows name their ``group``, ``groups`` gives each one's baseline, best
+value and tests against it, and a row whose rules deal unlike its group's baseline's is
+``"paired": false`` (no differences to the baseline: other deals).
+
+Against the best: a sweep counts, for every pair of configurations ``i < j`` of a group, the paired
 difference of the focal player's win indicator in the games both finished (``c{i}|vs{j}|...``:
 ``n``, ``sum``, ``sumsq`` of ``w_j - w_i``; every configuration plays the same deals and seats).
 Each row's ``vs_best`` is its difference to the best (row minus best, a share like the win rate)
@@ -51,24 +56,31 @@ def count_focal(records: GameRecords, config_index: int) -> Counters:
     return {k: v for k, v in out.items() if v}
 
 
-def count_pairs(records: list[GameRecords]) -> Counters:
-    """The paired win-indicator differences of every pair of a sweep's configurations (records
-    of the same games, sorted by game, seated alike: `sim.stats.groups.count_paired` checks)."""
+def count_pairs(records: list[GameRecords], groups: list[list[int]] | None = None) -> Counters:
+    """The paired win-indicator differences of every pair of a sweep's configurations within a
+    group (`sim.spec.JobSpec.sweep_groups`; default one group of all): records of the same
+    games, sorted by game. Each record's focal seat is its own; values whose rules deal alike
+    play the same deals, the others the same game indices (independent games, so the
+    difference's variance is the sum of the two and the test stays valid, only less sharp)."""
     if not records or len(records[0]) == 0:
         return {}
-    seat = np.argmax(records[0].seat_bot == 0, axis=1)
-    rows = np.arange(len(records[0]))
-    wins = [r.winners[rows, seat].astype(np.int64) for r in records]
-    done = [~r.truncated for r in records]
+    groups = groups if groups is not None else [list(range(len(records)))]
     out: Counters = {}
-    for i in range(len(records)):
-        for j in range(i + 1, len(records)):
-            both = done[i] & done[j]
-            d = (wins[j] - wins[i])[both]
-            c = f"c{i}|vs{j}"
-            out[f"{c}|n"] = int(both.sum())
-            out[f"{c}|sum"] = int(d.sum())
-            out[f"{c}|sumsq"] = int((d * d).sum())
+    for group in groups:
+        rows = np.arange(len(records[group[0]]))
+        wins, done = {}, {}
+        for k in group:
+            seat = np.argmax(records[k].seat_bot == 0, axis=1)
+            wins[k] = records[k].winners[rows, seat].astype(np.int64)
+            done[k] = ~records[k].truncated
+        for a, i in enumerate(group):
+            for j in group[a + 1 :]:
+                both = done[i] & done[j]
+                d = (wins[j] - wins[i])[both]
+                c = f"c{i}|vs{j}"
+                out[f"{c}|n"] = int(both.sum())
+                out[f"{c}|sum"] = int(d.sum())
+                out[f"{c}|sumsq"] = int((d * d).sum())
     return {k: v for k, v in out.items() if v}
 
 
@@ -140,38 +152,64 @@ def focal_figures(counters: Counters, k: int) -> dict[str, Any]:
 
 
 def derive_sweep(configs: list[dict[str, Any]], counters: Counters, spec) -> dict[str, Any]:
-    """The ``sweep`` section, from the derived configurations (their ``paired``) and counters."""
+    """The ``sweep`` section, from the derived configurations (their ``paired``) and counters:
+    every configuration's row, and per group (a line-up at a player count) its best value and
+    the tests against it; the top-level ``best`` and ``versus_best`` are the baseline's group's."""
+    from ..spec import sweep_value
+
+    groups = spec.sweep_groups()
+    baselines = spec.sweep_baselines()
+    group_of = {k: g for g, members in enumerate(groups) for k in members}
     rows = []
     for k, config in enumerate(spec.configurations):
-        focal = config.bot_specs[0]
         paired = configs[k].get("paired")
         rows.append(
             {
                 "configuration": k,
+                "group": group_of[k],
                 "bot": config.bots[0],
-                "values": {name: focal.params[name] for name in spec.sweep},
+                "values": {name: sweep_value(spec, k, name) for name in spec.sweep},
                 **focal_figures(counters, k),
+                "paired": paired is not None or k == baselines[group_of[k]],
                 "score_diff": paired["score_diff"] if paired else None,
                 "score_diff_ci95": paired["score_diff_ci95"] if paired else None,
                 "win_rate_diff": paired["win_rate_diff"] if paired else None,
                 "win_rate_diff_ci95": paired["win_rate_diff_ci95"] if paired else None,
             }
         )
-    rated = [r for r in rows if r["win_rate"] is not None]
-    best = max(rated, key=lambda r: (r["win_rate"], -r["configuration"])) if rated else None
-    same = _versus_best(rows, counters, best["configuration"]) if best is not None else []
+    out_groups = []
+    for g, members in enumerate(groups):
+        mine = [rows[k] for k in members]
+        rated = [r for r in mine if r["win_rate"] is not None]
+        best = max(rated, key=lambda r: (r["win_rate"], -r["configuration"])) if rated else None
+        same = _versus_best(mine, counters, best["configuration"]) if best is not None else []
+        first = spec.configurations[members[0]]
+        out_groups.append(
+            {
+                "group": g,
+                "players": first.players,
+                "bot": first.bot_specs[0].name,
+                "opponents": list(first.bots[1:]),
+                "configurations": list(members),
+                "baseline": baselines[g],
+                "best": best,
+                "versus_best": {
+                    "test": "paired z on the win indicator",
+                    "multiple_comparisons": "holm",
+                    "alpha": ALPHA,
+                    "indistinguishable": same,
+                },
+            }
+        )
+    home = out_groups[group_of[spec.baseline]]
     return {
         "parameters": list(spec.sweep),
-        "bot": spec.configurations[0].bot_specs[0].name,
-        "opponents": list(spec.configurations[0].bots[1:]),
+        "bot": home["bot"],
+        "opponents": home["opponents"],
         "baseline": spec.baseline,
         "metric": "win_rate",
         "rows": rows,
-        "best": best,
-        "versus_best": {
-            "test": "paired z on the win indicator",
-            "multiple_comparisons": "holm",
-            "alpha": ALPHA,
-            "indistinguishable": same,
-        },
+        "best": home["best"],
+        "versus_best": home["versus_best"],
+        "groups": out_groups,
     }
