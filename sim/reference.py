@@ -20,9 +20,9 @@ Choices fixed here (the batch engine makes the same ones; tests/test_lockstep.py
   is still taken (its holder starts next) but occupies no slot. Untaken, the round's start player
   starts again. A marker of N points takes no slot: its holder loses N at the round end, with the
   floor penalty. With no marker (``off``) the seat left of the round's start player starts next.
-- **Floor and lid** (§5.3, §6.4): tiles beyond the last slot go to the lid at once; floor tiles go to the
-  lid at cleanup. The canonical snapshot's ``lid`` *includes* tiles lying on floors (the batch
-  engine moves them at once), so the two engines agree at every step.
+- **Floor and lid** (§5.3, §6.4): tiles beyond the last slot go to the lid at once; floor tiles go
+  to the lid at cleanup. The canonical snapshot's ``lid`` *includes* tiles lying on floors (the
+  batch engine moves them at once), so the two engines agree at every step.
 - **Gray wall** (§9): ``choose_column(seat, row, colour, legal_cols) -> col`` is called for each
   full pattern line whose tile has at least one legal column, seats ``0..n-1``, rows top to bottom;
   the default is the leftmost legal column (§9.3.1). No legal column is the dead end of §9.4 (the
@@ -201,7 +201,8 @@ class ReferenceGame:
         `MARKER` for the marker), scores 0, lid empty; ``None`` for one seat's entry of `lines`,
         `walls` or `floor` means empty too. `factories` may list fewer factories than
         the game has; the rest are empty. `bag` defaults to whatever makes 20 tiles of each colour
-        (§12.1; the rules' ``tiles_per_colour``). `start_player` defaults to `current`. Snapshot-style lists are accepted as is.
+        (§12.1; the rules' ``tiles_per_colour``). `start_player` defaults to `current`.
+        Snapshot-style lists are accepted as is.
         No consistency check is made beyond what the engine needs; see
         tests/test_properties.py's ``check_invariants`` for that.
         """

@@ -1,5 +1,5 @@
-"""Rule variants (docs/rules.md, "Rule variants"): the reference engine and the compiled engine under
-rule sets other than the printed game.
+"""Rule variants (docs/rules.md, "Rule variants"): the reference engine and the compiled engine
+under rule sets other than the printed game.
 
 - tests/data/rule_variant_vectors.json: positions worked by hand from docs/rules.md, one or more
   rules changed in each; every vector is played on BOTH engines (the reference from the position,
@@ -22,7 +22,6 @@ from sim.constants import END_REASONS
 from sim.reference import ReferenceGame
 from sim.rulesets import KEYS, RuleSet
 from sim.tables import unpack_sources
-
 from tests.test_lockstep import run_lockstep
 
 VECTORS = json.loads(
@@ -87,8 +86,9 @@ def _seen_batch(st) -> dict:
         "marker_in_centre": s["marker_in_centre"],
         "marker_holder": s["marker_holder"],
         "marker_takes": st.marker_takes[:, 0].tolist(),
-        "factory_tiles": [int(unpack_sources(st.sources[1 + f, 0]).sum()) for f in
-                          range(st.factories)],  # fmt: skip
+        "factory_tiles": [
+            int(unpack_sources(st.sources[1 + f, 0]).sum()) for f in range(st.factories)
+        ],
         "bag_total": sum(s["bag"]),
         "lid_total": sum(s["lid"]),
         "actions": engine.action_count(st),
@@ -122,8 +122,12 @@ LOCKSTEP = [
     (2, "coloured", "row_bonus=5,column_bonus=3,colour_bonus=20,floor=2/3/4,marker=off,end_rows=2"),
     (3, "gray", "factories=5/6/9,tiles_per_factory=3,tiles_per_colour=16,marker=3,floor=1/1/1/1/1"),
     (4, "coloured", "factories=5/7/8,tiles_per_factory=5,tiles_per_colour=30,marker=2,end_rows=3"),
-    (3, "coloured", "factories=6/6/6,tiles_per_factory=10,tiles_per_colour=50,"
-                    "floor=0/0/0/0/0/0/20,row_bonus=0,column_bonus=50"),  # fmt: skip
+    (
+        3,
+        "coloured",
+        "factories=6/6/6,tiles_per_factory=10,tiles_per_colour=50,"
+        "floor=0/0/0/0/0/0/20,row_bonus=0,column_bonus=50",
+    ),
     (4, "gray", "tiles_per_factory=1,marker=0,end_rows=5,max_rounds=12"),
     (2, "gray", "floor=5,marker=off,tiles_per_factory=2,factories=9/7/9,tiles_per_colour=9"),
 ]
@@ -132,7 +136,7 @@ LOCKSTEP_GAMES = 80
 
 def test_lockstep_rule_sets_cover_every_rule():
     changed = set()
-    for players, wall, text in LOCKSTEP:
+    for players, _wall, text in LOCKSTEP:
         rules = RuleSet.parse(text)
         changed |= set(rules.changed())
         if rules.factories != RuleSet().factories:
