@@ -154,3 +154,25 @@ def test_lockstep_rule_set(players, wall, text):
         players, wall, 4242 + players, LOCKSTEP_GAMES, min(rules.max_rounds, 30), rules
     )
     assert sum(counts.values()) == LOCKSTEP_GAMES
+
+
+@pytest.mark.parametrize("wall", ["coloured", "gray"])
+def test_configuration_plays_its_rules(wall, monkeypatch):
+    """A configuration's games play its rule set through the play layer (`sim.play.play_games`),
+    compiled whole or stepped, the same games either way."""
+    from sim import self_play
+    from sim.play import play_games
+    from sim.spec import Configuration
+
+    rules = RuleSet.parse("column_bonus=5,colour_bonus=1,marker=off,tiles_per_factory=3")
+    config = Configuration(2, ["random", "greedy"], wall=wall, rules=rules)
+    whole = play_games(config, 31, 0, 120)
+    monkeypatch.setattr(self_play, "MIN_GAMES", float("inf"))
+    stepped = play_games(config, 31, 0, 120)
+    for name in ("scores", "turns", "rounds", "bonus", "floor_penalty", "end_reason"):
+        assert np.array_equal(getattr(whole, name), getattr(stepped, name)), name
+    assert not whole.marker_takes.any()  # no marker
+    expected = 2 * whole.complete_rows + 5 * whole.complete_cols + whole.complete_colours
+    assert np.array_equal(whole.bonus, expected)
+    printed = play_games(Configuration(2, ["random", "greedy"], wall=wall), 31, 0, 120)
+    assert printed.marker_takes.any() and not np.array_equal(printed.turns, whole.turns)
