@@ -26,6 +26,7 @@ import numpy as np
 
 from . import engine, rng, self_play
 from .records import GameRecords
+from .rulesets import RuleSet
 
 DEFAULT_BATCH = 16384
 
@@ -211,7 +212,7 @@ def play_batch(
     batch: int = DEFAULT_BATCH,
     recorder: Recorder | None = None,
     deal_keys: np.ndarray | None = None,
-    rule_set=None,
+    rule_set: RuleSet | None = None,
 ) -> GameRecords:
     """Play `games` to the end and return their records, in the order of `games`.
 
@@ -380,8 +381,6 @@ def play_table(
 ) -> GameRecords:
     """`play_batch` of a `Table` under its configuration's rules (`RuleSet.of`, with the round
     cap `max_rounds`); the records' ``seat_bot`` index the configuration's bots."""
-    from .rulesets import RuleSet
-
     config = table.config
     records = play_batch(
         config.players,
