@@ -16,10 +16,17 @@ on a shared machine matters little) and per wall second. Rows:
   each pool process) over ``--memory-seconds``, then the run is stopped with SIGTERM: greedy, and
   random on the gray wall (``simulate_memory_random_gray``, the compiled path).
 
+- ``rule_variants``: random and greedy self-play, 2 players, coloured wall, under the printed rules
+  and under `VARIANT` (other bonuses, floor and no marker; the same deal), by turns in fresh
+  measurements (`RULE_REPEATS` each, the median taken), with ``variant_vs_printed`` = variant /
+  printed games per CPU-second: every rule set plays on the same compiled code, target within
+  5 % (`VARIANT_TARGET`). ``--rules-only`` measures only these and writes
+  ``bench/results/speed_rules.json``.
+
 The issue's targets (measured on a slower machine of the same class; compare ratios on another) are
 in ``TARGETS``. Writes ``bench/results/speed.json``.
 
-Usage: ``python bench/speed.py [--quick] [--memory-seconds 8]``
+Usage: ``python bench/speed.py [--quick] [--memory-seconds 8] [--rules-only]``
 """
 
 from __future__ import annotations
@@ -39,6 +46,11 @@ sys.path.insert(0, str(ROOT))
 from machine import machine  # noqa: E402  (bench/, the script's own directory)
 
 RESULTS = ROOT / "bench" / "results" / "speed.json"
+RULES_RESULTS = ROOT / "bench" / "results" / "speed_rules.json"
+# A rule set that deals as the printed game does, for the rule variants' rows.
+VARIANT = "column_bonus=5,floor=1/2/2/3/3/4/4,marker=off"
+VARIANT_TARGET = 0.95  # variant / printed games per CPU-second, at least
+RULE_REPEATS = 5
 # (bot, players) -> games per CPU-second the issue asks for (its machine).
 TARGETS = {
     ("random", 2): 75_000,
@@ -98,6 +110,47 @@ def measure(bot: str, players: int, wall: str, games: int) -> dict:
     return row
 
 
+def rule_variants(quick: bool) -> dict:
+    """The rule variants' rows (module docstring): printed and `VARIANT` measured by turns."""
+    import statistics
+
+    from sim.play import play_games
+    from sim.rulesets import RuleSet
+
+    out = {"variant": VARIANT, "target_ratio": VARIANT_TARGET, "repeats": RULE_REPEATS, "rows": []}
+    for bot in ("random", "greedy"):
+        games = GAMES[bot] // (8 if quick else 2)
+        configs = {
+            label: RuleSet.parse(label).configuration(2, [bot, bot])
+            for label in ("printed", VARIANT)
+        }
+        for config in configs.values():
+            play_games(config, 1, 0, 500)  # warm-up
+        rates: dict[str, list[float]] = {label: [] for label in configs}
+        scores = {}
+        for _ in range(RULE_REPEATS):
+            for label, config in configs.items():
+                records, cpu, _ = _timed(config, games)
+                rates[label].append(games / cpu)
+                scores[label] = round(float(records.scores.mean()), 3)
+        printed = statistics.median(rates["printed"])
+        variant = statistics.median(rates[VARIANT])
+        row = {
+            "bot": bot,
+            "players": 2,
+            "wall": "coloured",
+            "games": games,
+            "printed_games_per_cpu_second": round(printed),
+            "variant_games_per_cpu_second": round(variant),
+            "variant_vs_printed": round(variant / printed, 3),
+            "printed_mean_score": scores["printed"],
+            "variant_mean_score": scores[VARIANT],
+        }
+        out["rows"].append(row)
+        print(json.dumps(row), flush=True)
+    return out
+
+
 def _rss_mb(pid: int) -> int | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -150,8 +203,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="an eighth of the games")
     parser.add_argument("--memory-seconds", type=float, default=8.0)
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--rules-only",
+        action="store_true",
+        help="only the rule variants' rows, written to bench/results/speed_rules.json",
+    )
     args = parser.parse_args(argv)
+    out = args.out or (RULES_RESULTS if args.rules_only else RESULTS)
     tune_allocator()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
@@ -162,6 +221,16 @@ def main(argv: list[str] | None = None) -> int:
     engine.kernels()  # numba's import and the engine's load (or compile): once per process
     playout.ready()
     load = round(time.process_time() - cpu0, 3)
+    if args.rules_only:
+        doc = {
+            "benchmark": "speed_rules",
+            "machine": machine(),
+            "pinned_to_one_core": hasattr(os, "sched_setaffinity"),
+            "rule_variants": rule_variants(args.quick),
+        }
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=2) + "\n")
+        return 0
     rows = []
     for bot in ("random", "greedy", "heuristic", "rollout", "search"):
         for players in (2, 4):
@@ -183,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             ratios[f"{row['bot']} {row['players']}p"] = round(
                 row["games_per_cpu_second"] / coloured["games_per_cpu_second"], 3
             )
+    variants = rule_variants(args.quick)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))  # the pool gets both cores
     memory = simulate_memory(args.memory_seconds)
@@ -198,11 +268,12 @@ def main(argv: list[str] | None = None) -> int:
         "results": rows,
         "gray_vs_coloured": ratios,
         "gray_target": 0.85,
+        "rule_variants": variants,
         "simulate_memory": memory,
         "simulate_memory_random_gray": memory_random,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(doc, indent=2) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2) + "\n")
     print(json.dumps({"gray_vs_coloured": ratios}))
     return 0
 

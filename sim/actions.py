@@ -8,9 +8,10 @@ An action is one flat id for ``(source, colour, destination)``::
 - ``colour``: 0 blue, 1 yellow, 2 red, 3 black, 4 white;
 - ``destination``: 0..4 is pattern line 0..4 (capacity 1..5), 5 is the floor.
 
-With ``F = 2n + 1`` factories there are ``(F + 1) * 30`` ids: 180, 240 and 300 for 2, 3 and 4
-players. An id is legal when its source holds at least one tile of its colour and its destination
-accepts that colour (RULES §5.2; a full line is never a legal target).
+With ``F`` factories there are ``(F + 1) * 30`` ids: the printed game's ``F = 2n + 1`` gives 180,
+240 and 300 for 2, 3 and 4 players; a rule set's factories (1..9, `sim.rulesets`) give 60..300.
+An id is legal when its source holds at least one tile of its colour and its destination accepts
+that colour (RULES §5.2; a full line is never a legal target).
 
 On the gray wall the column of a tile placed at wall tiling is a second, separate decision: a
 column index 0..4 chosen per full pattern line (RULES §9.3).
@@ -27,9 +28,12 @@ FLOOR = 5
 N_DESTINATIONS = 6
 
 
-def n_actions(players: int) -> int:
-    """Number of action ids for a game of `players` players."""
-    return (factories_for(players) + 1) * 5 * N_DESTINATIONS
+def n_actions(players: int, factories: int | None = None) -> int:
+    """Number of action ids for a game of `players` players with `factories` factory displays
+    (default the printed game's, 2n + 1)."""
+    if factories is None:
+        factories = factories_for(players)
+    return (factories + 1) * 5 * N_DESTINATIONS
 
 
 def encode(source, colour, destination):
@@ -54,8 +58,9 @@ def describe(action: int) -> str:
     return f"{where}: {COLOURS[colour]} -> {to}"
 
 
-# Decode tables for the largest game; smaller games use a prefix (ids are source-major).
-_MAX_ACTIONS = n_actions(4)
+# Decode tables for the largest game (nine factories); smaller games use a prefix (ids are
+# source-major).
+_MAX_ACTIONS = n_actions(4, 9)
 # (intp: the engine indexes with them directly)
 ACTION_SOURCE = (np.arange(_MAX_ACTIONS) // 30).astype(np.intp)
 ACTION_COLOUR = (np.arange(_MAX_ACTIONS) // 6 % 5).astype(np.intp)

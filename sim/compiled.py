@@ -22,6 +22,10 @@ key of a table (`features.column_keys`: the greedy and heuristic bots'), the lef
 or one given by the caller (bots whose choice is not compiled: `engine.end_rounds` asks them row
 by row, `gray_row_legal`).
 
+Every rule a game is played by (bonuses, floor, factories, tiles, marker, end rows: docs/rules.md,
+"Rule variants") is read from the state's table ``S.rules`` (`sim.rulesets.RuleSet.table`), so
+every rule set plays on the same machine code.
+
 Every draw is `sim.rng`'s counter-based value, so a game plays the same in any batch or slot.
 """
 
@@ -34,14 +38,23 @@ configure()  # before numba compiles or loads anything: the cache's folder (sim/
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .constants import (  # noqa: E402
-    END_NO_TILES,
-    END_ROUND_CAP,
-    END_ROW_COMPLETED,
-    FLOOR_CUM,
-    FLOOR_SLOTS,
-)
+from .constants import END_NO_TILES, END_ROUND_CAP, END_ROW_COMPLETED  # noqa: E402
 from .rng import COLUMN_COUNTER, GOLDEN, MIX1, MIX2  # noqa: E402
+from .rulesets import (  # noqa: E402
+    MARKER_FLOOR,
+    MARKER_OFF,
+    MARKER_POINTS,
+    RULE_COLOUR_BONUS,
+    RULE_COLUMN_BONUS,
+    RULE_END_ROWS,
+    RULE_FACTORIES,
+    RULE_FLOOR_CUM,
+    RULE_FLOOR_SLOTS,
+    RULE_MARKER,
+    RULE_MARKER_POINTS,
+    RULE_ROW_BONUS,
+    RULE_TILES_PER_FACTORY,
+)
 from .tables import (  # noqa: E402
     ACTION_GONE,
     ACTION_NEEDS,
@@ -63,9 +76,7 @@ inline = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always"
 
 # Module globals are frozen into the machine code as constants.
 _RUN = RUN_FLAT.astype(np.int64)  # RUN[mask * 5 + j]
-_FLOOR_CUM = FLOOR_CUM.astype(np.int64)
 _COLUMN_COUNTER = np.uint64(COLUMN_COUNTER)
-assert FLOOR_SLOTS == 7
 
 # Column rules of a seat (gray wall); a rule k >= 0 is row k of the tables of column keys.
 COLUMNS_RANDOM = -1  # uniform among the legal columns, bot stream (`sampling.random_columns`)
@@ -135,9 +146,12 @@ def finish(S, i, reason):
     """End game i: the end bonuses, added to the scores on a natural end only (§8.2, §10.7)."""
     S.done[i] = True
     S.end_reason[i] = reason
+    row_bonus = S.rules[RULE_ROW_BONUS]
+    column_bonus = S.rules[RULE_COLUMN_BONUS]
+    colour_bonus = S.rules[RULE_COLOUR_BONUS]
     for p in range(S.wall.shape[0]):
         rows, cols, colours = completions(S.wall[p, i], S.row_colours[p, i])
-        got = 2 * rows + 7 * cols + 10 * colours
+        got = row_bonus * rows + column_bonus * cols + colour_bonus * colours
         S.bonus[p, i] = got
         if reason == END_ROW_COMPLETED:
             S.scores[p, i] += got
@@ -198,11 +212,12 @@ def pick(S, i, source, colour, dest):
     S.presence[i] = (S.presence[i] & ~ACTION_GONE[action]) | gained
     S.tiles_left[i] -= taken
     on_floor = S.floor[p, i]
+    slots = S.rules[RULE_FLOOR_SLOTS]
     if source == 0 and S.marker_in_centre[i]:  # the first pick from the centre takes the marker
         S.marker_in_centre[i] = False
         S.marker_holder[i] = p
         S.marker_takes[p, i] += 1
-        if on_floor < FLOOR_SLOTS:
+        if on_floor < slots and S.rules[RULE_MARKER] == MARKER_FLOOR:  # a marker of points: none
             on_floor += 1
     excess = taken
     new = -1
@@ -219,7 +234,7 @@ def pick(S, i, source, colour, dest):
         if new < capacity:
             keep |= 1 << (5 * colour + dest)  # a started line accepts only its colour
         S.accept[p, i] = keep
-    S.floor[p, i] = min(on_floor + excess, FLOOR_SLOTS)  # the overflow goes to the lid (5.3.2)
+    S.floor[p, i] = min(on_floor + excess, slots)  # the overflow goes to the lid (5.3.2)
     S.lid[colour, i] += excess  # tiles on the floor are counted in the lid at once
     S.turn[i] += 1
     S.current[i] = (p + 1) % S.wall.shape[0]
@@ -227,10 +242,11 @@ def pick(S, i, source, colour, dest):
 
 
 @inline
-def gray_column(S, i, j, p, row, legal, wall_before, rules, tables, bot_keys, given):
+def gray_column(S, i, j, p, row, legal, wall_before, columns, tables, bot_keys, given):
     """The column of seat p's full line `row` in game i (position j of the call's games), among
-    the non-empty 5-bit mask `legal`, by the seat's column rule (module docstring)."""
-    rule = rules[j, p]
+    the non-empty 5-bit mask `legal`, by the seat's column rule ``columns[j, p]`` (module
+    docstring)."""
+    rule = columns[j, p]
     if rule == COLUMNS_RANDOM:
         counter = _COLUMN_COUNTER + np.uint64((S.round[i] * 4 + p) * 5 + row)
         k = draw(uniform32(bot_keys[j], counter), POPCOUNT[legal])
@@ -251,10 +267,10 @@ def gray_column(S, i, j, p, row, legal, wall_before, rules, tables, bot_keys, gi
 
 
 @inline
-def tile_wall(S, i, j, p, rules, tables, bot_keys, given):
+def tile_wall(S, i, j, p, columns, tables, bot_keys, given):
     """Seat p's wall tiling in game i: its full lines row by row, top to bottom (decision 6.1.1),
-    scored, cleared and their tiles to the lid (§6, gray: §9.3-§9.4), then the floor penalty and
-    the clamp at 0 (§5.3, §6.3)."""
+    scored, cleared and their tiles to the lid (§6, gray: §9.3-§9.4), then the floor penalty (a
+    marker of points: its holder's points with it) and the clamp at 0 (§5.3, §6.3)."""
     wall_before = wall = S.wall[p, i]
     row_colours = S.row_colours[p, i]
     col_colours = S.col_colours[p, i]
@@ -270,12 +286,12 @@ def tile_wall(S, i, j, p, rules, tables, bot_keys, given):
         if S.gray:
             legal = legal_columns(wall, col_colours, row, colour)
             if legal == 0:  # a dead end: the whole line to the floor (§9.4)
-                on_floor = min(on_floor + row + 1, FLOOR_SLOTS)
+                on_floor = min(on_floor + row + 1, S.rules[RULE_FLOOR_SLOTS])
                 to_lid += 1
                 col = -1
             else:
                 col = gray_column(
-                    S, i, j, p, row, legal, wall_before, rules, tables, bot_keys, given
+                    S, i, j, p, row, legal, wall_before, columns, tables, bot_keys, given
                 )
                 S.wall_cells[p, 5 * row + col, i] = colour
         if col >= 0:
@@ -287,7 +303,9 @@ def tile_wall(S, i, j, p, rules, tables, bot_keys, given):
         S.line_count[p, row, i] = 0
         S.line_colour[p, row, i] = -1
         accept |= SPREAD[31 & ~(row_colours >> (5 * row))] << row  # the row's missing colours
-    penalty = _FLOOR_CUM[on_floor]
+    penalty = S.rules[RULE_FLOOR_CUM + on_floor]
+    if S.marker_holder[i] == p and S.rules[RULE_MARKER] == MARKER_POINTS:
+        penalty += S.rules[RULE_MARKER_POINTS]
     S.wall[p, i] = wall
     S.row_colours[p, i] = row_colours
     S.col_colours[p, i] = col_colours
@@ -320,23 +338,32 @@ def count_lead(S, i):
 
 
 @inline
-def end_round(S, i, j, rules, tables, bot_keys, given):
+def end_round(S, i, j, columns, tables, bot_keys, given):
     """Game i's round end without the deal: every seat's wall tiling (`tile_wall`), the lead,
-    the next start player, and the end of the game: a complete row, else the round cap (§8, §10.6).
-    `j` is the game's position in the call's `rules`, `bot_keys` and `given` (gray wall)."""
+    the next start player, and the end of the game: a seat with the rules' complete rows, else the
+    round cap (§8, §10.6). `j` is the game's position in the call's `columns`, `bot_keys` and
+    `given` (gray wall)."""
     players = S.wall.shape[0]
     for p in range(players):
-        tile_wall(S, i, j, p, rules, tables, bot_keys, given)
+        tile_wall(S, i, j, p, columns, tables, bot_keys, given)
     count_lead(S, i)
-    holder = S.marker_holder[i]  # the marker's holder starts, else the same seat (decision 10.4)
+    # The marker's holder starts, else the same seat (decision 10.4); with no marker, the seat
+    # left of this round's start player.
+    holder = S.marker_holder[i]
     start = holder if holder >= 0 else S.start_player[i]
+    if S.rules[RULE_MARKER] == MARKER_OFF:
+        start = (S.start_player[i] + 1) % players
     S.start_player[i] = start
     S.current[i] = start
     ended = False
+    end_rows = S.rules[RULE_END_ROWS]
     for p in range(players):
+        rows = 0
         for row in range(5):
             if (S.wall[p, i] >> (5 * row)) & 31 == 31:
-                ended = True
+                rows += 1
+        if rows >= end_rows:
+            ended = True
     if ended:
         finish(S, i, END_ROW_COMPLETED)
     elif S.round[i] >= S.max_rounds:
@@ -347,16 +374,18 @@ def end_round(S, i, j, rules, tables, bot_keys, given):
 def start_round(S, i, counts):
     """Deal game i's next round: draw t of round R takes the tile at ``rng.pick(uniform32(deal_key,
     R * 64 + t), tiles in the bag)`` in colour order, the lid poured into the bag when the bag is
-    empty at a draw, factory t // 4 getting it; a deal of nothing ends the game `no_tiles` and the
-    round is not played (§7.2-§7.3, §10.5). `counts` (factories, 5) is scratch."""
-    factories = counts.shape[0]
+    empty at a draw, factory t // tiles_per_factory getting it; a deal of nothing ends the game
+    `no_tiles` and the round is not played (§7.2-§7.3, §10.5). `counts` (factories, 5) is
+    scratch."""
+    factories = S.rules[RULE_FACTORIES]
+    per_factory = S.rules[RULE_TILES_PER_FACTORY]
     next_round = S.round[i] + 1
     in_bag = 0
     in_lid = 0
     for c in range(5):
         in_bag += S.bag[c, i]
         in_lid += S.lid[c, i]
-    dealt = min(in_bag + in_lid, 4 * factories)
+    dealt = min(in_bag + in_lid, per_factory * factories)
     counts[:] = 0
     key = S.deal_key[i]
     for t in range(dealt):
@@ -372,7 +401,7 @@ def start_round(S, i, counts):
             colour += 1
             below += S.bag[colour, i]
         S.bag[colour, i] -= 1
-        counts[t // 4, colour] += 1
+        counts[t // per_factory, colour] += 1
     S.sources[0, i] = 0
     present = 0
     for f in range(factories):
@@ -389,7 +418,7 @@ def start_round(S, i, counts):
         finish(S, i, END_NO_TILES)
     else:
         S.round[i] = next_round
-        S.marker_in_centre[i] = True
+        S.marker_in_centre[i] = S.rules[RULE_MARKER] != MARKER_OFF
         S.marker_holder[i] = -1
 
 
@@ -470,10 +499,10 @@ BOT_GREEDY = 1
 
 
 @jit
-def play_games(S, slots, seat_bots, bot_keys, rules, tables, counts, given):
+def play_games(S, slots, seat_bots, bot_keys, columns, tables, counts, given):
     """Play the games in `slots` to their end, in place: seat p of game slots[j] is the compiled
     bot ``seat_bots[j, p]`` (`BOT_*`), with bot-stream key ``bot_keys[j]`` and gray-wall column
-    rule ``rules[j, p]``; `counts` (factories, 5) and `given` (1, 5, P) are scratch. A game may
+    rule ``columns[j, p]``; `counts` (factories, 5) and `given` (1, 5, P) are scratch. A game may
     wait for its round end (no tiles left); a finished one is left as it is."""
     for j in range(slots.shape[0]):
         i = slots[j]
@@ -486,7 +515,7 @@ def play_games(S, slots, seat_bots, bot_keys, rules, tables, counts, given):
                     source, colour, dest = random_pick(S, i, key)
                 pick(S, i, source, colour, dest)
                 continue
-            end_round(S, i, j, rules, tables, bot_keys, given)
+            end_round(S, i, j, columns, tables, bot_keys, given)
             if not S.done[i]:
                 start_round(S, i, counts)
 
@@ -515,10 +544,11 @@ def play_actions(S, slots, actions, limit):
 
 
 @jit
-def end_rounds(S, slots, rules, tables, bot_keys, given):
-    """`end_round` of every game of `slots` (j-th: ``rules[j]``, ``bot_keys[j]``, ``given[j]``)."""
+def end_rounds(S, slots, columns, tables, bot_keys, given):
+    """`end_round` of every game of `slots` (j-th: ``columns[j]``, ``bot_keys[j]``,
+    ``given[j]``)."""
     for j in range(slots.shape[0]):
-        end_round(S, slots[j], j, rules, tables, bot_keys, given)
+        end_round(S, slots[j], j, columns, tables, bot_keys, given)
 
 
 @jit

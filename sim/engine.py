@@ -8,6 +8,11 @@ so callers only ever see games waiting for a pick, or finished.
 
 Randomness is the deal stream of `sim.rng` (see its docstring): a game deals the same tiles in any
 batch, slot or order.
+
+A batch plays one rule set (`sim.rulesets.RuleSet`, ``rule_set=`` of `new_games` and
+`from_snapshots`; the printed game by default): the state carries it, and compiled code reads it
+as the state's table (docs/rules.md, "Rule variants"). Action ids follow the state's factories:
+``(factories + 1) * 30`` of them (`action_count`).
 """
 
 from __future__ import annotations
@@ -22,10 +27,10 @@ from .actions import describe, n_actions
 from .constants import (
     END_REASONS,
     END_ROW_COMPLETED,
-    TILES_PER_COLOUR,
     wall_colour,
 )
 from .records import GameRecords
+from .rulesets import PRINTED_RULES, RuleSet
 from .scoring import winners
 from .state import BatchState, empty_state
 from .tables import unpack_sources
@@ -56,10 +61,12 @@ def _warm() -> None:
     end_rounds(st, slots, _first_legal, deal=False)  # gray_row_legal, end_rounds
     counted = np.empty((3, 2, 2), np.int16)
     compiled.count_completions(st.arrays(), slots, counted)
-    rules, tables, keys = CompiledColumns.uniform(lambda s: np.zeros(2, np.uint64)).rules(st, slots)
+    columns, tables, keys = CompiledColumns.uniform(lambda s: np.zeros(2, np.uint64)).rules(
+        st, slots
+    )
     seat_bots = np.zeros((2, 2), np.int8)
     counts, given = np.zeros((5, 5), np.int64), np.zeros((1, 5, 2), np.int8)
-    compiled.play_games(st.arrays(), slots, seat_bots, keys, rules, tables, counts, given)
+    compiled.play_games(st.arrays(), slots, seat_bots, keys, columns, tables, counts, given)
 
 
 def _first_legal(st, slots, seat, row, colours, legal):
@@ -77,6 +84,7 @@ def new_games(
     first_player,
     max_rounds: int = 100,
     deal_keys=None,
+    rule_set: RuleSet | None = None,
 ) -> BatchState:
     """A batch of new games, round 1 dealt.
 
@@ -90,6 +98,8 @@ def new_games(
     max_rounds : round cap (RULES §10.6)
     deal_keys : (B,) uint64 deal-stream keys (`sim.spec.deal_keys`); default each game's own,
         ``rng.game_keys(seed, g, DEAL)`` (mirrored groups pass their shared key)
+    rule_set : the games' rules (`sim.rulesets.RuleSet`, e.g. ``RuleSet.of(config, spec)``);
+        default the printed game. The wall and the round cap are `wall` and `max_rounds`.
     """
     if players not in (2, 3, 4):
         raise ValueError(f"players must be 2, 3 or 4; got {players}")
@@ -98,9 +108,25 @@ def new_games(
     if max_rounds < 1:
         raise ValueError(f"max_rounds must be at least 1; got {max_rounds}")
     games = np.asarray(games, dtype=np.int64)
-    st = empty_state(players, wall == "gray", seed, max_rounds, games.shape[0])
+    rule_set = _rule_set(rule_set, wall, max_rounds)
+    st = empty_state(players, wall == "gray", seed, max_rounds, games.shape[0], rule_set)
     reset_slots(st, np.arange(games.shape[0]), games, first_player, deal_keys=deal_keys)
     return st
+
+
+def _rule_set(rule_set: RuleSet | None, wall: str, max_rounds: int) -> RuleSet:
+    """`rule_set` (default the printed game) with the call's wall and round cap."""
+    rule_set = PRINTED_RULES if rule_set is None else rule_set
+    if not isinstance(rule_set, RuleSet):
+        raise ValueError(f"rule_set must be a sim.rulesets.RuleSet; got {type(rule_set).__name__}")
+    if rule_set.wall == wall and rule_set.max_rounds == max_rounds:
+        return rule_set
+    return RuleSet.from_dict({"wall": wall, "max_rounds": int(max_rounds)}, base=rule_set)
+
+
+def action_count(st: BatchState) -> int:
+    """The number of action ids of the games of `st`: ``(factories + 1) * 30``."""
+    return n_actions(st.players, st.factories)
 
 
 def reset_slots(
@@ -120,7 +146,7 @@ def reset_slots(
     st.deal_key[slots] = deal_keys
     st.first_player[slots] = first_player
     st.sources[:, slots] = 0
-    st.bag[:, slots] = TILES_PER_COLOUR
+    st.bag[:, slots] = st.rule_set.tiles_per_colour
     st.lid[:, slots] = 0
     st.line_colour[:, :, slots] = -1
     st.line_count[:, :, slots] = 0
@@ -153,7 +179,7 @@ def start_rounds(st: BatchState, slots: np.ndarray) -> None:
     """Deal the next round in `slots` (RULES §7); zero tiles dealt ends a game `no_tiles` (§10.5).
 
     The start player was set by `end_rounds` (the marker's holder, else the start player of the
-    round just played); for a new game it is its first player.
+    round just played; with no marker, the seat after it); for a new game it is its first player.
     """
     counts = np.empty((st.factories, 5), np.int64)  # scratch: compiled code allocates nothing
     kernels().start_rounds(st.arrays(), np.ascontiguousarray(slots, np.int64), counts)
@@ -182,7 +208,7 @@ def legal_mask(st: BatchState) -> np.ndarray:
 
     Returns
     -------
-    mask : (B, n_actions) bool
+    mask : (B, action_count(st)) bool
     """
     b = st.batch
     present = unpack_sources(st.sources).transpose(1, 0, 2) > 0  # (S, 5, B)
@@ -243,7 +269,7 @@ def play(
     """
     slots = np.ascontiguousarray(slots, np.int64)
     actions = np.ascontiguousarray(actions, np.int64)
-    limit = n_actions(st.players)
+    limit = action_count(st)
     code = kernels().play_actions(st.arrays(), slots, actions, limit)
     if code >= 0:  # nothing was played
         bad, why = divmod(code, 2)
@@ -315,24 +341,24 @@ def end_rounds(st: BatchState, slots: np.ndarray, choose_columns=None, deal: boo
         n = slots.shape[0]
         given = _NO_COLUMNS
         if not st.gray:
-            rules, tables, keys = _NO_RULES, NO_TABLES, _NO_KEYS
+            columns, tables, keys = _NO_COLUMN_RULES, NO_TABLES, _NO_KEYS
         elif isinstance(choose_columns, CompiledColumns):
-            rules, tables, keys = choose_columns.rules(st, slots)
+            columns, tables, keys = choose_columns.rules(st, slots)
         elif choose_columns is None:
-            rules = np.full((n, st.players), k.COLUMNS_LEFTMOST, np.int8)
+            columns = np.full((n, st.players), k.COLUMNS_LEFTMOST, np.int8)
             tables, keys = NO_TABLES, _NO_KEYS
         else:
             given = _asked_columns(st, state, slots, choose_columns)
-            rules = np.full((n, st.players), k.COLUMNS_GIVEN, np.int8)
+            columns = np.full((n, st.players), k.COLUMNS_GIVEN, np.int8)
             tables, keys = NO_TABLES, _NO_KEYS
-        k.end_rounds(state, slots, rules, tables, keys, given)
+        k.end_rounds(state, slots, columns, tables, keys, given)
     if deal:
         going = slots[~st.done[slots]]
         if going.size:
             start_rounds(st, going)
 
 
-_NO_RULES = np.zeros((1, 4), np.int8)
+_NO_COLUMN_RULES = np.zeros((1, 4), np.int8)
 _NO_KEYS = np.zeros(1, np.uint64)
 _NO_COLUMNS = np.zeros((1, 5, 4), np.int8)
 
@@ -489,16 +515,27 @@ def from_snapshots(
     snapshots: list[dict],
     max_rounds: int = 100,
     first_player=0,
+    rule_set: RuleSet | None = None,
 ) -> BatchState:
     """A batch of games set up from canonical snapshots (the `snapshot` format), for tests.
 
     Each game continues exactly as from that position: its later deals come from (seed, game).
-    Records count floor penalties and marker takes from this point on.
+    Records count floor penalties and marker takes from this point on. A snapshot's
+    ``start_player`` (the seat that started the round; default its ``current``) matters where
+    nobody takes the marker, and always with no marker (`rule_set`, as for `new_games`).
     """
     games = np.asarray(games, dtype=np.int64)
     if len(snapshots) != games.shape[0]:
         raise ValueError("need one snapshot per game")
-    st = empty_state(players, wall == "gray", seed, max_rounds, games.shape[0])
+    rule_set = _rule_set(rule_set, wall, max_rounds)
+    factories = rule_set.factories_at(players)
+    for b, s in enumerate(snapshots):
+        if len(s["factories"]) != factories:
+            raise ValueError(
+                f"snapshots[{b}].factories lists {len(s['factories'])} factories; the rules "
+                f"have {factories} at {players} players"
+            )
+    st = empty_state(players, wall == "gray", seed, max_rounds, games.shape[0], rule_set)
     st.game[:] = games
     st.deal_key[:] = rng.game_keys(seed, games, rng.DEAL)
     st.first_player[:] = first_player

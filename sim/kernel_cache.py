@@ -34,7 +34,7 @@ SOURCES = (
     "tables.py",
     "actions.py",
     "rng.py",
-    "rulesets.py",
+    "rulesets.py",  # the rule table's indices (`RULE_*`, `MARKER_*`)
     "bots/kernels.py",
     "bots/features.py",
 )

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import engine, rng, self_play
 from .records import GameRecords
+from .rulesets import RuleSet
 
 DEFAULT_BATCH = 16384
 
@@ -211,6 +212,7 @@ def play_batch(
     batch: int = DEFAULT_BATCH,
     recorder: Recorder | None = None,
     deal_keys: np.ndarray | None = None,
+    rule_set: RuleSet | None = None,
 ) -> GameRecords:
     """Play `games` to the end and return their records, in the order of `games`.
 
@@ -223,6 +225,7 @@ def play_batch(
     batch : number of slots played in lockstep
     recorder : hooks called between the engine calls (`Recorder`)
     deal_keys : (N,) deal-stream key of each game (`sim.spec.deal_keys`); default its own
+    rule_set : the games' rules (`sim.rulesets.RuleSet`); default the printed game
     """
     games = np.asarray(games, np.int64)
     total = games.shape[0]
@@ -232,13 +235,29 @@ def play_batch(
     finish = self_play.finisher(bots) if recorder is None and total >= self_play.MIN_GAMES else None
     if finish is not None:  # self-play in compiled code: the same games (`sim.self_play`)
         return self_play.play_games(
-            finish, players, wall, seed, games, first_player, seat_bot, max_rounds, deal_keys
+            finish,
+            players,
+            wall,
+            seed,
+            games,
+            first_player,
+            seat_bot,
+            max_rounds,
+            deal_keys,
+            rule_set,
         )
     width = min(batch, total)
     if deal_keys is None:
         deal_keys = rng.game_keys(seed, games, rng.DEAL)
     st = engine.new_games(
-        players, wall, seed, games[:width], first_player[:width], max_rounds, deal_keys[:width]
+        players,
+        wall,
+        seed,
+        games[:width],
+        first_player[:width],
+        max_rounds,
+        deal_keys[:width],
+        rule_set,
     )
     bot_keys = rng.game_keys(seed, games, rng.BOT)
     slot_pos = np.arange(width)  # position in `games` of the game in each slot
@@ -360,7 +379,8 @@ def play_table(
     batch: int = DEFAULT_BATCH,
     recorder: Recorder | None = None,
 ) -> GameRecords:
-    """`play_batch` of a `Table`; the records' ``seat_bot`` index the configuration's bots."""
+    """`play_batch` of a `Table` under its configuration's rules (`RuleSet.of`, with the round
+    cap `max_rounds`); the records' ``seat_bot`` index the configuration's bots."""
     config = table.config
     records = play_batch(
         config.players,
@@ -374,6 +394,7 @@ def play_table(
         batch,
         recorder,
         table.deal_keys,
+        RuleSet.of(config),
     )
     records.seat_bot = table.seat_bot
     if hasattr(records, "cpu"):  # by label (`table.bots` are in their first seats' order)

@@ -5,9 +5,12 @@ plain Python lists and ints, one game, no speed tricks. Comments cite RULES.md �
 
 Choices fixed here (the batch engine makes the same ones; tests/test_lockstep.py checks it):
 
+- **Rules as data**: a game plays one `sim.rulesets.RuleSet` (``rules=``, default the printed
+  game): bonuses, floor, factories, tiles, marker and end rows as docs/rules.md, "Rule variants",
+  says; ``T`` below is ``tiles_per_factory`` (4), the floor's slots ``len(rules.floor)`` (7).
 - **Dealing** (§7.2, §12.6). At the start of round ``r`` (1-based), for factory ``i = 0..F-1`` and
-  slot ``j = 0..3``: if the bag is empty, pour the whole lid into it; if it is still empty, stop
-  filling altogether; else ``u = scalar_uniform32(seed, game, DEAL, r*64 + i*4 + j)``,
+  slot ``j = 0..T-1``: if the bag is empty, pour the whole lid into it; if it is still empty, stop
+  filling altogether; else ``u = scalar_uniform32(seed, game, DEAL, r*64 + i*T + j)``,
   ``idx = (u * bag_total) >> 32`` and the tile is the smallest colour ``c`` with
   ``bag[0] + … + bag[c] > idx``. A round that deals zero tiles ends the game with ``no_tiles``
   (§10.5); nothing is drawn after the end (§7.1).
@@ -15,10 +18,11 @@ Choices fixed here (the batch engine makes the same ones; tests/test_lockstep.py
   dealing again.
 - **Marker** (§5.4, §5.6, §10.4): placed on the floor before the picked tiles; with a full floor it
   is still taken (its holder starts next) but occupies no slot. Untaken, the round's start player
-  starts again.
-- **Floor and lid** (§5.3, §6.4): tiles beyond slot 7 go to the lid at once; floor tiles go to the
-  lid at cleanup. The canonical snapshot's ``lid`` *includes* tiles lying on floors (the batch
-  engine moves them at once), so the two engines agree at every step.
+  starts again. A marker of N points takes no slot: its holder loses N at the round end, with the
+  floor penalty. With no marker (``off``) the seat left of the round's start player starts next.
+- **Floor and lid** (§5.3, §6.4): tiles beyond the last slot go to the lid at once; floor tiles go
+  to the lid at cleanup. The canonical snapshot's ``lid`` *includes* tiles lying on floors (the
+  batch engine moves them at once), so the two engines agree at every step.
 - **Gray wall** (§9): ``choose_column(seat, row, colour, legal_cols) -> col`` is called for each
   full pattern line whose tile has at least one legal column, seats ``0..n-1``, rows top to bottom;
   the default is the leftmost legal column (§9.3.1). No legal column is the dead end of §9.4 (the
@@ -40,15 +44,8 @@ from sim.quote import shown
 
 from . import rng
 from .actions import FLOOR, decode, describe, encode, n_actions
-from .constants import (
-    FLOOR_CUM,
-    FLOOR_SLOTS,
-    TILES_PER_COLOUR,
-    TILES_PER_FACTORY,
-    WALLS,
-    factories_for,
-    wall_column,
-)
+from .constants import WALLS, wall_column
+from .rulesets import PRINTED_RULES, RuleSet
 
 MARKER = -1  # the start-player marker as an object on a floor line (it is not a tile, §5.4)
 
@@ -98,6 +95,9 @@ class ReferenceGame:
         Seat that starts round 1 (§3.5).
     max_rounds : int
         Round cap (§10.6).
+    rules : RuleSet
+        The other rules (docs/rules.md, "Rule variants"); default the printed game. Its own wall
+        and round cap are not read: `wall` and `max_rounds` are.
     """
 
     def __init__(
@@ -108,6 +108,7 @@ class ReferenceGame:
         game: int,
         first_player: int,
         max_rounds: int = 100,
+        rules: RuleSet | None = None,
     ):
         if players not in (2, 3, 4):  # §3.1
             raise ValueError(f"players must be 2, 3 or 4; got {players}")
@@ -124,12 +125,16 @@ class ReferenceGame:
         self.game = game
         self.first_player = first_player
         self.max_rounds = max_rounds
-        self.n_factories = factories_for(players)  # §3.2: 5 / 7 / 9
-        self.n_actions = n_actions(players)
+        self.rules = PRINTED_RULES if rules is None else rules
+        if not isinstance(self.rules, RuleSet):
+            raise ValueError(f"rules must be a sim.rulesets.RuleSet; got {shown(self.rules)}")
+        self.n_factories = self.rules.factories_at(players)  # §3.2: 5 / 7 / 9 printed
+        self.n_actions = n_actions(players, self.n_factories)
+        self.floor_slots = len(self.rules.floor)  # §5.3: 7 printed
         self._deal_key = rng.game_keys(seed, np.array([game]), rng.DEAL)
 
-        # §3.3 setup: 100 tiles in the bag, empty lid, zero scores.
-        self.bag = [TILES_PER_COLOUR] * 5
+        # §3.3 setup: 100 tiles in the bag (printed), empty lid, zero scores.
+        self.bag = [self.rules.tiles_per_colour] * 5
         self.lid = [0] * 5  # tiles in the box lid (tiles lying on floor lines are NOT in here)
         self.factories = [[0] * 5 for _ in range(self.n_factories)]
         self.centre = [0] * 5
@@ -148,7 +153,8 @@ class ReferenceGame:
         self.end_reason: str | None = None
 
         # Statistics for record() (GameRecords).
-        self.floor_penalty = [0] * players  # sum over rounds of CUM[min(objects, 7)], pre-clamp
+        # Sum over rounds of the floor's penalty (and a marker's points), before the clamp.
+        self.floor_penalty = [0] * players
         self.marker_takes = [0] * players
         self.bonus = [0] * players
         # (round, scores) after each wall tiling: the floor penalty and the clamp done, no bonus.
@@ -186,6 +192,7 @@ class ReferenceGame:
         scores=None,
         lid=None,
         bag=None,
+        rules: RuleSet | None = None,
     ) -> ReferenceGame:
         """A game in the middle of a round, for tests.
 
@@ -194,11 +201,12 @@ class ReferenceGame:
         `MARKER` for the marker), scores 0, lid empty; ``None`` for one seat's entry of `lines`,
         `walls` or `floor` means empty too. `factories` may list fewer factories than
         the game has; the rest are empty. `bag` defaults to whatever makes 20 tiles of each colour
-        (§12.1). `start_player` defaults to `current`. Snapshot-style lists are accepted as is.
+        (§12.1; the rules' ``tiles_per_colour``). `start_player` defaults to `current`.
+        Snapshot-style lists are accepted as is.
         No consistency check is made beyond what the engine needs; see
         tests/test_properties.py's ``check_invariants`` for that.
         """
-        g = cls(players, wall, seed, game, first_player=0, max_rounds=max_rounds)
+        g = cls(players, wall, seed, game, first_player=0, max_rounds=max_rounds, rules=rules)
         n, f = players, g.n_factories
         g.factories = [list(x) for x in (factories or [])] + [
             [0] * 5 for _ in range(f - len(factories or []))
@@ -220,14 +228,18 @@ class ReferenceGame:
         g.round, g.turn, g.current = round, turn, current
         g.start_player = current if start_player is None else start_player
         if bag is None:
-            bag = [TILES_PER_COLOUR - t for t in g._visible_tiles()]
+            bag = [g.rules.tiles_per_colour - t for t in g._visible_tiles()]
         if min(bag) < 0:
-            raise ValueError(f"more than 20 tiles of some colour are placed: bag would be {bag}")
+            raise ValueError(
+                f"more than {g.rules.tiles_per_colour} tiles of some colour are placed: bag would "
+                f"be {bag}"
+            )
         g.bag = list(bag)
         return g
 
     def _visible_tiles(self) -> list[int]:
-        """Tiles per colour outside the bag (§12.1 conservation: this plus the bag is 20 each)."""
+        """Tiles per colour outside the bag (§12.1 conservation: this plus the bag is the rules'
+        tiles per colour, 20 printed)."""
         out = list(self.lid)
         for src in self.factories + [self.centre]:
             out = [a + b for a, b in zip(out, src, strict=True)]
@@ -300,9 +312,10 @@ class ReferenceGame:
         return None
 
     def _to_floor(self, seat: int, colour: int, k: int) -> None:
-        """§5.3: fill free slots left to right; tiles beyond slot 7 go to the lid at once."""
+        """§5.3: fill free slots left to right; tiles beyond the last slot (7 printed) go to the
+        lid at once."""
         for _ in range(k):
-            if len(self.floor[seat]) < FLOOR_SLOTS:
+            if len(self.floor[seat]) < self.floor_slots:
                 self.floor[seat].append(colour)
             else:
                 self.lid[colour] += 1  # §5.3.1/5.3.2
@@ -337,7 +350,8 @@ class ReferenceGame:
             self.marker_in_centre = False
             self.marker_holder = seat
             self.marker_takes[seat] += 1
-            if len(self.floor[seat]) < FLOOR_SLOTS:  # §5.4.1: before the tiles
+            # §5.4.1: before the tiles; a marker of points takes no slot (it costs its points)
+            if self.rules.marker == "floor" and len(self.floor[seat]) < self.floor_slots:
                 self.floor[seat].append(MARKER)
             # §5.6: floor full -> still held and starts next round, no slot, no penalty
         if dest == FLOOR:  # §5.2.4
@@ -387,11 +401,18 @@ class ReferenceGame:
             self.lid[colour] += r  # the other r tiles go to the lid
         return points
 
+    def floor_penalty_of(self, objects: int) -> int:
+        """§5.3: slot k (left to right) costs ``rules.floor[k]``; the first `objects` slots."""
+        return sum(self.rules.floor[: min(objects, self.floor_slots)])
+
     def _end_round(self, choose_column) -> None:
+        marker_points = self.rules.marker_points  # None unless the marker costs points
         for seat in range(self.players):
             points = self._tile_wall(seat, choose_column)
-            objects = len(self.floor[seat])  # <= 7 by construction; the marker counts (§5.4)
-            penalty = int(FLOOR_CUM[min(objects, FLOOR_SLOTS)])
+            objects = len(self.floor[seat])  # <= the floor's slots by construction (§5.4)
+            penalty = self.floor_penalty_of(objects)
+            if marker_points is not None and self.marker_holder == seat:
+                penalty += marker_points  # taken with the floor penalty, before the clamp
             self.floor_penalty[seat] += penalty
             self.scores[seat] = max(0, self.scores[seat] + points - penalty)  # §6.3, §6.3.1
             for obj in self.floor[seat]:  # §6.4 cleanup: tiles to the lid, marker to its holder
@@ -399,13 +420,20 @@ class ReferenceGame:
                     self.lid[obj] += 1
             self.floor[seat] = []
         self.tiling_scores.append((self.round, list(self.scores)))
-        # §5.4 / §10.4: the marker's holder starts next; untaken, the start player starts again.
-        if self.marker_holder >= 0:
+        # §5.4 / §10.4: the marker's holder starts next; untaken, the start player starts again;
+        # with no marker the seat left of this round's start player.
+        if self.rules.marker == "off":
+            self.start_player = (self.start_player + 1) % self.players
+        elif self.marker_holder >= 0:
             self.start_player = self.marker_holder
         self.current = self.start_player
         rows, cols, colours = self.complete_rows(), self.complete_cols(), self.complete_colours()
-        self.bonus = [2 * a + 7 * b + 10 * c for a, b, c in zip(rows, cols, colours, strict=True)]
-        if any(rows):  # §8.1: ends after tiling; bonuses after the clamp (§8.2.1)
+        r = self.rules
+        self.bonus = [
+            r.row_bonus * a + r.column_bonus * b + r.colour_bonus * c
+            for a, b, c in zip(rows, cols, colours, strict=True)
+        ]
+        if max(rows) >= r.end_rows:  # §8.1: ends after tiling; bonuses after the clamp (§8.2.1)
             self.scores = [s + b for s, b in zip(self.scores, self.bonus, strict=True)]
             self._finish("row_completed")
         elif self.round >= self.max_rounds:  # §10.6
@@ -417,9 +445,11 @@ class ReferenceGame:
 
     def _start_round(self, r: int) -> None:
         """§7.2 refill (dealing fixed exactly, see the module docstring), §7.4 marker."""
-        draws = rng.uniform32(self._deal_key, r * 64 + np.arange(4 * self.n_factories)).tolist()
+        per_factory = self.rules.tiles_per_factory  # 4 printed
+        slots = per_factory * self.n_factories  # at most 64 (`sim.rulesets`)
+        draws = rng.uniform32(self._deal_key, r * 64 + np.arange(slots)).tolist()
         dealt = 0
-        for slot in range(TILES_PER_FACTORY * self.n_factories):  # factory i = slot // 4
+        for slot in range(slots):  # factory i = slot // per_factory
             if sum(self.bag) == 0:  # §7.2.1: pour the lid only when the bag is empty
                 self.bag = [b + t for b, t in zip(self.bag, self.lid, strict=True)]
                 self.lid = [0] * 5
@@ -431,13 +461,13 @@ class ReferenceGame:
                 colour += 1
                 acc += self.bag[colour]
             self.bag[colour] -= 1
-            self.factories[slot // TILES_PER_FACTORY][colour] += 1
+            self.factories[slot // per_factory][colour] += 1
             dealt += 1
         if dealt == 0:  # §10.5: a fixed point, end now
             self._finish("no_tiles")
             return
         self.round = r
-        self.marker_in_centre = True  # §7.4 / §4.3
+        self.marker_in_centre = self.rules.marker != "off"  # §7.4 / §4.3
         self.marker_holder = -1
         self.current = self.start_player
 

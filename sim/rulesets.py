@@ -3,9 +3,9 @@
 A rule set is the printed game (`RuleSet()`) or the printed game with some rules changed. Its keys,
 in `KEYS` order (docs/rules.md, "Rule variants", says what each one means and allows):
 
-==================  =======================  =========================================================
+==================  =======================  =======================================================
 key                 printed                  what it is
-==================  =======================  =========================================================
+==================  =======================  =======================================================
 wall                coloured                 ``coloured`` or ``gray`` (§9)
 max_rounds          100                      the round cap, 1..1000 (§10.6)
 row_bonus           2                        end bonus per complete row, 0..50 (§8.2)
@@ -21,7 +21,7 @@ marker              floor                    the first-player marker: ``floor`` 
                                              the left each round) or a whole number of points
                                              0..20 its taker loses at the round end (no slot)
 end_rows            1                        complete rows one player needs to end the game, 1..5
-==================  =======================  =========================================================
+==================  =======================  =======================================================
 
 A round deals at most 64 tiles (``factories × tiles_per_factory``): the deal stream numbers a
 round's draws 0..63 (`sim.rng`), which is what keeps the printed game's deals as they are.
@@ -207,9 +207,10 @@ class RuleSet:
         t[RULE_TILES_PER_FACTORY] = self.tiles_per_factory
         t[RULE_TILES_PER_COLOUR] = self.tiles_per_colour
         points = self.marker_points
-        t[RULE_MARKER] = (
-            MARKER_OFF if self.marker == "off" else MARKER_FLOOR if points is None else MARKER_POINTS
-        )
+        if self.marker == "off":
+            t[RULE_MARKER] = MARKER_OFF
+        else:
+            t[RULE_MARKER] = MARKER_FLOOR if points is None else MARKER_POINTS
         t[RULE_MARKER_POINTS] = points or 0
         t[RULE_END_ROWS] = self.end_rows
         cum = self.floor_cumulative()
@@ -257,9 +258,7 @@ class RuleSet:
         for key, value in data.items():
             name = _KEY_ALIASES.get(key, key)
             if name not in KEYS:
-                raise ValueError(
-                    f"{path}: unknown rule {shown(key)} (rules: {', '.join(KEYS)})"
-                )
+                raise ValueError(f"{path}: unknown rule {shown(key)} (rules: {', '.join(KEYS)})")
             given[name] = value
         out = object.__new__(cls)
         for f in fields(cls):
@@ -316,7 +315,6 @@ class RuleSet:
         return replace(
             config.rules, wall=config.wall, max_rounds=DEFAULT_MAX_ROUNDS if cap is None else cap
         )
-
 
 
 def parse_value(key: str, text: str, path: str) -> Any:

@@ -73,6 +73,7 @@ def play_games(
     seat_bot: np.ndarray,
     max_rounds: int = 100,
     deal_keys: np.ndarray | None = None,
+    rule_set=None,
 ) -> GameRecords:
     """`play.play_batch` of `games` (same arguments) with `finish` (`finisher`'s): the records in
     the order of `games`."""
@@ -83,7 +84,14 @@ def play_games(
     for lo in range(0, games.shape[0], BLOCK):
         block = slice(lo, lo + BLOCK)
         st = engine.new_games(
-            players, wall, seed, games[block], first_player[block], max_rounds, deal_keys[block]
+            players,
+            wall,
+            seed,
+            games[block],
+            first_player[block],
+            max_rounds,
+            deal_keys[block],
+            rule_set,
         )
         finish(st, bot_keys[block], seat_bot[block])
         parts.append(engine.records(st, seat_bot=seat_bot[block]))
@@ -102,12 +110,12 @@ def play_compiled(st, bot_keys: np.ndarray, seat_kind: np.ndarray, slots=None) -
     slots = np.ascontiguousarray(slots, np.int64)
     seat_kind = np.ascontiguousarray(np.asarray(seat_kind, np.int8).take(slots, axis=0))
     # Column rules: random's uniform, greedy's the highest of `column_keys(0.0)` (table 0).
-    rules = np.where(seat_kind == kernels.BOT_GREEDY, 0, kernels.COLUMNS_RANDOM).astype(np.int8)
+    columns = np.where(seat_kind == kernels.BOT_GREEDY, 0, kernels.COLUMNS_RANDOM).astype(np.int8)
     tables = column_keys(0.0)[None]
     keys = np.ascontiguousarray(np.asarray(bot_keys, np.uint64).take(slots))
     counts = np.zeros((st.factories, 5), np.int64)
     given = np.zeros((1, 5, st.players), np.int8)
-    kernels.play_games(st.arrays(), slots, seat_kind, keys, rules, tables, counts, given)
+    kernels.play_games(st.arrays(), slots, seat_kind, keys, columns, tables, counts, given)
 
 
 def play_random(st, slots: np.ndarray, bot_keys: np.ndarray) -> None:

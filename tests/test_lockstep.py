@@ -92,15 +92,24 @@ def _batch_rows(st) -> np.ndarray:
     return np.concatenate([np.asarray(c, np.int64).reshape(-1, b) for c in cols]).T
 
 
-def run_lockstep(players: int, wall: str, seed: int, n_games: int, max_rounds: int = 100) -> dict:
-    """Play `n_games` in lockstep; assert agreement throughout. Returns end-reason counts."""
+def run_lockstep(
+    players: int, wall: str, seed: int, n_games: int, max_rounds: int = 100, rule_set=None
+) -> dict:
+    """Play `n_games` in lockstep under `rule_set` (a `sim.rulesets.RuleSet`, default the printed
+    game); assert agreement throughout. Returns end-reason counts."""
     games = np.arange(n_games, dtype=np.int64)
     first = first_player(seed, games, players)  # the jobs' own rule
     st = engine.new_games(
-        players, wall, seed, games=games, first_player=first, max_rounds=max_rounds
+        players,
+        wall,
+        seed,
+        games=games,
+        first_player=first,
+        max_rounds=max_rounds,
+        rule_set=rule_set,
     )
     refs = [
-        ReferenceGame(players, wall, seed, int(g), int(f), max_rounds)
+        ReferenceGame(players, wall, seed, int(g), int(f), max_rounds, rules=rule_set)
         for g, f in zip(games, first, strict=True)
     ]
     keys = rng.game_keys(seed, games, rng.BOT)
