@@ -169,13 +169,16 @@ def _by_bot(
     return out
 
 
-def _compiled_columns(bots: list, seat_bot: np.ndarray, slot_pos, bot_keys: np.ndarray):
+def _compiled_columns(
+    bots: list, seat_bot: np.ndarray, slot_pos, bot_keys: np.ndarray, rule_set: RuleSet
+):
     """An `engine.CompiledColumns` for the bots' gray-wall columns when every bot's choice is
-    compiled (`bots.base.column_table`); None otherwise. ``slot_pos()`` is the position in the
+    compiled (`bots.base.column_table`, its keys weighed by `rule_set`'s bonuses); None
+    otherwise. ``slot_pos()`` is the position in the
     call's games of each slot's game (it changes as slots take new games)."""
     from .bots.base import UNIFORM_COLUMNS, column_table
 
-    found = [column_table(bot) for bot in bots]
+    found = [column_table(bot, rule_set) for bot in bots]
     if any(table is None for table in found):
         return None
     tables, rule_of_bot = [], []
@@ -289,7 +292,7 @@ def play_batch(
     # (`Bot.all_seats`; the built-in bots'); a plugin's gets one int seat at a time.
     choose_columns.all_seats = all(getattr(bot, "all_seats", False) for bot in bots)
     columns = choose_columns if wall == "gray" else None
-    compiled_columns = _compiled_columns(bots, seat_bot, lambda: slot_pos, bot_keys)
+    compiled_columns = _compiled_columns(bots, seat_bot, lambda: slot_pos, bot_keys, st.rule_set)
     if wall == "gray" and compiled_columns is not None:
         columns = compiled_columns  # every bot's column choice is made in compiled code
 
