@@ -78,10 +78,10 @@ def _quote(arg: str) -> str:
     return f"'{arg}'" if any(c in arg for c in "|/ ") and not arg.startswith("--") else arg
 
 
-def margin(rules: str, games: int) -> dict:
+def margin(rules: str, baseline: str, games: int) -> dict:
     """``azulsim sweep --rules RULES --bots heuristic,greedy --players 2,4``, its job played here
     once with its game rows (`sim.local.run_local`, ``games_out``): per value, the sweep's row
-    (the heuristic's win rate, the paired difference to the baseline, the first value) and, from
+    (the heuristic's win rate, the paired difference to the baseline, the printed value) and, from
     the rows, the heuristic's points minus greedy's mean in each game, its mean with a 95 %
     interval and its paired difference to the baseline's same game (same deal and seats)."""
     import tempfile
@@ -94,7 +94,7 @@ def margin(rules: str, games: int) -> dict:
     from sim.sweep import sweep_spec
 
     spec = sweep_spec(split_bot_list("heuristic,greedy"), games=games, seed=SEED, players=[2, 4],
-                      rules=rules)  # fmt: skip
+                      rules=rules, baseline=baseline)  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "games.parquet"
         doc = run_local(spec, workers=1, games_out=path).statistics()
@@ -150,8 +150,9 @@ def margin(rules: str, games: int) -> dict:
              "value": next(iter(g["best"]["values"].values())),
              "indistinguishable": [label(c) for c in g["versus_best"]["indistinguishable"]]}
             for g in sweep["groups"]]  # fmt: skip
-    return {"command": f"azulsim sweep --rules '{rules}' --bots heuristic,greedy --players "
-            f"{PLAYERS} --games {games} --seed {SEED}", "rows": rows, "best": best}  # fmt: skip
+    command = (f"azulsim sweep --rules '{rules}' --bots heuristic,greedy --players {PLAYERS} "
+               f"--baseline '{baseline}' --games {games} --seed {SEED}")  # fmt: skip
+    return {"command": command, "rows": rows, "best": best}
 
 
 def _ci(x) -> list[float]:
@@ -203,7 +204,7 @@ def tables(result: dict) -> str:
         m = result[name]
         lines += ["", f"`{m['command']}`", "",
                   f"| players | {what} | games | heuristic's win rate | minus the first value "
-                  "(paired) | heuristic minus greedy, points | minus the first value (paired) | "
+                  "(paired) | heuristic minus greedy, points | minus the printed value (paired) | "
                   "heuristic's score | greedy's score | floor penalty per player | end bonus per "
                   "player |", "|" + " --- |" * 11]  # fmt: skip
         for r in m["rows"]:
@@ -240,9 +241,11 @@ def main() -> None:
     result = {
         "seed": SEED,
         "first_player": first_player(240 if q else 6_000),
-        "column_margin": margin("column_bonus=3..10/1", 120 if q else 3_000),
+        "column_margin": margin("column_bonus=3..10/1", "column_bonus=7", 120 if q else 3_000),
         "floor_margin": margin(
-            f"floor={PRINTED_FLOOR}|{HARSH_FLOOR}|{GENTLE_FLOOR}", 120 if q else 3_000
+            f"floor={PRINTED_FLOOR}|{HARSH_FLOOR}|{GENTLE_FLOOR}",
+            f"floor={PRINTED_FLOOR}",
+            120 if q else 3_000,
         ),  # fmt: skip
     }
     result["command"] = "python bench/rule_study.py" + (" --quick" if q else "")
