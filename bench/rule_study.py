@@ -2,15 +2,15 @@
 
 Three ``azulsim`` commands, run here in-process (`service.cli.main` with ``--json``):
 
-1. ``azulsim balance``: heuristic self-play at 2 and 4 players under the printed rules and five
-   variants (column bonus 3, 5, 10; a harsher and a gentler floor), each paired with the printed
+1. ``azulsim balance``: heuristic self-play at 2 and 4 players under the printed rules and nine
+   variants (column bonus 3 to 10; a harsher and a gentler floor), each paired with the printed
    game on the same deals and seats; the start player's win rate and the turn-order balance.
 2. ``azulsim sweep --rules 'column_bonus=3..10/1' --bots heuristic,greedy --players 2,4``: the
    heuristic's win rate against greedy per column bonus, paired with the printed value (7).
 3. The same sweep over three floors (printed, harsher, gentler).
 
-Writes bench/results/rule_study.json and the tables into docs/research.md between its
-``<!-- study:rule_study -->`` markers::
+Writes bench/results/rule_study.json, docs/research/rule_study.png and the tables into
+docs/research.md between its ``<!-- study:rule_study -->`` markers::
 
     python bench/rule_study.py [--quick]
 
@@ -35,8 +35,12 @@ SEED = 2026
 PRINTED_FLOOR = "1/1/2/2/2/3/3"
 HARSH_FLOOR = "2/2/3/3/3/4/4"
 GENTLE_FLOOR = "1/1/1/1/1/1/1"
-RULE_SETS = ["printed", "column_bonus=3", "column_bonus=5", "column_bonus=10",
-             f"floor={HARSH_FLOOR}", f"floor={GENTLE_FLOOR}"]  # fmt: skip
+RULE_SETS = [
+    "printed",
+    *(f"column_bonus={b}" for b in (3, 4, 5, 6, 8, 9, 10)),
+    f"floor={HARSH_FLOOR}",
+    f"floor={GENTLE_FLOOR}",
+]
 PLAYERS = "2,4"
 
 
@@ -231,6 +235,43 @@ def tables(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _short(label: str) -> str:
+    return label.replace("column_bonus=", "column\nbonus ").replace("floor=", "floor\n")
+
+
+def figure(result: dict, path: Path) -> None:
+    """Left: the start player's win rate over its fair share per rule set; right: the heuristic's
+    points over greedy's per column bonus; 95 % intervals."""
+    from research import _errbar, _figure
+
+    fig = _figure(10, 3.6)
+    ax_fp, ax_m = fig.subplots(1, 2)
+    rows = result["first_player"]["rows"]
+    labels = list(dict.fromkeys(r["rule_set"] for r in rows))
+    for i, players in enumerate((2, 4)):
+        sub = [r for r in rows if r["players"] == players]
+        xs = [labels.index(r["rule_set"]) + (i - 0.5) * 0.15 for r in sub]
+        _errbar(ax_fp, xs, [r["first_player"] * players for r in sub],
+                [[c * players for c in r["first_player_ci95"]] for r in sub], 100.0,
+                linestyle="none", label=f"{players} players")  # fmt: skip
+        sub = [r for r in result["column_margin"]["rows"] if r["players"] == players]
+        _errbar(ax_m, [r["value"] for r in sub], [r["margin"] for r in sub],
+                [r["margin_ci95"] for r in sub], label=f"{players} players")  # fmt: skip
+    ax_fp.axhline(100, color="0.4", linestyle="--", linewidth=1, label="no advantage")
+    ax_fp.set_xticks(range(len(labels)), [_short(t) for t in labels], fontsize=7)
+    ax_fp.set_ylabel("start player's wins, % of a fair share")
+    ax_fp.set_title("heuristic self-play", fontsize=9)
+    ax_m.axvline(7, color="0.4", linestyle=":", linewidth=1, label="printed")
+    ax_m.set_xlabel("column bonus")
+    ax_m.set_ylabel("heuristic's points minus greedy's")
+    ax_m.set_title("heuristic against greedy", fontsize=9)
+    for ax in (ax_fp, ax_m):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, frameon=False)
+    fig.suptitle("Rule study: column bonus and floor (95% intervals)", fontsize=10)
+    fig.savefig(path)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small game counts (a smoke run)")
@@ -240,12 +281,12 @@ def main() -> None:
     wall = time.time()
     result = {
         "seed": SEED,
-        "first_player": first_player(240 if q else 6_000),
-        "column_margin": margin("column_bonus=3..10/1", "column_bonus=7", 120 if q else 3_000),
+        "first_player": first_player(240 if q else 24_000),
+        "column_margin": margin("column_bonus=3..10/1", "column_bonus=7", 120 if q else 12_000),
         "floor_margin": margin(
             f"floor={PRINTED_FLOOR}|{HARSH_FLOOR}|{GENTLE_FLOOR}",
             f"floor={PRINTED_FLOOR}",
-            120 if q else 3_000,
+            120 if q else 12_000,
         ),  # fmt: skip
     }
     result["command"] = "python bench/rule_study.py" + (" --quick" if q else "")
@@ -256,6 +297,7 @@ def main() -> None:
             json.dumps(result, indent=1) + "\n"
         )
         _write_markers(ROOT / "docs" / "research.md", {"rule_study": tables(result)})
+        figure(result, ROOT / "docs" / "research" / "rule_study.png")
     else:
         print(tables(result))
     print(json.dumps({"cpu_s": result["cpu_s"], "wall_s": result["wall_s"],
