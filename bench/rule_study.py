@@ -1,6 +1,8 @@
 """The rule study of docs/research.md ("A rule study: the column bonus and the floor"), regenerated.
 
-Three ``azulsim`` commands, run here in-process (`service.cli.main` with ``--json``):
+Three ``azulsim`` commands, run here in-process: the balance through `service.cli.main` with
+``--json``, the two sweeps as the job their command builds (`sim.sweep.sweep_spec`), played once
+with its game rows (`sim.local.run_local`, ``games_out``) for the per-game points margin:
 
 1. ``azulsim balance``: heuristic self-play at 2 and 4 players under the printed rules and nine
    variants (column bonus 3 to 10; a harsher and a gentler floor), each paired with the printed
@@ -207,7 +209,7 @@ def tables(result: dict) -> str:
     for name, what in (("column_margin", "column bonus"), ("floor_margin", "floor")):
         m = result[name]
         lines += ["", f"`{m['command']}`", "",
-                  f"| players | {what} | games | heuristic's win rate | minus the first value "
+                  f"| players | {what} | games | heuristic's win rate | minus the printed value "
                   "(paired) | heuristic minus greedy, points | minus the printed value (paired) | "
                   "heuristic's score | greedy's score | floor penalty per player | end bonus per "
                   "player |", "|" + " --- |" * 11]  # fmt: skip
@@ -228,10 +230,11 @@ def tables(result: dict) -> str:
                          f"{r['greedy_score']:.2f} | "
                          f"{r['floor_penalty']:.2f} | {r['bonus']:.2f} |")  # fmt: skip
         for b in m["best"]:
-            same = ", ".join(_value(v) for v in b["indistinguishable"]) or "none"
+            same = ", ".join(_value(v) for v in b["indistinguishable"] if v != b["value"])
             lines.append("")
             lines.append(f"{b['players']} players: highest win rate at {_value(b['value'])}; "
-                         f"values the paired test (Holm) cannot tell from it: {same}.")  # fmt: skip
+                         f"other values the paired test (Holm) cannot tell from it: "
+                         f"{same or 'none'}.")  # fmt: skip
     return "\n".join(lines)
 
 
