@@ -239,7 +239,8 @@ def tables(result: dict) -> str:
 
 
 def _short(label: str) -> str:
-    return label.replace("column_bonus=", "column\nbonus ").replace("floor=", "floor\n")
+    names = {f"floor={HARSH_FLOOR}": "harsher\nfloor", f"floor={GENTLE_FLOOR}": "gentler\nfloor"}
+    return names.get(label, label.replace("column_bonus=", "column\nbonus "))
 
 
 def figure(result: dict, path: Path) -> None:
