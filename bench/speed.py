@@ -116,12 +116,13 @@ def rule_variants(quick: bool) -> dict:
 
     from sim.play import play_games
     from sim.rulesets import RuleSet
+    from sim.spec import Configuration
 
     out = {"variant": VARIANT, "target_ratio": VARIANT_TARGET, "repeats": RULE_REPEATS, "rows": []}
     for bot in ("random", "greedy"):
         games = GAMES[bot] // (8 if quick else 2)
         configs = {
-            label: RuleSet.parse(label).configuration(2, [bot, bot])
+            label: Configuration.under(RuleSet.parse(label), 2, [bot, bot])
             for label in ("printed", VARIANT)
         }
         for config in configs.values():

@@ -21,7 +21,7 @@ from typing import Any
 from .bots.registry import parse_bot_spec
 from .bots.restricted import ELEMENTS
 from .rulesets import RuleSet
-from .spec import JobSpec
+from .spec import Configuration, JobSpec
 
 SCHEMA = "azulsim.balance/1"
 DEFAULT_BOT = "heuristic"  # the strongest bot that plays millions of games (docs/bots.md, ladder)
@@ -100,9 +100,11 @@ def balance_spec(
         for i, rule in enumerate(rules):
             if i:
                 pairs.append([len(configs), first])
-            configs.append(rule.configuration(p, [bot] * p))
+            configs.append(Configuration.under(rule, p, [bot] * p))
         for e in elements:
-            configs.append(rules[0].configuration(p, [restricted_label(bot, e)] + [bot] * (p - 1)))
+            configs.append(
+                Configuration.under(rules[0], p, [restricted_label(bot, e)] + [bot] * (p - 1))
+            )
     return JobSpec(configurations=configs, games=games, seed=seed, pairs=pairs)
 
 

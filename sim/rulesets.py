@@ -298,15 +298,6 @@ class RuleSet:
         value = parse_value(name, text, f"{path}.{name}")
         return RuleSet.from_dict({name: value}, path, base=self)
 
-    def configuration(self, players: int, bots, seating: str = "rotate"):
-        """The `sim.spec.Configuration` of these rules (the round cap set only when it is not the
-        default, so a printed configuration is the plain one)."""
-        from .spec import Configuration
-
-        cap = None if self.max_rounds == DEFAULT_MAX_ROUNDS else self.max_rounds
-        rest = replace(self, wall="coloured", max_rounds=DEFAULT_MAX_ROUNDS)
-        return Configuration(players, tuple(bots), seating, self.wall, cap, rest)
-
     @classmethod
     def of(cls, config, spec=None) -> RuleSet:
         """The rule set configuration `config` of job `spec` plays under (the job's round cap

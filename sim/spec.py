@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -138,6 +138,15 @@ class Configuration:
         object.__setattr__(self, "bots", tuple(s.label for s in specs))
         object.__setattr__(self, "wall", wall)
         object.__setattr__(self, "_specs", tuple(specs))
+
+    @classmethod
+    def under(cls, rule_set: RuleSet, players: int, bots, seating: str = "rotate") -> Configuration:
+        """The configuration of `bots` playing under a full rule set (its wall and round cap
+        become the configuration's own; the round cap set only when it is not the default, so a
+        printed configuration is the plain one)."""
+        cap = None if rule_set.max_rounds == DEFAULT_MAX_ROUNDS else rule_set.max_rounds
+        rest = replace(rule_set, wall="coloured", max_rounds=DEFAULT_MAX_ROUNDS)
+        return cls(players, tuple(bots), seating, rule_set.wall, cap, rest)
 
     @property
     def bot_specs(self) -> tuple[BotSpec, ...]:

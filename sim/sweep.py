@@ -243,7 +243,9 @@ def sweep_spec(
                 for key in names:
                     if key.startswith("rules."):
                         ruleset = ruleset.with_value(key[len("rules.") :], values[key])
-                configs.append(ruleset.configuration(len(table), (focal, *table[1:]), seating))
+                configs.append(
+                    Configuration.under(ruleset, len(table), (focal, *table[1:]), seating)
+                )
             if len(set(labels.values())) != len(labels):
                 raise ValueError(f"sweep values give the same bot twice: {list(labels.values())}")
     base = 0

@@ -21,7 +21,7 @@ from sim.quote import shown
 
 from .bots.registry import parse_bot_spec
 from .rulesets import RuleSet
-from .spec import JobSpec
+from .spec import Configuration, JobSpec
 
 MAX_BOTS = 12
 
@@ -71,7 +71,7 @@ def tournament_spec(
             raise ValueError("give the wall once: wall or the rules' wall")
         rules = rules.with_value("wall", wall)
     configs = [
-        rules.configuration(players, order, "mirrored")
+        Configuration.under(rules, players, order, "mirrored")
         for table in combinations(labels, players)
         for order in orders(table)
     ]

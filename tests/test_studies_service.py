@@ -190,4 +190,5 @@ def test_rule_sweep_of_two_line_ups_at_two_player_counts_is_one_job(
         {"row_bonus": 3, "column_bonus": 3},
         {"row_bonus": 3, "column_bonus": 4},
     ]
-    assert job.spec.configurations[0].rules == "row_bonus=3,column_bonus=3"
+    kept = job.spec.configurations[0].rules
+    assert (kept.row_bonus, kept.column_bonus) == (3, 3) and not kept.HasField("colour_bonus")
