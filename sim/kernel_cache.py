@@ -82,10 +82,15 @@ def cache_dir() -> Path:
     return spare
 
 
+configured: Path | None = None  # the folder `configure` chose (`sim.compile_once` locks there)
+
+
 def configure() -> Path:
     """Point numba's cache at `cache_dir` (before any function here is compiled or loaded)."""
+    global configured
     import numba
 
     path = cache_dir()
     numba.config.CACHE_DIR = str(path)
+    configured = path
     return path

@@ -174,13 +174,25 @@ def report(fault: str, **figures) -> None:
 
 
 def start_workers(celery_worker_process, env, n=1, concurrency=2, delay=0.0, **extra):
+    """`n` workers with the fault preamble, each once its pool children have loaded the engine
+    (workers/app.py): a message a worker took meanwhile would wait seconds on a busy machine, and
+    a test's faults are timed from chunks in play, not from a load (a delivery older than the
+    visibility timeout at a kill is restored by kombu, not taken over by the reconciler)."""
     extra = {"AZULSIM_FAULT_DELAY": str(delay), **{k: str(v) for k, v in extra.items()}}
-    return [
+    workers = [
         celery_worker_process(
             env, concurrency=concurrency, preamble=FAULT_PREAMBLE, extra_env=extra
         )
         for _ in range(n)
     ]
+    for worker in workers:
+        wait_until(
+            lambda w=worker: w.log().count("compiled engine loaded in ") >= concurrency,
+            60,
+            "every pool child to load the engine",
+            details=worker.log,
+        )
+    return workers
 
 
 # --- 1. pool children SIGKILLed in the middle of chunks ---------------------------------------

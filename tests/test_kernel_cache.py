@@ -222,3 +222,27 @@ def test_an_empty_read_only_cache_folder_compiles_into_the_temporary_directory(o
     user = 65534 if os.geteuid() == 0 else os.getuid()
     compiled = list((spare / f"azulsim-kernels-{user}").iterdir())
     assert len(compiled) == 1 and any(compiled[0].rglob("*.nbi")), compiled
+
+
+def test_a_completed_warm_up_loads_without_the_lock(tmp_path):
+    # Once a warm-up completed for these sources (its marker), processes load the cache side by
+    # side: one started while the lock is held (as by a compile of other code) plays at once.
+    import fcntl
+
+    from sim import compile_once, engine
+
+    engine.kernels()  # compiled or loaded here, under the lock if this cache had no marker yet
+    marker = compile_once.done_marker(engine._warm)
+    assert marker.exists(), marker
+    lock = kernel_cache.configured / f"azulsim-kernels-{os.getuid()}.lock"
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        run = subprocess.run(
+            [sys.executable, "-c", PLAY_RANDOM],
+            env={**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_DEBUG_CACHE": "1"},
+            capture_output=True,
+            text=True,
+            timeout=generous(120),
+        )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "data loaded from" in run.stdout and "data saved to" not in run.stdout

@@ -6,6 +6,7 @@ database, prefix and queue; the job's counters must equal `sim.local.run_local`'
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -82,12 +83,20 @@ def test_worker_runs_a_job_exactly(stack, env, expected, celery_worker_process):
     again, created = submit(store, app, SPEC, "w-1")  # idempotent: nothing published twice
     assert not created and again.job_id == job.job_id
     assert queue_length(store, store.settings.queue) == 6
-    celery_worker_process(env, concurrency=2)
+    worker = celery_worker_process(env, concurrency=2)
     done = wait_job(store, job.job_id, celery_worker_process)
     assert done.state == "SUCCEEDED", done.error
     assert (done.games_done, done.chunks_done) == (260, 6)
     assert store.counters(job.job_id) == expected
     assert derive(store.counters(job.job_id), done.spec)["games_done"] == 260
+    # Each pool child loaded the engine when it started, before its first chunk (workers/app.py):
+    # the load never counts against a chunk's time limits.
+    log = worker.log()
+    children = set(re.findall(r"/(ForkPoolWorker-\d+)\] chunk ", log))
+    assert children, log
+    for child in children:
+        loaded = log.find(f"/{child}] compiled engine loaded in ")
+        assert 0 <= loaded < log.find(f"/{child}] chunk "), log
 
 
 def test_chunk_published_twice_counts_once(stack, env, expected, celery_worker_process):

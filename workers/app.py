@@ -12,7 +12,9 @@ environment: `run_worker` sets them when unset, before the pool forks.
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 
 from celery import Celery, bootsteps, signals
 
@@ -81,6 +83,11 @@ def celery_config(settings: Settings) -> dict:
         # Without it a running acks_late task runs twice after a broker connection loss.
         "worker_cancel_long_running_tasks_on_connection_loss": True,
         "worker_soft_shutdown_timeout": 30.0,  # SIGTERM lets a running chunk finish (5.5+)
+        # A pool child loads the compiled engine before it reports up (`_load_engine_in_children`):
+        # seconds on a busy machine, a compile when the machine has no cache yet. Celery's 4 s
+        # would kill it mid-load, again and again; this still ends a child stuck there, before
+        # the watchdog (AZULSIM_WATCHDOG_S, 420 s by default) judges the worker stuck.
+        "worker_proc_alive_timeout": CHILD_START_S,
         "task_default_queue": settings.queue,  # chunks go to their own queue
         "task_routes": {TASK_NAME: {"queue": settings.queue}},
         "task_create_missing_queues": True,
@@ -96,6 +103,9 @@ def celery_config(settings: Settings) -> dict:
         "enable_utc": True,
         "timezone": "UTC",
     }
+
+
+CHILD_START_S = 300.0  # the longest a pool child may take to start, its engine loaded
 
 
 class ReconcilerStep(bootsteps.StartStopStep):
@@ -163,6 +173,7 @@ def make_app(settings: Settings | None = None) -> Celery:
     celery.steps["consumer"].add(ReconcilerStep)
     celery.steps["consumer"].add(WatchdogStep)
     _tune_allocator_in_workers()
+    _load_engine_in_children()
     return celery
 
 
@@ -176,6 +187,33 @@ def _tune_allocator_in_workers() -> None:
 
     signals.worker_init.connect(tune, weak=False, dispatch_uid="azulsim.alloc.worker")
     signals.worker_process_init.connect(tune, weak=False, dispatch_uid="azulsim.alloc.child")
+
+
+def _load_engine_in_children() -> None:
+    """Every process that plays chunks loads the compiled engine and the bots' kernels (numba's
+    cache, `sim.compile_once`) when it starts, before it takes a chunk: a pool child reports up
+    to the pool only after ``worker_process_init``, and the solo pool sends it before it consumes.
+    Loaded in its first chunk instead, the load counted against that chunk's time limits: on a
+    busy machine it took longer than a short soft limit, the chunk was retried at the back of
+    the queue, and a job with a stopping rule stopped late. Not loaded in the main process before
+    the pool forks: that delays the worker's start (``ready``) by the load, and the main process
+    plays nothing."""
+
+    def load(**_):
+        from sim import engine
+        from sim.bots import playout
+
+        log = logging.getLogger("azulsim.workers")
+        began = time.monotonic()
+        try:
+            engine.kernels()
+            playout.ready()  # the heuristic's evaluation and the search bots' play-outs
+        except Exception:  # a chunk that needs the engine fails with the error, and says why
+            log.exception("could not load the compiled engine")
+            return
+        log.info("compiled engine loaded in %.1f s", time.monotonic() - began)
+
+    signals.worker_process_init.connect(load, weak=False, dispatch_uid="azulsim.engine.child")
 
 
 app = make_app(load_settings())
