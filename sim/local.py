@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
-import multiprocessing.pool
 import os
 import queue
 import signal
@@ -400,21 +399,8 @@ def _pool_results(
             yield result
         pool.close()
     finally:
-        if not closed(pool):
-            # Stopped early: SIGKILL first. A process the pool forks to replace a dead one (from
-            # its handler thread, while other threads may hold locks) can block before it resets
-            # the parent's Python SIGTERM handler (`run_local`'s), which then never runs: the
-            # pool's SIGTERM alone left such a process, and the run, waiting for ever.
-            for process in list(getattr(pool, "_pool", ())):
-                if process.exitcode is None:
-                    process.kill()
         pool.terminate()  # kills (SIGTERM) and joins the pool processes; at once if closed
         pool.join()
-
-
-def closed(pool) -> bool:
-    """True once `pool.close()` was called (every chunk's result came back)."""
-    return getattr(pool, "_state", None) != multiprocessing.pool.RUN
 
 
 # How often a wait for chunk results looks for a pool process that died.
