@@ -1,5 +1,5 @@
 """Settings of the API server, the client commands and the local stack, from ``AZULSIM_*``
-environment variables (DESIGN.md §6), read by the one loader of `workers.settings`.
+environment variables (docs/design.md, "The API"), read by the one loader of `workers.settings`.
 
 Redis, queue and chunk settings belong to the workers (`workers.settings.Settings`); this module
 holds only what the API server adds — where it listens, its limits, auth and TLS — and what a

@@ -1,4 +1,4 @@
-"""Plots of a job's statistics: ``azulsim report`` (DESIGN.md §7).
+"""Plots of a job's statistics: ``azulsim report`` (README.md).
 
 A report draws, for each configuration of the statistics document (docs/statistics.md,
 schema ``azulsim.stats/1``), one row of four panels:

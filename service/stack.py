@@ -1,5 +1,5 @@
 """A local stack: a private ``redis-server``, a Celery worker and the gRPC API server, each a
-child process in its own session (DESIGN.md §7, "embedded default"). ``azulsim up`` and
+child process in its own session (README.md, "embedded default"). ``azulsim up`` and
 ``azulsim demo`` run one; benchmarks and tests use `Stack` and the Redis launcher directly.
 
 With no ``AZULSIM_REDIS_URL`` the stack starts a private ``redis-server`` on a free loopback port

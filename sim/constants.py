@@ -1,4 +1,4 @@
-"""Constant tables of the game, built once at import (RULES.md §2, §5.3, §12.3)."""
+"""Constant tables of the game, built once at import (docs/rules.md §2, §5.3, §12.3)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ FLOOR_SLOTS = 7
 WALLS = ("coloured", "gray")
 DEFAULT_MAX_ROUNDS = 100
 
-# Cumulative floor penalty for n occupied slots (RULES §5.3): -1 -1 -2 -2 -2 -3 -3.
+# Cumulative floor penalty for n occupied slots (docs/rules.md §5.3): -1 -1 -2 -2 -2 -3 -3.
 FLOOR_CUM = np.array([0, 1, 2, 4, 6, 8, 11, 14], dtype=np.int16)
 
-# End reasons recorded for every finished game (RULES §10.7).
+# End reasons recorded for every finished game (docs/rules.md §10.7).
 END_ROW_COMPLETED = 0
 END_ROUND_CAP = 1
 END_NO_TILES = 2
@@ -24,17 +24,17 @@ END_REASONS = ("row_completed", "round_cap", "no_tiles")
 
 
 def factories_for(players: int) -> int:
-    """Number of factory displays, 2n+1 (RULES §3.2)."""
+    """Number of factory displays, 2n+1 (docs/rules.md §3.2)."""
     return 2 * players + 1
 
 
 def wall_column(row, colour):
-    """Column of `colour` in `row` on the coloured wall (RULES §2.3)."""
+    """Column of `colour` in `row` on the coloured wall (docs/rules.md §2.3)."""
     return (colour + row) % 5
 
 
 def wall_colour(row, col):
-    """Colour printed at `(row, col)` on the coloured wall (RULES §2.3)."""
+    """Colour printed at `(row, col)` on the coloured wall (docs/rules.md §2.3)."""
     return (col - row) % 5
 
 

@@ -26,7 +26,7 @@ One row per game (seats 0..3; seats a table does not have are null):
 ``bonus_<p>``             end bonus points (what they would have been for a truncated game)
 ``floor_<p>``             floor penalty points over the game, before the clamp at 0
 ``marker_<p>``            rounds in which the seat took the first-player marker
-``winner_<p>``            among the RULES §8.3 winners (all false for a truncated game)
+``winner_<p>``            among the docs/rules.md §8.3 winners (all false for a truncated game)
 ``rounds``, ``turns``     rounds played, picks by all seats
 ``end_reason``            row_completed, round_cap or no_tiles
 ``winners``               number of winners (0 for a truncated game)

@@ -41,7 +41,7 @@ GOLDENS = {
     "2p_coloured": (2, "coloured", 20260101, 7, 0),
     "3p_coloured": (3, "coloured", 20260101, 8, 1),
     "4p_coloured": (4, "coloured", 20260101, 9, 3),
-    "2p_gray": (2, "gray", 20260101, 20, 0),  # has two gray dead ends (RULES §9.4)
+    "2p_gray": (2, "gray", 20260101, 20, 0),  # has two gray dead ends (docs/rules.md §9.4)
     "3p_gray": (3, "gray", 20260101, 21, 2),
     "4p_gray": (4, "gray", 20260101, 22, 1),
 }

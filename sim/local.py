@@ -1,4 +1,4 @@
-"""Run a job in this process (or a local process pool): no Redis, no Celery (DESIGN.md §7).
+"""Run a job in this process (or a local process pool): no Redis, no Celery (README.md).
 
 `run_local` splits each configuration's games ``[0, games)`` into chunks of consecutive games
 (`sim.chunk`, numbered as the service numbers them), plays and counts each chunk with

@@ -2,7 +2,7 @@
 with continuous batching, and single games replayed or recorded step by step.
 
 A fixed number of slots play in lockstep; when a game ends its record is taken and the slot starts
-the next game, so the batch stays full (notes/numpy_speed.md, technique 4). Which slot or step a
+the next game, so the batch stays full (docs/engine.md). Which slot or step a
 game runs in never changes how it plays: its deal, seats, start player and bot choices depend only
 on (seed, game, configuration).
 

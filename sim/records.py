@@ -1,4 +1,4 @@
-"""Game records: what the statistics layer counts for every finished game (RULES.md §10.7)."""
+"""Game records: what the statistics layer counts for every finished game (docs/rules.md §10.7)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class GameRecords:
     bonus: np.ndarray  # (N, P) int16: 2*rows + 7*cols + 10*colours
     floor_penalty: np.ndarray  # (N, P) int32: sum over rounds of CUM[min(objects, 7)], before clamp
     marker_takes: np.ndarray  # (N, P) int16: rounds in which the seat took the first-player marker
-    winners: np.ndarray  # (N, P) bool: RULES §8.3 winners; all False for truncated games
+    winners: np.ndarray  # (N, P) bool: docs/rules.md §8.3 winners; all False for truncated games
     provisional_winners: np.ndarray  # (N, P) bool: §8.3 on the scores as they stand (any end)
     # The lead after each wall tiling r = 1..R (the scores after the floor penalty and the clamp at
     # 0, before end bonuses); L_r is the set of seats with the highest score.

@@ -4,7 +4,7 @@ For colour c, the number of legal actions is ``m_c * n_c``: ``m_c`` sources hold
 ``n_c`` destinations accept it (the legal pattern lines plus the floor). A uniform draw ``j`` over
 all legal actions, enumerated colour by colour, then source by source (ascending index), then
 destination by destination (lines ascending, the floor last), is decoded with a few table look-ups
-(notes/numpy_speed.md, technique 2). This order is part of the definition of the `random` bot.
+(docs/engine.md). This order is part of the definition of the `random` bot.
 """
 
 from __future__ import annotations

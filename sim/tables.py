@@ -70,7 +70,7 @@ ACTION_GONE = np.where(
     ACTION_SOURCE > 0, ALL_COLOURS11 << ACTION_SOURCE, np.int64(1) << (11 * ACTION_COLOUR)
 ).astype(np.int64)
 ACTION_SHIFT6 = (6 * ACTION_COLOUR).astype(np.int32)  # the taken colour's field in a source
-# NEXT_SEAT[players][seat]: the seat after `seat`, clockwise (RULES §4.2).
+# NEXT_SEAT[players][seat]: the seat after `seat`, clockwise (docs/rules.md §4.2).
 NEXT_SEAT = {p: ((np.arange(p) + 1) % p).astype(np.int8) for p in (2, 3, 4)}
 # Legality: a line pick needs its accept bit; a floor pick checks FLOOR_OK, set in every mask.
 FLOOR_OK = np.int32(1 << 30)

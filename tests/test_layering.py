@@ -1,4 +1,4 @@
-"""The layering of DESIGN.md: sim/ imports no Celery, kombu, Redis or gRPC; workers/ no gRPC.
+"""The layering of docs/design.md: sim/ imports no Celery, kombu, Redis or gRPC; workers/ no gRPC.
 
 Imports are read with `ast` from the source, function-level ones included (a lazy import is still
 a dependency). Import circles are tests/test_cli_package.py's.

@@ -222,7 +222,7 @@ def decisions_of(recs, i: int) -> dict:
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("players, wall", COMBOS)
 def test_lockstep(players, wall):
-    # A cap of 30 rounds (above the longest natural game seen, RULES §10.6) keeps the rare
+    # A cap of 30 rounds (above the longest natural game seen, docs/rules.md §10.6) keeps the rare
     # deadlocked game from running 100 rounds; both engines apply the same cap.
     counts = run_lockstep(players, wall, seed=20260417 + players, n_games=2000, max_rounds=30)
     assert counts["row_completed"] > 1900

@@ -1,4 +1,4 @@
-"""Third-party bots through the ``azulsim.bots`` entry-point group (DESIGN.md §3).
+"""Third-party bots through the ``azulsim.bots`` entry-point group (docs/design.md, "Bots").
 
 The package in ``tests/plugin_pkg`` is "installed" for the test only: its directory goes on
 ``sys.path`` next to a temporary ``azulsim_demo_plugin-0.1.dist-info`` holding the same entry point

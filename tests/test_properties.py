@@ -1,4 +1,4 @@
-"""RULES §12 invariants on random games, for 2/3/4 players and both walls.
+"""docs/rules.md §12 invariants on random games, for 2/3/4 players and both walls.
 
 `check_invariants(snapshot, players, wall, legal=None)` only reads the canonical snapshot dict (and
 optionally the legal action ids), so it runs unchanged on the reference engine and on the batch
@@ -23,7 +23,7 @@ COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
 
 
 def legal_from_snapshot(s: dict, wall: str) -> list[int]:
-    """Legal action ids derived from a snapshot alone (RULES §5.1, §5.2, §9.2)."""
+    """Legal action ids derived from a snapshot alone (docs/rules.md §5.1, §5.2, §9.2)."""
     if s["done"]:
         return []
     seat = s["current"]
@@ -46,7 +46,7 @@ def legal_from_snapshot(s: dict, wall: str) -> list[int]:
 
 def tiles_per_colour(s: dict) -> list[int]:
     """Tiles of each colour in a canonical snapshot: bag, lid (floors included), factories,
-    centre, pattern lines and walls (RULES §12.1: 20 each)."""
+    centre, pattern lines and walls (docs/rules.md §12.1: 20 each)."""
     total = [a + b + c for a, b, c in zip(s["bag"], s["lid"], s["centre"], strict=True)]
     for fac in s["factories"]:
         total = [a + b for a, b in zip(total, fac, strict=True)]
@@ -62,7 +62,7 @@ def tiles_per_colour(s: dict) -> list[int]:
 
 
 def check_invariants(s: dict, players: int, wall: str, legal=None) -> None:
-    """Assert the RULES §12 invariants on one canonical snapshot.
+    """Assert the docs/rules.md §12 invariants on one canonical snapshot.
 
     Parameters
     ----------

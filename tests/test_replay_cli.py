@@ -49,7 +49,7 @@ def test_every_wall_tiling_adds_up_to_the_engines_scores(config):
         assert steps[-1].step.state["scores"] == replay.scores
     assert tilings > 100 and floors_seen > 0 and clamped > 0 and bonuses > 0  # real cases met
     if config.get("wall") == "gray":
-        assert dead_ends > 0  # RULES §9.4: the fallen tiles are penalised that round
+        assert dead_ends > 0  # docs/rules.md §9.4: the fallen tiles are penalised that round
 
 
 def test_the_floor_shows_the_marker_and_the_tiles_that_fell():

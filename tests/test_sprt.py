@@ -1,4 +1,4 @@
-"""Pentanomial, Elo and GSPRT maths against fishtest's reference values (notes/experiments.md)
+"""Pentanomial, Elo and GSPRT maths against fishtest's reference values (docs/statistics.md)
 and against computations written out independently here."""
 
 import math

@@ -1,5 +1,5 @@
 """The Redis job store and its Lua scripts, against a real redis-server (an in-memory imitation
-would not run Redis's own Lua, notes/service.md §8)."""
+would not run Redis's own Lua, docs/reliability.md)."""
 
 from __future__ import annotations
 

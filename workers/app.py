@@ -1,6 +1,6 @@
 """The one Celery app and its configuration, for every process (server, workers, monitoring).
 
-notes/service.md §1.1–1.3 explains the choices; the short reason for each is beside it. The
+docs/reliability.md–1.3 explains the choices; the short reason for each is beside it. The
 ordering invariant, checked by `workers.settings.Settings`::
 
     task soft limit < task hard limit < visibility timeout < reconciler stall threshold < key TTL

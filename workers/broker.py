@@ -1,6 +1,6 @@
 """What the broker holds for each chunk: kombu's queue list and its unacked bookkeeping, read.
 
-kombu emulates acks on Redis (notes/service.md §1.1): a consumer takes a message off the queue
+kombu emulates acks on Redis (docs/reliability.md): a consumer takes a message off the queue
 list (BRPOP) and records it in the hash ``unacked`` (delivery tag -> ``[message, exchange,
 routing key]``) with its delivery time in the sorted set ``unacked_index``; the ack deletes both.
 A rejected message goes back to the queue (the back); a restored one (visibility timeout, warm

@@ -29,7 +29,7 @@ metric                                   meaning
 
 Multiprocess mode. Every pool child counts into its own memory-mapped file under
 ``PROMETHEUS_MULTIPROC_DIR``, and the worker's main process serves the sum of all of them on
-``AZULSIM_METRICS_PORT`` (client_python's "multiprocess mode"; notes/service.md §8). The worker
+``AZULSIM_METRICS_PORT`` (client_python's "multiprocess mode"; docs/reliability.md). The worker
 sets the directory up itself in `worker_init` — before the pool forks — when the port is set: it
 uses ``PROMETHEUS_MULTIPROC_DIR`` if set (wiping the files of earlier runs) or a fresh temporary
 directory. Metrics are created lazily, so the mode is chosen before the first one exists.

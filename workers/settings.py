@@ -66,7 +66,7 @@ class Settings:
     """The job store, the Celery app, the workers and the reconciler (docs/configuration.md).
 
     Every process (gRPC server, workers, monitoring) reads the same variables, so the broker
-    options that must agree everywhere (notes/service.md §1.1: "the shortest visibility timeout
+    options that must agree everywhere (docs/reliability.md: "the shortest visibility timeout
     wins") come from one place.
     """
 

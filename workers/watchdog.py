@@ -2,7 +2,7 @@
 
 Celery's Redis consumer has a long record of logging "Connection to broker lost. Trying to
 re-establish the connection..." and then never taking another message, the process alive and
-its connection up (celery/celery#8030, #9054, #10205, #10302; notes/service.md §1.2). Nothing
+its connection up (celery/celery#8030, #9054, #10205, #10302; docs/reliability.md). Nothing
 inside Celery notices, so a thread in the worker's main process checks, every few seconds:
 
 * Redis answers (its own short-timeout client), and

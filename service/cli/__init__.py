@@ -1,4 +1,4 @@
-"""The ``azulsim`` command line (DESIGN.md §7), one module per group of commands:
+"""The ``azulsim`` command line (README.md), one module per group of commands:
 
 - `common`: errors, the job-spec options, the client options, the client and gRPC error handling
   (every command module imports it; it imports none of them)

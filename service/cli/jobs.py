@@ -1,5 +1,5 @@
 """``azulsim`` subcommands that talk to the API server: submit, watch, stats, cancel, jobs and
-bots (DESIGN.md §7); ``replay`` has its own module. Each is an ``add_<name>``/``cmd_<name>``
+bots (README.md); ``replay`` has its own module. Each is an ``add_<name>``/``cmd_<name>``
 pair (see `service.cli.app`). A job id may be given by a unique prefix.
 
 Every one takes ``--server HOST:PORT`` (default ``$AZULSIM_SERVER`` or ``127.0.0.1:50051``),

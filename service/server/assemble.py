@@ -60,7 +60,7 @@ def server_options(config: ServerConfig) -> list[tuple[str, Any]]:
     return [
         ("grpc.max_receive_message_length", config.max_message_bytes),
         ("grpc.max_send_message_length", config.max_message_bytes),
-        # Clients that keep a Watch open may ping every 30 s (notes/service.md §6.6).
+        # Clients that keep a Watch open may ping every 30 s (docs/reliability.md).
         ("grpc.http2.min_ping_interval_without_data_ms", 20_000),
         ("grpc.keepalive_permit_without_calls", 1),
         # gRPC sets SO_REUSEPORT by default: a second server on the same address would bind

@@ -1,4 +1,4 @@
-"""Bots: the registry of bot names, parameter schemas and spec strings (DESIGN.md §3).
+"""Bots: the registry of bot names, parameter schemas and spec strings (docs/design.md, "Bots").
 
 The built-in bots live in ``sim.bots.builtin`` (loaded lazily by the registry); third-party bots
 plug in through the entry-point group ``azulsim.bots``. See `sim.bots.registry`.

@@ -1,4 +1,4 @@
-"""What a bot is to the play loop (DESIGN.md §3).
+"""What a bot is to the play loop (docs/design.md, "Bots").
 
 A bot is a pure function of the batch's public state, the legal actions, its parameters and its
 own random stream. Bots are vectorised: one call decides for every game in `slots`.

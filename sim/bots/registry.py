@@ -1,4 +1,4 @@
-"""The bot registry: names, parameter schemas, spec strings (DESIGN.md §3).
+"""The bot registry: names, parameter schemas, spec strings (docs/design.md, "Bots").
 
 A *bot spec* names a bot and, optionally, some of its parameters::
 

@@ -1,4 +1,4 @@
-"""Integer counters of finished games: `count` and `merge` (DESIGN.md §4).
+"""Integer counters of finished games: `count` and `merge` (docs/design.md, "Statistics").
 
 Counters are a flat ``dict[str, int]``. A key is ``|``-separated: an optional extremum prefix, the
 configuration, the group, the statistic::
@@ -18,7 +18,7 @@ take the min/max for ``min|``/``max|`` keys. Counters are *sparse*: a key whose 
 out (a missing key reads as 0, a missing extremum as "no observation"), so the counters of games
 ``[0, N)`` are the same dict whatever the chunking and merge order.
 
-What is counted (RULES §8.3, §10.7). All statistics except the truncation counts are over
+What is counted (docs/rules.md §8.3, §10.7). All statistics except the truncation counts are over
 *finished* games (``end_reason == row_completed``); truncated games are counted apart, by reason,
 and left out of everything else, win rates included.
 

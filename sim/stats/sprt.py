@@ -1,4 +1,4 @@
-"""Pairs, Elo and the sequential probability ratio test (notes/experiments.md, docs/statistics.md).
+"""Pairs, Elo and the sequential probability ratio test (docs/statistics.md, docs/statistics.md).
 
 Everything here is a pure function of integer counters, so the figures are as exact and
 deterministic as the counters they come from:

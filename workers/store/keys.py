@@ -1,4 +1,4 @@
-"""Key names of the job store (DESIGN.md §5).
+"""Key names of the job store (docs/design.md, "Jobs").
 
 Keys (``P`` = ``settings.prefix``; a job's keys share the hash tag ``{<job id>}``)::
 
