@@ -67,6 +67,19 @@ def _text(value: float) -> str:
     return str(int(value)) if value == int(value) else repr(value)
 
 
+def swept_values(value: str, where: str) -> list[str] | None:
+    """The values (as text) of a swept value: a range ``START..STOP/STEP`` or a list ``a|b|c``;
+    None for a single value. `where` names it in errors."""
+    if ".." in value:
+        return expand_range(value, where)
+    if "|" in value:
+        values = [v.strip() for v in value.split("|")]
+        if any(not v for v in values):
+            raise ValueError(f"{where}: a list is v1|v2|...; got {shown(value)}")
+        return values
+    return None
+
+
 def parse_swept_bot(text: str) -> tuple[str, list[tuple[str, list[str]]], list[str]]:
     """``(name, swept, fixed)``: the bot name, ``[(param, [value text, ...]), ...]`` for swept
     parameters, and the fixed ``key=value`` items."""
@@ -84,15 +97,11 @@ def parse_swept_bot(text: str) -> tuple[str, list[tuple[str, list[str]]], list[s
                 raise ValueError(f"bot {shown(name)}: expected key=value; got {got}")
             info.param(key)  # unknown parameter: ValueError naming the bot's parameters
             where = f"bot {shown(name)} parameter {shown(key)}"
-            if ".." in value:
-                swept.append((key, expand_range(value, where)))
-            elif "|" in value:
-                values = [v.strip() for v in value.split("|")]
-                if any(not v for v in values):
-                    raise ValueError(f"{where}: a list is v1|v2|...; got {shown(value)}")
-                swept.append((key, values))
-            else:
+            values = swept_values(value, where)
+            if values is None:
                 fixed.append(f"{key}={value.strip()}")
+            else:
+                swept.append((key, values))
     return name, swept, fixed
 
 
@@ -118,15 +127,11 @@ def parse_swept_rules(text: str | None) -> tuple[list[tuple[str, list[str]]], di
         if any(where == name for name, _ in swept) or key in fixed:
             raise ValueError(f"rules {shown(text)}: {key} is given twice")
         value = value.strip()
-        if ".." in value:
-            swept.append((where, expand_range(value, where)))
-        elif "|" in value:
-            values = [v.strip() for v in value.split("|")]
-            if any(not v for v in values):
-                raise ValueError(f"{where}: a list is v1|v2|...; got {shown(value)}")
-            swept.append((where, values))
-        else:
+        values = swept_values(value, where)
+        if values is None:
             fixed[key] = value
+        else:
+            swept.append((where, values))
     return swept, fixed
 
 

@@ -195,13 +195,7 @@ def compare_spec(args: argparse.Namespace):
                 f"{len(against)}"
             )
         configs = [_config(rules, players, [b, *against], "rotate") for b in (args.b, args.a)]
-        if args.sprt:
-            lo, hi = _pair(args.sprt, "--sprt")
-            rule = {"rule": "sprt", "configuration": 1, "statistic": "paired_score",
-                    "delta0": lo, "delta1": hi, "alpha": args.alpha, "beta": args.beta}  # fmt: skip
-        elif args.precision is not None:
-            rule = {"rule": "precision", "configuration": 1, "statistic": "paired_score",
-                    "eps": args.precision}  # fmt: skip
+        rule = _paired_score_rule(args)
         data: dict[str, Any] = {"configurations": configs, "baseline": 0}
     else:
         configs = [_config(rules, players, [args.a] + [args.b] * (players - 1), "mirrored")]
@@ -271,14 +265,7 @@ def _vs_rules_spec(args: argparse.Namespace, players: int, rules):
         "games": args.max_games,
         "seed": args.seed,
     }
-    rule: dict[str, Any] | None = None
-    if args.sprt:
-        lo, hi = _pair(args.sprt, "--sprt")
-        rule = {"rule": "sprt", "configuration": 1, "statistic": "paired_score",
-                "delta0": lo, "delta1": hi, "alpha": args.alpha, "beta": args.beta}  # fmt: skip
-    elif args.precision is not None:
-        rule = {"rule": "precision", "configuration": 1, "statistic": "paired_score",
-                "eps": args.precision}  # fmt: skip
+    rule = _paired_score_rule(args)
     if rule is not None:
         if not alike or rules.wall != second.wall:
             raise UsageError(
@@ -545,3 +532,16 @@ def _compare_here(args: argparse.Namespace, spec) -> dict[str, Any]:
     if tty:
         sys.stderr.write("\n")
     return result.statistics()
+
+
+def _paired_score_rule(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The stopping rule of ``--sprt`` or ``--precision`` on configuration 1's paired points
+    (A's, against its baseline 0); None without either."""
+    if args.sprt:
+        lo, hi = _pair(args.sprt, "--sprt")
+        return {"rule": "sprt", "configuration": 1, "statistic": "paired_score",
+                "delta0": lo, "delta1": hi, "alpha": args.alpha, "beta": args.beta}  # fmt: skip
+    if args.precision is not None:
+        return {"rule": "precision", "configuration": 1, "statistic": "paired_score",
+                "eps": args.precision}  # fmt: skip
+    return None
