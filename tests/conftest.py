@@ -274,3 +274,12 @@ def netns_network():
         yield net
     finally:
         net.close()
+
+
+@pytest.fixture
+def fake_engine(monkeypatch):
+    """``azulsim simulate`` plays `tests.fake_play.fake_play_games` instead of the engine."""
+    from service.cli import simulate as simulate_command
+    from tests.fake_play import fake_play_games
+
+    monkeypatch.setattr(simulate_command, "PLAY", fake_play_games)

@@ -17,12 +17,13 @@ from sim import engine
 from sim.actions import encode
 from sim.bots import make_bot
 from sim.bots.base import column_table
-from sim.bots.features import column_keys, first_max, flat, substate
+from sim.bots.features import column_keys, substate
 from sim.bots.greedy import greedy_actions
 from sim.bots.heuristic import HeuristicBot, _Evaluation, game_ending, seat_line_values
 from sim.bots.playout import candidates, position_values, round_values
 from sim.rulesets import PRINTED_RULES, RuleSet
 from tests.positions import random_positions
+from tests.test_playout import _reference_candidates
 
 BLUE, YELLOW, RED = 0, 1, 2
 VARIANTS = [
@@ -47,23 +48,6 @@ def _ruled(st, rule_set: RuleSet):
 def _running(players, wall, games=300, seed=4):
     st, _ = random_positions(players, wall, games, seed)
     return st, np.flatnonzero(~st.done & (st.tiles_left > 0))
-
-
-def _reference_candidates(bot, st, slots, width):
-    """The candidate list as `heuristic._Evaluation` defines it (tests/test_playout.py)."""
-    ev = _Evaluation(bot, st, slots)
-    n = slots.shape[0]
-    cols = np.arange(n)
-    out = np.empty((width, n), np.int64)
-    out[0] = ev.action(first_max(ev.values))
-    values = ev.action_values()
-    flat(values)[out[0] * n + cols] = -1e9
-    for j in range(1, width):
-        q = first_max(values)
-        at = q * n + cols
-        out[j] = np.where(flat(values).take(at) > -1e3, q, out[0])
-        flat(values)[at] = -1e9
-    return out
 
 
 def _position(factories, centre, floor=0, marker=True, rule_set=PRINTED_RULES):

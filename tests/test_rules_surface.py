@@ -16,7 +16,6 @@ import pytest
 import service.cli as cli
 from service import convert
 from service.api import azulsim_pb2 as pb
-from service.cli import simulate as simulate_command
 from service.cli.common import rule_set, rules_of
 from service.cli.output import format_table, job_json
 from service.cli.replay import floor_penalty, format_replay, replay_json, tiling
@@ -26,6 +25,7 @@ from sim.local import run_local
 from sim.rulesets import KEYS, PRINTED_RULES, RuleSet
 from sim.spec import JobSpec
 from tests.fake_play import fake_play_games
+from tests.test_simulate_cli import run
 
 RULES = {"column_bonus": 5, "floor": [1, 2, 3], "marker": "off", "end_rows": 2}
 LABEL = "column_bonus=5,floor=1/2/3,marker=off,end_rows=2"
@@ -122,15 +122,7 @@ def test_job_json_gives_the_rules_in_the_spec_file_format():
 # --- the CLI ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def fake_engine(monkeypatch):
-    monkeypatch.setattr(simulate_command, "PLAY", fake_play_games)
-
-
-def run(capsys, *argv):
-    status = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
+# `run` is tests/test_simulate_cli.py's; `fake_engine` a fixture of tests/conftest.py.
 
 
 SIMULATE = ("simulate", "--bots", "greedy,random", "--games", "8", "--workers", "1")

@@ -18,7 +18,6 @@ import sys
 import pytest
 
 import service.cli as cli
-from service.cli import simulate as simulate_command
 from service.cli.progress import Estimate, TerminalProgress
 from sim.bots.registry import Param, register_bot
 from sim.chunk import MAX_CHUNK, MIN_CHUNK, chunk_ranges, default_chunk_size
@@ -80,11 +79,6 @@ def test_run_local_rejects_bad_arguments():
         run_local(SPEC, workers=0, play=fake_play_games)
     with pytest.raises(ValueError, match="chunk_size must be at least 1"):
         run_local(SPEC, workers=1, chunk_size=0, play=fake_play_games)
-
-
-@pytest.fixture
-def fake_engine(monkeypatch):
-    monkeypatch.setattr(simulate_command, "PLAY", fake_play_games)
 
 
 def run(capsys, *argv):
