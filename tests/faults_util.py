@@ -39,6 +39,18 @@ from pathlib import Path
 
 from tests.waits import wait_until
 
+# Worker time limits that make redelivery after a lost node take seconds, in the order the
+# settings demand (soft < hard < visibility < stall); the lease is renewed every second while a
+# chunk plays. An attempt of the fault tests takes ~0.1 s of play plus the injected delay, far
+# below the soft limit even on two busy cores. Tests add their attempts and sweep interval.
+SHORT_LIMITS = {
+    "AZULSIM_TASK_SOFT_LIMIT_S": "6",
+    "AZULSIM_TASK_HARD_LIMIT_S": "8",
+    "AZULSIM_VISIBILITY_TIMEOUT_S": "10",
+    "AZULSIM_STALL_S": "12",
+    "AZULSIM_LEASE_S": "3",
+}
+
 REPO = Path(__file__).resolve().parent.parent
 
 FAULT_PREAMBLE = r"""

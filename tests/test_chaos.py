@@ -27,31 +27,21 @@ import time
 import grpc
 import psutil
 import pytest
-import redis
 
 from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.stack import RedisServer, free_port
 from sim.local import run_local
 from sim.spec import JobSpec
-from tests.faults_util import FAULT_PREAMBLE, ApiProcess, busy_children, pid_alive
+from tests.faults_util import FAULT_PREAMBLE, SHORT_LIMITS, ApiProcess, busy_children, pid_alive
+from tests.stack_util import open_store
 from tests.waits import wait_until
-from workers.settings import load_settings
-from workers.store import JobStore
 
 FAULTS = ("child", "node", "redis", "api")
 
-# Short limits, in the order the settings demand; attempts are generous because a chunk may be
-# hit by several faults in a row (a child kill, then its node, then a Redis restart).
-CHAOS_LIMITS = {
-    "AZULSIM_MAX_ATTEMPTS": "25",
-    "AZULSIM_TASK_SOFT_LIMIT_S": "6",
-    "AZULSIM_TASK_HARD_LIMIT_S": "8",
-    "AZULSIM_VISIBILITY_TIMEOUT_S": "10",
-    "AZULSIM_STALL_S": "12",
-    "AZULSIM_LEASE_S": "3",
-    "AZULSIM_RECONCILE_INTERVAL_S": "1",
-}
+# The short limits; attempts are generous because a chunk may be hit by several faults in a row
+# (a child kill, then its node, then a Redis restart).
+CHAOS_LIMITS = {**SHORT_LIMITS, "AZULSIM_MAX_ATTEMPTS": "25", "AZULSIM_RECONCILE_INTERVAL_S": "1"}
 
 
 def chaos_spec(games: int, seed: int) -> JobSpec:
@@ -106,7 +96,7 @@ class Chaos:
         self.nodes = [self._node(), self._node()]
         self.api = ApiProcess(self.env, free_port(), tmp_path / "api").start()
         self.rng = rng
-        self.store = JobStore(redis.Redis.from_url(self.redis.url), load_settings(self.env))
+        self.store = open_store(self.env)
 
     def _node(self, ready: bool = True):
         return self.start_worker(self.env, concurrency=2, preamble=FAULT_PREAMBLE, ready=ready)

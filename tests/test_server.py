@@ -432,16 +432,13 @@ def test_serve_shuts_down_gracefully_on_sigterm(azulsim_env, tmp_path):
 def test_statistics_replies_follow_every_merge_and_state(start, azulsim_env):
     """GetStatistics replies are shared between callers until a chunk merges or the state moves:
     each merge, and the cancel, shows at once."""
-    import redis
-
     from sim.chunk import play_chunk
     from sim.stats import derive
-    from workers.store import JobStore
+    from tests.stack_util import open_store
 
     client = start()
     job, _ = client.submit(_spec(games=400), request_id="cache-1")
-    settings = load_settings(azulsim_env)
-    store = JobStore(redis.Redis.from_url(settings.redis_url), settings)
+    store = open_store(azulsim_env)
     spec = store.get_job(job.job_id).spec
     chunk_games = store.get_job(job.job_id).chunk_games
     assert store.get_job(job.job_id).chunks_total > 2
