@@ -252,16 +252,13 @@ def api_server(azulsim_env):
     this test's Redis (`azulsim_env` with `env_extra`) with ``ServerConfig(**config)``; every
     server started stops at the end of the test."""
     from service.config import ServerConfig
-    from service.server import make_backend
     from service.testing import ServerThread
-    from workers.settings import load_settings
+    from tests.stack_util import api_thread
 
     servers: list[ServerThread] = []
 
     def start(env_extra: dict[str, str] | None = None, **config) -> ServerThread:
-        settings = load_settings({**azulsim_env, **(env_extra or {})})
-        cfg = ServerConfig(**config)
-        server = ServerThread(make_backend(cfg, settings), cfg).start()
+        server = api_thread({**azulsim_env, **(env_extra or {})}, ServerConfig(**config)).start()
         servers.append(server)
         return server
 

@@ -14,17 +14,13 @@ import pytest
 
 from service.api import azulsim_pb2 as pb
 from service.client import Client
-from service.config import ServerConfig
 from service.convert import spec_from_proto, spec_to_proto
-from service.server import make_backend
-from service.testing import ServerThread
 from sim.chunk import chunk_games_for, chunks_total, play_chunk
 from sim.local import run_local
 from sim.spec import JobSpec
-from tests.stack_util import open_stack
+from tests.stack_util import api_thread, open_stack
 from tests.waits import wait_job, wait_until
 from workers.dispatch import submit
-from workers.settings import load_settings
 from workers.tasks import advance
 
 SPEC = JobSpec.from_dict(
@@ -116,8 +112,7 @@ def test_bad_rules_are_invalid_argument_naming_the_field(azulsim_env, edit, mess
 
     msg = spec_to_proto(SPEC)
     edit(msg)
-    config = ServerConfig()
-    with ServerThread(make_backend(config, load_settings(azulsim_env)), config) as server:
+    with api_thread(azulsim_env) as server:
         with Client(server.address) as client:
             with pytest.raises(grpc.RpcError) as err:
                 client.submit(msg)
@@ -170,9 +165,8 @@ def test_through_the_api_and_compare_server(azulsim_env, expected, celery_worker
     from service.cli import main
 
     env = dict(azulsim_env, AZULSIM_CHUNK_GAMES="60")
-    config = ServerConfig()
     celery_worker_process(env, concurrency=2)
-    with ServerThread(make_backend(config, load_settings(env)), config) as server:
+    with api_thread(env) as server:
         with Client(server.address) as client:
             job, _ = client.submit(SPEC)
             job = wait_until(

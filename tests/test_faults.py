@@ -689,13 +689,10 @@ def test_cancel_while_chunks_run_freezes_counters(job_stack, env, celery_worker_
     nor games_done/chunks_done, moved from the moment of the cancel."""
     from service.api import azulsim_pb2 as pb
     from service.client import Client
-    from service.config import ServerConfig
-    from service.server import make_backend
-    from service.testing import ServerThread
+    from tests.stack_util import api_thread
 
     store, _ = job_stack
-    config = ServerConfig()
-    with ServerThread(make_backend(config, store.settings), config) as server:
+    with api_thread(store.settings) as server:
         with Client(server.address, token="", timeout=10) as client:
             job, in_play, (frozen, info), workers = _cancel_mid_chunks(
                 store, client.cancel, celery_worker_process, env, fault_dir

@@ -21,8 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from service.client import Client
 from service.config import ServerConfig
-from service.server import make_backend
-from service.testing import ServerThread
+from tests.stack_util import api_thread
 from tests.waits import generous, wait_job, wait_until
 from workers.metrics import QueueDepthCollector, metrics_port
 from workers.settings import load_settings
@@ -87,7 +86,7 @@ def test_api_interceptor_counts_methods_codes_and_latency(azulsim_env):
         grpc_code="NOT_FOUND",
     )
     latency_before = value("grpc_server_handling_seconds_count", **labels, grpc_method="ListBots")
-    with ServerThread(make_backend(config, settings), config) as server:
+    with api_thread(settings, config) as server:
         with Client(server.address, token="s3cret", timeout=10) as client:
             assert client.bots()
             with pytest.raises(grpc.RpcError) as info:

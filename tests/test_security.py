@@ -28,7 +28,6 @@ import secrets
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -39,9 +38,8 @@ import redis
 from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.config import ServerConfig
-from service.server import make_backend
 from service.stack import RedisServer
-from service.testing import ServerThread
+from tests.stack_util import api_thread
 from tests.waits import wait_until
 
 pytest.importorskip("workers.app")
@@ -306,7 +304,7 @@ def test_a_worker_refuses_a_pickle_message(azulsim_env, celery_worker_process, t
     # ...put on the chunk queue as a pickle-serialized chunk task, ahead of a real job.
     app.send_task(TASK_NAME, args=[_Touch(marker), 0], queue=settings.queue, serializer="pickle")
     worker = celery_worker_process(azulsim_env, concurrency=1)
-    server = ServerThread(make_backend(ServerConfig(), settings), ServerConfig()).start()
+    server = api_thread(settings).start()
     try:
         with Client(server.address, token="", timeout=10) as client:
             job, _ = client.submit(SPEC)
@@ -333,8 +331,7 @@ def _run_jobs(env: dict, celery_worker_process) -> list[bytes]:
     """A job to the end, a job cancelled, a request id, a reconciler sweep: every kind of key."""
     celery_worker_process(env, concurrency=1, extra_env={"AZULSIM_RECONCILE_INTERVAL_S": "1"})
     settings = load_settings(env)
-    config = ServerConfig()
-    with ServerThread(make_backend(config, settings), config) as server:
+    with api_thread(settings) as server:
         with Client(server.address, token="", timeout=10) as client:
             job, _ = client.submit(SPEC, request_id="keys-1")
             assert list(client.watch(job.job_id, interval_ms=100, timeout=60))[-1].state == (
@@ -418,10 +415,13 @@ def test_no_secrets_in_logs(azulsim_env, celery_worker_process, tmp_path):
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )  # fmt: skip
-        deadline = time.monotonic() + 30
-        while not port_file.exists():
-            assert server.poll() is None and time.monotonic() < deadline, server_log.read_text()
-            time.sleep(0.05)
+        wait_until(
+            lambda: port_file.exists() or server.poll() is not None,
+            30,
+            "the server's port file",
+            details=server_log.read_text,
+        )
+        assert server.poll() is None, server_log.read_text()
         address = f"127.0.0.1:{port_file.read_text()}"
         with Client(address, token=token, timeout=10) as client:
             job, _ = client.submit(SPEC, request_id="secret-run")

@@ -17,11 +17,10 @@ import pytest
 from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.config import ServerConfig
-from service.server import make_backend
-from service.testing import ServerThread
+from tests.stack_util import api_thread
 
 pytest.importorskip("workers.store")
-from tests.waits import generous
+from tests.waits import generous, wait_until
 from workers.settings import load_settings  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -229,10 +228,10 @@ def test_a_second_server_on_the_same_port_fails_at_start(azulsim_env, tmp_path):
 
     settings = load_settings(azulsim_env)
     config = ServerConfig()
-    with ServerThread(make_backend(config, settings), config) as first:
+    with api_thread(settings, config) as first:
         address = first.address
         with pytest.raises(OSError) as err:
-            ServerThread(make_backend(config, settings), config, listen=address).start()
+            api_thread(settings, config, listen=address).start()
         assert f"cannot listen on {address}" in str(err.value)
         assert "in use" in str(err.value)
         env = {**os.environ, **azulsim_env, "PYTHONPATH": str(REPO)}
@@ -258,7 +257,7 @@ def test_deadline_is_honoured(client):
     job, _ = client.submit(_spec())  # no worker: it stays QUEUED
     began = time.monotonic()
     code, _ = _code(lambda: list(client.watch(job.job_id, timeout=0.5)))
-    assert code == C.DEADLINE_EXCEEDED and time.monotonic() - began < 5
+    assert code == C.DEADLINE_EXCEEDED and time.monotonic() - began < generous(5)  # no hang
     assert client.get(job.job_id).state == pb.QUEUED  # the server is fine
 
 
@@ -410,10 +409,10 @@ def test_serve_shuts_down_gracefully_on_sigterm(azulsim_env, tmp_path):
         stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not port_file.exists():
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until(
+            lambda: port_file.exists() or proc.poll() is not None, 30, "the server's port file"
+        )
+        assert proc.poll() is None, proc.stdout.read().decode()
         client = Client(f"127.0.0.1:{port_file.read_text()}", token="")
         job, _ = client.submit(_spec())
         watch = client.watch(job.job_id)
@@ -470,12 +469,12 @@ def test_a_name_binds_every_address_it_resolves_to_or_fails(azulsim_env):
     port = holder.getsockname()[1]
     try:
         with pytest.raises(OSError) as err:
-            ServerThread(make_backend(config, settings), config, listen=f"localhost:{port}").start()
+            api_thread(settings, config, listen=f"localhost:{port}").start()
         assert f"cannot listen on localhost:{port}" in str(err.value)
     finally:
         holder.close()
     # Free, the name binds each of its addresses, and a client on each reaches the server.
-    with ServerThread(make_backend(config, settings), config, listen="localhost:0") as server:
+    with api_thread(settings, config, listen="localhost:0") as server:
         for family, *_, sockaddr in socket.getaddrinfo("localhost", server.port):
             host = f"[{sockaddr[0]}]" if family == socket.AF_INET6 else sockaddr[0]
             with Client(f"{host}:{server.port}", token="", timeout=10) as client:
