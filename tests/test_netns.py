@@ -29,7 +29,7 @@ from sim.local import run_local, simulate
 from sim.spec import JobSpec
 from tests.conftest import require_netns
 from tests.faults_util import SHORT_LIMITS
-from tests.waits import wait_until
+from tests.waits import wait_job, wait_until
 
 pytestmark = pytest.mark.netns
 
@@ -146,13 +146,7 @@ def submit(stack, spec_dict=SPEC_DICT, timeout: float = 10, replies: list | None
 def wait_finished(stack, job_id: str, timeout: float) -> float:
     """Seconds until the job is SUCCEEDED/FAILED/CANCELLED (read through the management path)."""
     t0 = time.monotonic()
-    wait_until(
-        lambda: stack.store.get_job(job_id).finished,
-        timeout,
-        f"job {job_id}",
-        interval=0.1,
-        details=stack.logs,
-    )
+    wait_job(stack.store, job_id, stack, timeout)
     return time.monotonic() - t0
 
 
