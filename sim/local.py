@@ -370,12 +370,13 @@ def _pool_results(
     watch = _PoolWatch(started)
     pool = None
     try:
-        # Pool processes start with SIGTERM and SIGINT blocked: those forked now, and those the
-        # pool's handler thread forks later to replace dead ones (its mask is this thread's of
-        # now). Unblocked, a process forked while `_stop_on_signals` is in force would take the
-        # pool's SIGTERM with the parent's handler until its initializer ran, and lose it (an
-        # exception where Python ignores one, or a signal before the fork's own reset of the
-        # handlers): `terminate` then waited for ever for that process.
+        # Pool processes start with SIGTERM and SIGINT blocked: those forked here, and the
+        # replacements for dead ones that the pool's handler thread forks later (a thread started
+        # here inherits this mask). Unblocked, a process forked while `_stop_on_signals` is in
+        # force took a SIGTERM that came before its initializer with the parent's handler, which
+        # the fork copied: the signal could be lost (Python drops pending signals just after a
+        # fork) or its `Interrupted` swallowed (raised where Python ignores exceptions, such as
+        # an at-fork hook), and the pool's `terminate` then waited for ever on that process.
         with _blocked(STOP_SIGNALS):
             pool = multiprocessing.Pool(
                 workers,
@@ -469,7 +470,7 @@ def _stop_on_signals():
     def stop(signum, _frame):
         raise Interrupted(signal.Signals(signum).name)
 
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    previous = {s: signal.signal(s, stop) for s in STOP_SIGNALS}
     try:
         yield
     finally:
