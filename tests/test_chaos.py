@@ -34,8 +34,8 @@ from service.client import Client
 from service.stack import RedisServer, free_port
 from sim.local import run_local
 from sim.spec import JobSpec
-from tests.faults_util import FAULT_PREAMBLE, SHORT_LIMITS, ApiProcess, busy_children, pid_alive
-from tests.stack_util import open_store
+from tests.faults_util import FAULT_PREAMBLE, SHORT_LIMITS, busy_children, pid_alive
+from tests.stack_util import ApiProcess, open_store
 from tests.waits import wait_until
 
 FAULTS = ("child", "node", "redis", "api")

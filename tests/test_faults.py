@@ -25,8 +25,8 @@ import pytest
 from service.stack import RedisServer
 from sim.local import run_local
 from sim.spec import JobSpec
-from tests.faults_util import FAULT_PREAMBLE, SHORT_LIMITS, ApiProcess, busy_children
-from tests.stack_util import open_stack
+from tests.faults_util import FAULT_PREAMBLE, SHORT_LIMITS, busy_children
+from tests.stack_util import ApiProcess, api_thread, open_stack
 from tests.waits import logs_of, wait_job, wait_until
 from workers.app import make_app
 from workers.dispatch import submit
@@ -689,7 +689,6 @@ def test_cancel_while_chunks_run_freezes_counters(job_stack, env, celery_worker_
     nor games_done/chunks_done, moved from the moment of the cancel."""
     from service.api import azulsim_pb2 as pb
     from service.client import Client
-    from tests.stack_util import api_thread
 
     store, _ = job_stack
     with api_thread(store.settings) as server:

@@ -22,12 +22,8 @@ from __future__ import annotations
 
 import ast
 import datetime
-import os
 import pickle
 import secrets
-import signal
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -39,7 +35,7 @@ from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.config import ServerConfig
 from service.stack import RedisServer
-from tests.stack_util import api_thread
+from tests.stack_util import ApiProcess, api_thread
 from tests.waits import wait_until
 
 pytest.importorskip("workers.app")
@@ -402,27 +398,11 @@ def test_no_secrets_in_logs(azulsim_env, celery_worker_process, tmp_path):
         "AZULSIM_LOG_LEVEL": "DEBUG",
         "AZULSIM_RECONCILE_INTERVAL_S": "1",
     }
-    server_log = tmp_path / "server.log"
-    port_file = tmp_path / "port"
-    server = None
+    (tmp_path / "api").mkdir()
+    server = ApiProcess({**env, "AZULSIM_GRACE_S": "1"}, 0, tmp_path / "api")
     try:
         celery_worker_process(env, concurrency=1)
-        with open(server_log, "wb") as out:
-            server = subprocess.Popen(
-                [sys.executable, "-m", "service", "serve", "--listen", "127.0.0.1:0",
-                 "--port-file", str(port_file)],
-                env={**os.environ, **env, "PYTHONPATH": str(REPO), "AZULSIM_GRACE_S": "1"},
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )  # fmt: skip
-        wait_until(
-            lambda: port_file.exists() or server.poll() is not None,
-            30,
-            "the server's port file",
-            details=server_log.read_text,
-        )
-        assert server.poll() is None, server_log.read_text()
-        address = f"127.0.0.1:{port_file.read_text()}"
+        address = server.start().address
         with Client(address, token=token, timeout=10) as client:
             job, _ = client.submit(SPEC, request_id="secret-run")
             assert list(client.watch(job.job_id, interval_ms=100, timeout=60))[-1].state == (
@@ -438,17 +418,12 @@ def test_no_secrets_in_logs(azulsim_env, celery_worker_process, tmp_path):
                     anonymous.stub.ListBots(pb.ListBotsRequest(), timeout=10, metadata=metadata)
                 assert info.value.code() == C.UNAUTHENTICATED
     finally:
-        if server is not None and server.poll() is None:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                server.kill()
+        server.stop()
         for w in celery_worker_process.started:
             w.stop()
         redis_server.kill()
     logs = {
-        "server": server_log.read_text(errors="replace"),
+        "server": server.log(),
         **{f"worker{i}": w.log() for i, w in enumerate(celery_worker_process.started)},
         **{p.name: p.read_text(errors="replace") for p in tmp_path.glob("worker-*.stderr")},
     }

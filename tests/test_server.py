@@ -17,10 +17,10 @@ import pytest
 from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.config import ServerConfig
-from tests.stack_util import api_thread
+from tests.stack_util import ApiProcess, api_thread
 
 pytest.importorskip("workers.store")
-from tests.waits import generous, wait_until
+from tests.waits import generous
 from workers.settings import load_settings  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -391,41 +391,19 @@ def test_tls(start, tmp_path):
 
 
 def test_serve_shuts_down_gracefully_on_sigterm(azulsim_env, tmp_path):
-    port_file = tmp_path / "port"
-    env = {**os.environ, **azulsim_env, "PYTHONPATH": str(REPO), "AZULSIM_GRACE_S": "2"}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "service",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--port-file",
-            str(port_file),
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    api = ApiProcess({**azulsim_env, "AZULSIM_GRACE_S": "2"}, 0, tmp_path).start()
     try:
-        wait_until(
-            lambda: port_file.exists() or proc.poll() is not None, 30, "the server's port file"
-        )
-        assert proc.poll() is None, proc.stdout.read().decode()
-        client = Client(f"127.0.0.1:{port_file.read_text()}", token="")
+        client = Client(api.address, token="")
         job, _ = client.submit(_spec())
         watch = client.watch(job.job_id)
         assert next(watch).state == pb.QUEUED  # an open stream during shutdown
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 0
+        api.proc.send_signal(signal.SIGTERM)
+        assert api.proc.wait(timeout=20) == 0
         with pytest.raises(grpc.RpcError):
             list(watch)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-    out = proc.stdout.read().decode()
-    assert "listening on 127.0.0.1:" in out and "shutting down" in out
+        api.stop(signal.SIGKILL)
+    assert "listening on 127.0.0.1:" in api.log() and "shutting down" in api.log()
 
 
 def test_statistics_replies_follow_every_merge_and_state(start, azulsim_env):
