@@ -96,3 +96,16 @@ class ApiProcess:
 
     def log(self) -> str:
         return "\n".join(p.read_text(errors="replace") for p in sorted(self.workdir.glob("api-*")))
+
+
+def answered(fn):
+    """``fn()`` (a call of the API), or None while the API, or the Redis behind it, is down
+    (UNAVAILABLE, DEADLINE_EXCEEDED): for waits across a restart."""
+    import grpc
+
+    try:
+        return fn()
+    except grpc.RpcError as exc:
+        if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            return None
+        raise

@@ -25,7 +25,6 @@ import random
 import signal
 import time
 
-import grpc
 import psutil
 import pytest
 
@@ -35,7 +34,7 @@ from service.stack import RedisServer, free_port
 from sim.local import run_local
 from sim.spec import JobSpec
 from tests.faults_util import FAULT_PREAMBLE, SHORT_LIMITS, busy_children, pid_alive
-from tests.stack_util import ApiProcess, open_store
+from tests.stack_util import ApiProcess, answered, open_store
 from tests.waits import wait_until
 
 FAULTS = ("child", "node", "redis", "api")
@@ -66,16 +65,6 @@ def schedule(seed: int, n: int) -> list[tuple[str, float]]:
     kinds = list(FAULTS) + [rng.choice(FAULTS) for _ in range(max(0, n - len(FAULTS)))]
     rng.shuffle(kinds)
     return [(kind, round(rng.uniform(0.5, 2.5), 2)) for kind in kinds[:n]]
-
-
-def _answer(fn):
-    """fn() once the API answers (None while it, or Redis behind it, is down)."""
-    try:
-        return fn()
-    except grpc.RpcError as exc:
-        if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-            return None
-        raise
 
 
 class Chaos:
@@ -184,7 +173,7 @@ def run_chaos(tmp_path, azulsim_env, celery_worker_process, seed: int, faults: i
                     )
                 done = wait_until(
                     lambda job=job: (
-                        (j := _answer(lambda: client.get(job.job_id, timeout=2)))
+                        (j := answered(lambda: client.get(job.job_id, timeout=2)))
                         and j.state not in (pb.QUEUED, pb.RUNNING)
                         and j
                     ),

@@ -26,7 +26,7 @@ from service.stack import RedisServer
 from sim.local import run_local
 from sim.spec import JobSpec
 from tests.faults_util import FAULT_PREAMBLE, SHORT_LIMITS, busy_children
-from tests.stack_util import ApiProcess, api_thread, open_stack
+from tests.stack_util import ApiProcess, answered, api_thread, open_stack
 from tests.waits import logs_of, wait_job, wait_until
 from workers.app import make_app
 from workers.dispatch import submit
@@ -542,18 +542,6 @@ def api(env, tmp_path):
     server.stop(signal.SIGKILL)
 
 
-def _rpc_ok(fn):
-    """fn() once the server answers again (None while it is UNAVAILABLE)."""
-    import grpc
-
-    try:
-        return fn()
-    except grpc.RpcError as exc:
-        if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-            return None
-        raise
-
-
 def test_api_server_restarted_while_jobs_run(job_stack, env, api, celery_worker_process, fault_dir):
     """The API server is SIGKILLed while two jobs run (a watch open on one), and started again on
     the same port: the jobs go on meanwhile, the same client reconnects, a resubmit of the same
@@ -601,7 +589,7 @@ def test_api_server_restarted_while_jobs_run(job_stack, env, api, celery_worker_
 
         api.start()
         again = wait_until(
-            lambda: _rpc_ok(lambda: client.get(job_a.job_id, timeout=2)),
+            lambda: answered(lambda: client.get(job_a.job_id, timeout=2)),
             30,
             "the same client to reach the restarted server",
             interval=0.2,
@@ -627,7 +615,7 @@ def test_api_server_restarted_while_jobs_run(job_stack, env, api, celery_worker_
         api.start()
         for job_id, (job_bytes, stats_bytes) in snapshot.items():
             got = wait_until(
-                lambda job_id=job_id: _rpc_ok(lambda: client.get(job_id, timeout=2)),
+                lambda job_id=job_id: answered(lambda: client.get(job_id, timeout=2)),
                 30,
                 "the server after a graceful restart",
                 interval=0.2,
