@@ -33,7 +33,7 @@ from service.client import Client
 from service.stack import RedisServer, free_port
 from sim.local import run_local
 from sim.spec import JobSpec
-from tests.faults_util import FAULT_PREAMBLE, SHORT_LIMITS, busy_children, pid_alive
+from tests.faults_util import FAULT_PREAMBLE, SHORT_LIMITS, busy_children
 from tests.stack_util import ApiProcess, answered, open_store
 from tests.waits import wait_until
 
@@ -96,17 +96,26 @@ class Chaos:
             "\n".join(w.log()[-3000:] for w in self.start_worker.started) + self.api.log()[-2000:]
         )
 
+    def _children(self) -> dict[int, int]:
+        """Pool children playing a chunk (pid: chunk), else every pool child of a live node
+        (pid: -1)."""
+        busy = busy_children(self.fault_dir)
+        if busy:
+            return busy
+        children = {}
+        for node in self.nodes:
+            try:
+                children.update((c.pid, -1) for c in psutil.Process(node.pid).children())
+            except psutil.NoSuchProcess:
+                pass
+        return children
+
     def fire(self, kind: str) -> str:
         """Fire one fault; returns what was hit."""
         if kind == "child":
-            busy = busy_children(self.fault_dir)
-            if not busy:  # nothing in play this instant: any pool child of a live node
-                busy = {
-                    c.pid: -1
-                    for n in self.nodes
-                    if pid_alive(n.pid)
-                    for c in psutil.Process(n.pid).children()
-                }
+            # Awaited: a node started just before (not awaited, below) has no pool yet on a
+            # busy machine, and the other may have none at this instant either.
+            busy = wait_until(self._children, 60, "a pool child to kill", details=self.logs)
             pid = self.rng.choice(sorted(busy))
             psutil.Process(pid).send_signal(signal.SIGKILL)
             return f"child {pid} (chunk {busy[pid]})"
