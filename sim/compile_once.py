@@ -24,7 +24,6 @@ from pathlib import Path
 
 from . import kernel_cache
 
-_SIM = Path(__file__).resolve().parent  # the compiled sources' folder
 _depth = 0  # warm-ups running in this process: a nested one (a module's warm-up playing games
 # through the engine's) runs under the lock already held; a second flock would wait on it
 
@@ -40,10 +39,10 @@ def done_marker(warm: Callable[[], None]) -> Path:
     time stamp and size are those it compiled (another checkout, or the same sources written
     again, compiles anew), so the marker's name hashes those too."""
     name = re.sub(r"[^A-Za-z0-9_.]+", "_", f"{warm.__module__}.{warm.__qualname__}")
-    stamp = hashlib.sha1(str(_SIM).encode())
+    stamp = hashlib.sha1(str(kernel_cache.ROOT).encode())
     for source in kernel_cache.SOURCES:
         try:
-            st = (_SIM / source).stat()
+            st = (kernel_cache.ROOT / source).stat()
         except OSError:
             continue
         stamp.update(f"{source} {st.st_mtime} {st.st_size}".encode())

@@ -29,12 +29,14 @@ from pathlib import Path
 
 import numpy as np
 
+import sim
+
 from . import RULES_VERSION, rng
 from .actions import describe
 from .constants import END_REASONS
 from .reference import ReferenceGame
 
-GOLDEN_DIR = Path(__file__).resolve().parent.parent / "tests" / "goldens"
+GOLDEN_DIR = Path(sim.__file__).resolve().parent.parent / "tests" / "goldens"
 
 # name -> (players, wall, seed, game, first_player)
 GOLDENS = {

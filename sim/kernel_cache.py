@@ -24,19 +24,22 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-_SIM = Path(__file__).resolve().parent
+import sim
+
+# The folder that holds the package `sim`: `SOURCES` are paths from there, as in the repository.
+ROOT = Path(sim.__file__).resolve().parent.parent
 # Modules compiled into the engine's machine code: their functions, or the tables numba freezes.
 SOURCES = (
-    "kernel_cache.py",
-    "compiled.py",
-    "state.py",
-    "constants.py",
-    "tables.py",
-    "actions.py",
-    "rng.py",
-    "rulesets.py",  # the rule table's indices (`RULE_*`, `MARKER_*`)
-    "bots/kernels.py",
-    "bots/features.py",
+    "sim/kernel_cache.py",
+    "sim/compiled.py",
+    "sim/state.py",
+    "sim/constants.py",
+    "sim/tables.py",
+    "sim/actions.py",
+    "sim/rng.py",
+    "sim/rulesets.py",  # the rule table's indices (`RULE_*`, `MARKER_*`)
+    "sim/bots/kernels.py",
+    "sim/bots/features.py",
 )
 
 
@@ -45,7 +48,7 @@ def source_key() -> str:
     digest = hashlib.sha256()
     for name in SOURCES:
         digest.update(name.encode())
-        digest.update((_SIM / name).read_bytes())
+        digest.update((ROOT / name).read_bytes())
     digest.update(sys.version.encode())
     digest.update(metadata.version("numba").encode())
     return digest.hexdigest()[:16]
