@@ -118,7 +118,9 @@ def _rule_set(rule_set: RuleSet | None, wall: str, max_rounds: int) -> RuleSet:
     """`rule_set` (default the printed game) with the call's wall and round cap."""
     rule_set = PRINTED_RULES if rule_set is None else rule_set
     if not isinstance(rule_set, RuleSet):
-        raise ValueError(f"rule_set must be a sim.rulesets.RuleSet; got {type(rule_set).__name__}")
+        raise ValueError(
+            f"rule_set must be a sim.rulesets.RuleSet; got {type(rule_set).__name__}"
+        )
     if rule_set.wall == wall and rule_set.max_rounds == max_rounds:
         return rule_set
     return RuleSet.from_dict({"wall": wall, "max_rounds": int(max_rounds)}, base=rule_set)
