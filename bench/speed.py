@@ -1,4 +1,4 @@
-"""The speed table of issue 11: self-play games per CPU-second of each built-in bot on one core.
+"""The speed table (README.md): self-play games per CPU-second of each built-in bot on one core.
 
 Each row plays one configuration of self-play through `sim.play.play_games` (the path a chunk
 takes) in this process, pinned to one core, after the allocator is set (`sim.alloc`) and a warm-up,

@@ -1,11 +1,12 @@
 """Replay one game of a job move by move (the ``ReplayGame`` RPC; ``azulsim replay`` renders it,
 `service.cli.replay`).
 
-Game ``g`` of a configuration depends only on ``(seed, g, configuration)`` (DESIGN.md §2), so it
-can be played again alone: `sim.play`'s driver plays a batch of one game with the job's set-up
-(`sim.play.set_table`: seats, start player, bots) and a `sim.play.Recorder` takes the table
-(`sim.engine.snapshot`) after each deal, pick and wall tiling. One game is a few hundred engine
-calls on a batch of one: milliseconds, so the server may do it in-process; it never plays batches.
+Game ``g`` of a configuration depends only on ``(seed, g, configuration)`` (docs/design.md,
+"Determinism"), so it can be played again alone: `sim.play`'s driver plays a batch of one game with
+the job's set-up (`sim.play.set_table`: seats, start player, bots) and a `sim.play.Recorder` takes
+the table (`sim.engine.snapshot`) after each deal, pick and wall tiling. One game is a few hundred
+engine calls on a batch of one: milliseconds, so the server may do it in-process; it never plays
+batches.
 """
 
 from __future__ import annotations

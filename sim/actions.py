@@ -1,4 +1,4 @@
-"""The one place where the action encoding is defined (DESIGN.md §2, RULES.md §12.4).
+"""The one place where the action encoding is defined (docs/design.md, docs/rules.md §12.4).
 
 An action is one flat id for ``(source, colour, destination)``::
 

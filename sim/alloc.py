@@ -1,4 +1,4 @@
-"""The C allocator, set once at the start of every process that plays (issue 11, item 1).
+"""The C allocator, set once at the start of every process that plays (docs/engine.md).
 
 A batch step makes many short-lived numpy temporaries of a few hundred kB to tens of MB. With
 glibc's defaults each one above the (dynamic) mmap threshold is a fresh ``mmap`` that is faulted in

@@ -1,7 +1,7 @@
-"""A small, readable one-game Azul engine that follows RULES.md section by section.
+"""A small, readable one-game Azul engine that follows docs/rules.md section by section.
 
-It is the oracle the batch engine (`sim.engine`) is tested against in lockstep (DESIGN.md §2):
-plain Python lists and ints, one game, no speed tricks. Comments cite RULES.md §numbers.
+It is the oracle the batch engine (`sim.engine`) is tested against in lockstep (docs/engine.md):
+plain Python lists and ints, one game, no speed tricks. Comments cite docs/rules.md §numbers.
 
 Choices fixed here (the batch engine makes the same ones; tests/test_lockstep.py checks it):
 
@@ -81,7 +81,7 @@ def winner_seats(scores: list[int], rows: list[int]) -> list[int]:
 
 
 class ReferenceGame:
-    """One game of Azul (RULES.md), dealt up to the first pick of round 1 on construction.
+    """One game of Azul (docs/rules.md), dealt up to the first pick of round 1 on construction.
 
     Parameters
     ----------

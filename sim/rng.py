@@ -1,8 +1,9 @@
 """Counter-based random numbers: every value is a pure function of (seed, game, stream, counter).
 
-DESIGN.md §2: game ``g`` of a job with seed ``s`` must play the same in any batch, chunk, worker or
-retry, so no shared generator is consumed in batch order. A value is a 64-bit hash (the SplitMix64
-finaliser, applied three times) of its coordinates; its top 32 bits are the uniform ``uint32``.
+docs/design.md, "Determinism": game ``g`` of a job with seed ``s`` must play the same in any batch,
+chunk, worker or retry, so no shared generator is consumed in batch order. A value is a 64-bit hash
+(the SplitMix64 finaliser, applied three times) of its coordinates; its top 32 bits are the uniform
+``uint32``.
 
 Streams and their counters (documented here, used everywhere):
 

@@ -1,4 +1,4 @@
-"""Public scoring helpers, batched over leading axes (RULES.md §6.2, §5.3, §8.2, §8.3, §12.3).
+"""Public scoring helpers, batched over leading axes (docs/rules.md §6.2, §5.3, §8.2, §8.3, §12.3).
 
 Every function takes numpy arrays (or plain ints and nested lists) whose *last* axes are the board
 axes, and works elementwise over any leading axes ``…``. They return numpy arrays; a result with no

@@ -1,4 +1,4 @@
-"""The job spec: one model for the CLI, the service and the workers (DESIGN.md §3, §5, §6).
+"""The job spec: one model for the CLI, the service and the workers (docs/design.md, "Jobs").
 
 A job is a list of *configurations* (player count, one bot spec per seat, seating rule, wall), a
 number of games per configuration, a seed and a round cap. Everything here is validated once, on

@@ -1,7 +1,7 @@
-"""The batch game state: a dataclass of numpy arrays with the batch axis last (DESIGN.md §2).
+"""The batch game state: a dataclass of numpy arrays with the batch axis last (docs/engine.md).
 
 Every per-game array ends in the batch axis ``B`` so that one game's element is reached with a
-flat index ``i * B + b`` (notes/numpy_speed.md: batch-last layouts with flat gathers are fastest).
+flat index ``i * B + b`` (batch-last layouts with flat gathers were the fastest measured).
 Transitions in `sim.engine` (compiled: `sim.compiled`) mutate a state in place; `copy()` it to
 branch.
 """

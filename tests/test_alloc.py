@@ -1,4 +1,4 @@
-"""The allocator is set in every process that plays (`sim.alloc`, issue 11 item 1).
+"""The allocator is set in every process that plays (`sim.alloc`, docs/engine.md).
 
 Without it, heuristic play faults in about 18 fresh pages per game (its numpy temporaries are
 mmap'd and unmapped every step); with it, well under one. The bound below sits between the two.

@@ -1,4 +1,4 @@
-"""The reconciler tells a chunk that waits from one that is lost (issue 10, item 2).
+"""The reconciler tells a chunk that waits from one that is lost (docs/reliability.md).
 
 Real Redis, real Celery messages (published by `workers.dispatch.submit`), real workers where a
 chunk must be played. Sweeps are run in the test process with a simulated clock (`now`) where

@@ -1,4 +1,5 @@
-"""The reference engine against RULES.md, rule by rule (§3-§10, the §15 decisions, §11.2 vectors).
+"""The reference engine against docs/rules.md, rule by rule (§3-§10, the §15 decisions, §11.2
+vectors).
 
 Positions are built with `ReferenceGame.from_position`; a round is ended by giving the seat to move
 the last tile(s) on the table.

@@ -1,4 +1,4 @@
-"""sim.scoring against every vector of rules_vectors.json (RULES.md §0.3), plus shape/value checks.
+"""sim.scoring against every vector of rules_vectors.json (docs/rules.md), plus shape/value checks.
 
 tests/data/rules_vectors.json is a verbatim copy of ../shared/vectors/rules_vectors.json.
 """
@@ -105,7 +105,8 @@ def test_tiebreak_vectors_batched_by_player_count():
             assert np.flatnonzero(m).tolist() == v.values[0]["expected"]
 
 
-# ---- vectors cited in RULES.md but not shipped (the rule text is what counts) ----------------
+# ---- vectors cited in docs/rules.md but not shipped (the rule text is what counts)
+# ----------------
 
 
 def test_gray_colour_bonus_counts_tiles_anywhere():

@@ -95,7 +95,7 @@ def test_create_get_and_idempotency(store):
     assert store.count_queued(at_least=5) == 2  # far below: SCARD alone
     assert store.count_queued(at_least=2) == 1
     assert store.count_queued() == 1
-    # An unknown request id is unknown (it read back as the string "None": issue 10 item 1).
+    # An unknown request id is unknown (it read back as the string "None").
     assert store.job_for_request("never-sent") is None
     assert store.job_for_request("req-1") == job.job_id
 
@@ -121,7 +121,7 @@ def test_list_jobs_newest_first_with_stable_pages(store):
 
 @pytest.mark.parametrize(
     "token",
-    # The plain integers the token used to be, and what int() took besides (issue 10 item 3);
+    # The plain integers the token used to be, and what int() took besides;
     # base64 of other payloads, non-canonical encodings, and long values.
     [
         "3",

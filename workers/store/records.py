@@ -38,7 +38,7 @@ class JobInfo:
 
 def text(value: Any) -> str:
     """A Redis reply as text (the client may or may not decode responses)."""
-    if value is None:  # a missing key or field: never the string "None" (issue 10 item 1)
+    if value is None:  # a missing key or field: never the string "None"
         raise TypeError("text(None): the caller must handle a missing value")
     return value.decode() if isinstance(value, bytes) else str(value)
 
