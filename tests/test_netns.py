@@ -270,8 +270,7 @@ def test_stale_namespaces_of_a_dead_run_are_removed():
         _ip("netns", "del", name, check=False)
 
 
-# --- the network-fault scenarios (docs/reliability.md)
-# ---------------------------------------------------------
+# --- the network-fault scenarios (docs/reliability.md) --------------------------------------------
 
 
 @pytest.mark.parametrize("down_s", [5, 60])
