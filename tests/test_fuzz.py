@@ -39,7 +39,7 @@ from service.config import ServerConfig
 from service.server import make_backend
 from service.testing import ServerThread
 from sim.bots.registry import parse_bot_spec
-from sim.rulesets import RuleSet
+from sim.rules.rulesets import RuleSet
 from workers.settings import load_settings  # noqa: E402
 
 C = grpc.StatusCode

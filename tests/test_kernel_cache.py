@@ -1,5 +1,5 @@
-"""The compiled engine's cache (sim/kernel_cache.py, sim/compile_once.py): the engine
-(sim/compiled.py) and the search bots' play-outs (sim/bots/kernels.py).
+"""The compiled engine's cache (sim/rules/kernel_cache.py, sim/rules/compile_once.py): the engine
+(sim/rules/compiled.py) and the search bots' play-outs (sim/bots/kernels.py).
 
 Processes that start together (a worker's pool, test runners) find no cached machine code; one
 compiles and writes numba's cache while the others wait on the lock, then load it. Each must play
@@ -22,15 +22,15 @@ from pathlib import Path
 
 import pytest
 
-from sim import kernel_cache
+from sim.rules import kernel_cache
 from tests.waits import generous
 
 ROOT = Path(__file__).resolve().parent.parent
 
 PLAY = """
-from sim import self_play
-from sim.play import play_games
-from sim.spec import Configuration
+from sim.jobs import self_play
+from sim.jobs.play import play_games
+from sim.jobs.spec import Configuration
 for wall in ("coloured", "gray"):
     records = play_games(Configuration(2, ["search", "rollout"], wall=wall), 3, 0, 20)
     print(int(records.scores.sum()), int(records.turns.sum()))
@@ -75,8 +75,8 @@ def test_processes_starting_together_compile_once_and_play_the_same_games(tmp_pa
 
 def _numba_imported_after(*calls: str) -> list[bool]:
     """In a fresh process, whether numba is imported after each of the `calls` (in turn)."""
-    script = "import sys\nfrom sim import self_play\nfrom sim.bots import make_bot\n"
-    script += "from sim.play import play_games\nfrom sim.spec import Configuration as C\n"
+    script = "import sys\nfrom sim.jobs import self_play\nfrom sim.bots import make_bot\n"
+    script += "from sim.jobs.play import play_games\nfrom sim.jobs.spec import Configuration as C\n"
     script += "".join(f"{call}\nprint('numba' in sys.modules)\n" for call in calls)
     return [
         line == "True"
@@ -102,9 +102,9 @@ def test_specs_and_bots_do_without_numba_until_a_game_is_played():
 
 
 def test_every_compiled_module_is_in_the_cache_key():
-    # The modules sim/compiled.py and sim/bots/kernels.py import from sim, and so compile in.
+    # The modules sim/rules/compiled.py and sim/bots/kernels.py import from sim, and so compile in.
     found = set()
-    for name in ("sim/compiled.py", "sim/bots/kernels.py"):
+    for name in ("sim/rules/compiled.py", "sim/bots/kernels.py"):
         tree = ast.parse((ROOT / name).read_text())
         here = (ROOT / name).parent
         for node in ast.walk(tree):
@@ -133,8 +133,8 @@ def test_an_edit_of_any_compiled_module_selects_another_cache(tmp_path, monkeypa
 
 
 PLAY_SMALL = """
-from sim.play import play_games
-from sim.spec import Configuration
+from sim.jobs.play import play_games
+from sim.jobs.spec import Configuration
 for bots in (["random", "greedy"], ["rollout", "random"]):
     records = play_games(Configuration(2, bots, wall="gray"), 3, 0, 6)
     print(int(records.scores.sum()), int(records.turns.sum()))
@@ -142,8 +142,8 @@ for bots in (["random", "greedy"], ["rollout", "random"]):
 
 
 PLAY_RANDOM = """
-from sim.play import play_games
-from sim.spec import Configuration
+from sim.jobs.play import play_games
+from sim.jobs.spec import Configuration
 print(int(play_games(Configuration(2, ["random"] * 2, wall="gray"), 3, 0, 6).scores.sum()))
 """
 
@@ -228,7 +228,7 @@ def test_a_completed_warm_up_loads_without_the_lock(tmp_path):
     # side: one started while the lock is held (as by a compile of other code) plays at once.
     import fcntl
 
-    from sim import compile_once, engine
+    from sim.rules import compile_once, engine
 
     engine.kernels()  # compiled or loaded here, under the lock if this cache had no marker yet
     marker = compile_once.done_marker(engine._warm)

@@ -1,4 +1,5 @@
-"""sim.scoring against every vector of rules_vectors.json (docs/rules.md), plus shape/value checks.
+"""sim.rules.scoring against every vector of rules_vectors.json (docs/rules.md), plus shape/value
+checks.
 
 tests/data/rules_vectors.json is a verbatim copy of ../shared/vectors/rules_vectors.json.
 """
@@ -13,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import reference, scoring
-from sim.constants import FLOOR_CUM, wall_colour
+from sim.rules import reference, scoring
+from sim.rules.constants import FLOOR_CUM, wall_colour
 
 VECTORS = json.loads((Path(__file__).parent / "data" / "rules_vectors.json").read_text())
 

@@ -1,4 +1,4 @@
-"""The `search` bot (sim/bots/round_search.py): legal, pure, deterministic, Max-N back-up, strength.
+"""The `search` bot (sim/bots/search.py): legal, pure, deterministic, Max-N back-up, strength.
 
 Its defining property is checked against `rollout`: with one reply and play-outs to the end of the
 round, the next seat's reply is the heuristic's pick and the search *is* `rollout` of the same
@@ -13,13 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim import engine
-from sim.bots import make_bot, parse_bot_spec, round_search
+from sim.bots import make_bot, parse_bot_spec
+from sim.bots import search as round_search
 from sim.bots.registry import get_bot_info
-from sim.bots.round_search import SearchBot
-from sim.play import play_batch, play_games
-from sim.records import GameRecords
-from sim.spec import Configuration, first_player
+from sim.bots.search import SearchBot
+from sim.jobs.play import play_batch, play_games
+from sim.jobs.spec import Configuration, first_player
+from sim.rules import engine
+from sim.rules.records import GameRecords
 from tests.positions import random_positions
 
 ROOT = Path(__file__).resolve().parents[1]

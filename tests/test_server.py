@@ -434,7 +434,7 @@ def test_statistics_replies_follow_every_merge_and_state(start, azulsim_env):
     each merge, and the cancel, shows at once."""
     import redis
 
-    from sim.chunk import play_chunk
+    from sim.jobs.chunk import play_chunk
     from sim.stats import derive
     from workers.store import JobStore
 

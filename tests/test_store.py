@@ -8,9 +8,9 @@ import random
 import pytest
 import redis
 
-from sim.chunk import chunk_games_range, chunks_total, play_chunk
-from sim.local import run_local
-from sim.spec import Configuration, JobSpec
+from sim.jobs.chunk import chunk_games_range, chunks_total, play_chunk
+from sim.jobs.local import run_local
+from sim.jobs.spec import Configuration, JobSpec
 from sim.stats import derive
 from workers.settings import Settings, load_settings
 from workers.store import (
@@ -294,7 +294,7 @@ def test_unavailable_redis_raises_store_unavailable(azulsim_env):
 
 
 def test_chunks_of_slow_bots_are_smaller():
-    from sim.chunk import MIN_CHUNK_GAMES, chunk_games_for
+    from sim.jobs.chunk import MIN_CHUNK_GAMES, chunk_games_for
 
     def spec(*bots, games=10**6):
         return JobSpec(

@@ -15,7 +15,7 @@ carry their publish time, and the reconciler publishes those it then finds missi
 
 from __future__ import annotations
 
-from sim.spec import JobSpec
+from sim.jobs.spec import JobSpec
 
 from .publish import publish_chunks, publish_window
 from .store import JobInfo, JobStore

@@ -95,7 +95,7 @@ class Backend:
         """Gather the per-game records of job `job_id` into the Parquet file `out`; the games
         (rows) written. The job must have asked for them and have ended (a running job's chunk
         files are still being written)."""
-        from sim.gamerows import gather, job_directory
+        from sim.jobs.gamerows import gather, job_directory
 
         from ..convert import TERMINAL
 

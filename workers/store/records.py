@@ -6,7 +6,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from sim.spec import JobSpec
+from sim.jobs.spec import JobSpec
 
 ACTIVE_STATES = ("QUEUED", "RUNNING")
 
@@ -29,7 +29,7 @@ class JobInfo:
     error: str
     rules_version: str
     chunk_games: int = 0  # games per chunk, fixed when the job was created
-    stopping: str = ""  # a stopping rule's prefix state, JSON (`sim.sequential.Prefix.state`)
+    stopping: str = ""  # a stopping rule's prefix state, JSON (`sim.jobs.sequential.Prefix.state`)
 
     @property
     def finished(self) -> bool:

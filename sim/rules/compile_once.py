@@ -5,10 +5,10 @@ would compile and race to write the same cache files (numba has open issues abou
 `under_lock` runs a warm-up that compiles or loads the kernels one process at a time: the first
 compiles and saves them, the others load what it saved.
 
-The lock is the cache folder's own (`sim.kernel_cache`: one per version of the compiled sources),
-and held only until a warm-up has once completed there: then every kernel it compiles is in the
-cache, and loading it (read-only; numba replaces its files whole) needs no lock. Were loads locked
-too, processes starting together would wait for each other's loads one by one: on a busy
+The lock is the cache folder's own (`sim.rules.kernel_cache`: one per version of the compiled
+sources), and held only until a warm-up has once completed there: then every kernel it compiles is
+in the cache, and loading it (read-only; numba replaces its files whole) needs no lock. Were loads
+locked too, processes starting together would wait for each other's loads one by one: on a busy
 two-core machine a pool child waited half a minute that way before its first chunk could play.
 """
 

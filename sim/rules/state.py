@@ -2,8 +2,8 @@
 
 Every per-game array ends in the batch axis ``B`` so that one game's element is reached with a
 flat index ``i * B + b`` (batch-last layouts with flat gathers were the fastest measured).
-Transitions in `sim.engine` (compiled: `sim.compiled`) mutate a state in place; `copy()` it to
-branch.
+Transitions in `sim.rules.engine` (compiled: `sim.rules.compiled`) mutate a state in place; `copy()`
+it to branch.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ class BatchState:
     gray: bool  # True for the gray-wall variant (RULES §9)
     seed: int  # job seed: the deal stream is keyed by (seed, game)
     max_rounds: int  # round cap (RULES §10.6)
-    rule_set: RuleSet  # the game's rules (`sim.rulesets`); wall and round cap as the two above
+    # the game's rules (`sim.rules.rulesets`); wall and round cap as the two above
+    rule_set: RuleSet
 
     game: np.ndarray  # (B,) int64: game index in the job
     deal_key: np.ndarray  # (B,) uint64: counter-based key of the game's deal stream
@@ -34,8 +35,8 @@ class BatchState:
     # Presence, one 11-bit group per colour: source s (0 the centre, 1..9 the factories) is bit s
     # of its group, so 10 bits are used and bit 10 is never set; the stride is 11 rather than 10
     # only by choice (5 x 11 = 55 bits fit an int64 either way). Tables index one group at a time
-    # (`sim.tables.NTH_SOURCE`, 2048 rows), and a factory pick clears the source's bit of every
-    # colour with one shifted mask (`sim.tables.ALL_COLOURS11 << s`).
+    # (`sim.rules.tables.NTH_SOURCE`, 2048 rows), and a factory pick clears the source's bit of
+    # every colour with one shifted mask (`sim.rules.tables.ALL_COLOURS11 << s`).
     presence: np.ndarray  # (B,) int64: bit 11*colour + s set when source s holds that colour
     marker_in_centre: np.ndarray  # (B,) bool: the first-player marker still lies in the centre
     marker_holder: np.ndarray  # (B,) int8: seat that took the marker this round, -1 if nobody yet
@@ -73,7 +74,7 @@ class BatchState:
     trailing_rounds: np.ndarray  # (P, B) int64: bit r - 1 set when the seat trailed after r <= 63
     last_trailing_round: np.ndarray  # (P, B) int16: the last r after which it trailed, 0 if none
 
-    # The choices of the game's turns (picks), counted before each pick (`sim.compiled.pick`).
+    # The choices of the game's turns (picks), counted before each pick (`sim.rules.compiled.pick`).
     decision_turns: np.ndarray  # (B,) int32: turns with more than one legal pick
     legal_actions: np.ndarray  # (B,) int32: legal picks summed over the turns
 
@@ -100,7 +101,7 @@ class BatchState:
         return BatchState(**out)
 
     def arrays(self) -> EngineState:
-        """The state as the compiled engine takes it (`sim.compiled`): one `EngineState`."""
+        """The state as the compiled engine takes it (`sim.rules.compiled`): one `EngineState`."""
         return EngineState._make(getattr(self, name) for name in EngineState._fields)
 
     def copy(self) -> BatchState:
@@ -113,8 +114,8 @@ class BatchState:
 
 
 # What the compiled engine reads and writes, passed as one tuple (numba takes named tuples): every
-# field of `BatchState` but the job seed (only `sim.rng.game_keys` reads it, before play) and the
-# rule set, which compiled code reads as its table `rules`; so a field added to the dataclass
+# field of `BatchState` but the job seed (only `sim.rules.rng.game_keys` reads it, before play) and
+# the rule set, which compiled code reads as its table `rules`; so a field added to the dataclass
 # reaches every compiled function.
 EngineState = namedtuple(
     "EngineState",

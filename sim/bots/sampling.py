@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rng
-from .state import BatchState
-from .tables import NTH_DEST_FLAT, NTH_SOURCE_FLAT
+from ..rules import rng
+from ..rules.state import BatchState
+from ..rules.tables import NTH_DEST_FLAT, NTH_SOURCE_FLAT
 
 _SHIFT11 = (np.arange(5, dtype=np.int64) * 11)[:, None]  # colour c's presence field
 _SHIFT5 = (np.arange(5, dtype=np.int32) * 5)[:, None]  # colour c's accept field
@@ -61,7 +61,7 @@ def uniform_legal(st: BatchState, slots: np.ndarray, u: np.ndarray) -> np.ndarra
 
 
 def column_counter(rounds, seat, row) -> np.ndarray:
-    """The bot-stream counter (`sim.rng`) of a gray-wall column choice: ``COLUMN_COUNTER +
+    """The bot-stream counter (`sim.rules.rng`) of a gray-wall column choice: ``COLUMN_COUNTER +
     (round * 4 + seat) * 5 + row`` (uint64; the arguments broadcast)."""
     # All non-negative: int64 arithmetic viewed as uint64.
     counter = np.asarray(rounds).astype(np.int64) * 20 + (seat * 5 + (rng.COLUMN_COUNTER + row))

@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .records import GameRecords
+from ..rules.records import GameRecords
+from ..stats import Counters, count, merge
+from ..stats.balance import count_balance_paired
+from ..stats.focal import count_pairs
+from ..stats.groups import count_groups, count_paired
 from .spec import JobSpec
-from .stats import Counters, count, merge
-from .stats.balance import count_balance_paired
-from .stats.groups import count_groups, count_paired
-from .stats.sweep import count_pairs
 from .stopping import evaluate, llr_bounds
 
 Segment = tuple[int, Counters]
@@ -85,7 +85,7 @@ def count_chunk(spec: JobSpec, records: list[GameRecords], start: int, stop: int
         counters = merge(counters, count_paired(records[base], records[k], k))
     for k, base in spec.pairs:  # rule sets paired: the balance measures' differences too
         counters = merge(counters, count_balance_paired(records[base], records[k], k))
-    if spec.sweep:  # every pair of values, for the tests against the best (sim.stats.sweep)
+    if spec.sweep:  # every pair of values, for the tests against the best (sim.stats.focal)
         counters = merge(counters, count_pairs(records, spec.sweep_groups()))
     segments = rule_counters(spec, records, start, stop) if spec.stop else []
     return {
@@ -213,7 +213,7 @@ class Prefix:
             "games": self.end,  # per configuration
             "llr": last["llr"] if last else None,
             # The bounds the last check point was read against (nominal ones moved in for the
-            # check-point interval, `sim.stopping.overshoot`); the nominal ones beside them.
+            # check-point interval, `sim.jobs.stopping.overshoot`); the nominal ones beside them.
             "llr_bounds": last["llr_bounds"] if last else None,
             "llr_bounds_nominal": llr_bounds(rule),
             "estimate": last["estimate"] if last else None,

@@ -1,17 +1,17 @@
 """Where numba caches the compiled engine: a folder named by a hash of the compiled code's sources.
 
 numba keys a cached function by its own source file's time stamp only, so an edit of
-`sim/compiled.py` left the search kernels (`sim/bots/kernels.py`, which inline its functions) to
-load stale machine code, and it writes next to the sources by default, which a read-only root file
-system refuses (numba then fails at import: ``cannot cache function ...: no locator available``).
-Here the cache lives in ``<base>/<key>``: ``key`` hashes every module whose code or tables are
-compiled in (`SOURCES`) with the Python and numba versions, so any edit selects a new, empty
-folder, and ``base`` is ``$NUMBA_CACHE_DIR`` (the image sets it and fills it at build time), else
-``~/.cache/azulsim-kernels``. When that folder cannot be written (a read-only root), its files,
+`sim/rules/compiled.py` left the search kernels (`sim/bots/kernels.py`, which inline its functions)
+to load stale machine code, and it writes next to the sources by default, which a read-only root
+file system refuses (numba then fails at import: ``cannot cache function ...: no locator
+available``). Here the cache lives in ``<base>/<key>``: ``key`` hashes every module whose code or
+tables are compiled in (`SOURCES`) with the Python and numba versions, so any edit selects a new,
+empty folder, and ``base`` is ``$NUMBA_CACHE_DIR`` (the image sets it and fills it at build time),
+else ``~/.cache/azulsim-kernels``. When that folder cannot be written (a read-only root), its files,
 if any were built into the image, are copied once to the temporary directory (``/tmp``, an
 ``emptyDir`` in the Kubernetes manifests), and the cache is used from there.
 
-`configure` runs before numba compiles or loads anything here (`sim.compiled` calls it first).
+`configure` runs before numba compiles or loads anything here (`sim.rules.compiled` calls it first).
 """
 
 from __future__ import annotations
@@ -30,14 +30,14 @@ import sim
 ROOT = Path(sim.__file__).resolve().parent.parent
 # Modules compiled into the engine's machine code: their functions, or the tables numba freezes.
 SOURCES = (
-    "sim/kernel_cache.py",
-    "sim/compiled.py",
-    "sim/state.py",
-    "sim/constants.py",
-    "sim/tables.py",
-    "sim/actions.py",
-    "sim/rng.py",
-    "sim/rulesets.py",  # the rule table's indices (`RULE_*`, `MARKER_*`)
+    "sim/rules/kernel_cache.py",
+    "sim/rules/compiled.py",
+    "sim/rules/state.py",
+    "sim/rules/constants.py",
+    "sim/rules/tables.py",
+    "sim/rules/actions.py",
+    "sim/rules/rng.py",
+    "sim/rules/rulesets.py",  # the rule table's indices (`RULE_*`, `MARKER_*`)
     "sim/bots/kernels.py",
     "sim/bots/features.py",
 )
@@ -85,7 +85,8 @@ def cache_dir() -> Path:
     return spare
 
 
-configured: Path | None = None  # the folder `configure` chose (`sim.compile_once` locks there)
+# the folder `configure` chose (`sim.rules.compile_once` locks there)
+configured: Path | None = None
 
 
 def configure() -> Path:

@@ -1,15 +1,15 @@
 """The batch engine's calls: Azul over a whole batch of games at once (docs/rules.md §3–§10).
 
-Layout and encoding live in `sim.state` and `sim.actions`; the rules themselves are compiled
-(`sim.compiled`, the one fast implementation), and every call here hands it a set of game slots.
-A step plays one pick in every active game; when a game's factories and centre run dry its round
-ends inside the same call (wall tiling, floor penalty, end check, and the deal of the next round),
-so callers only ever see games waiting for a pick, or finished.
+Layout and encoding live in `sim.rules.state` and `sim.rules.actions`; the rules themselves are
+compiled (`sim.rules.compiled`, the one fast implementation), and every call here hands it a set of
+game slots. A step plays one pick in every active game; when a game's factories and centre run dry
+its round ends inside the same call (wall tiling, floor penalty, end check, and the deal of the next
+round), so callers only ever see games waiting for a pick, or finished.
 
-Randomness is the deal stream of `sim.rng` (see its docstring): a game deals the same tiles in any
-batch, slot or order.
+Randomness is the deal stream of `sim.rules.rng` (see its docstring): a game deals the same tiles in
+any batch, slot or order.
 
-A batch plays one rule set (`sim.rulesets.RuleSet`, ``rule_set=`` of `new_games` and
+A batch plays one rule set (`sim.rules.rulesets.RuleSet`, ``rule_set=`` of `new_games` and
 `from_snapshots`; the printed game by default): the state carries it, and compiled code reads it
 as the state's table (docs/rules.md, "Rule variants"). Action ids follow the state's factories:
 ``(factories + 1) * 30`` of them (`action_count`).
@@ -35,14 +35,14 @@ from .scoring import winners
 from .state import BatchState, empty_state
 from .tables import unpack_sources
 
-# sim.compiled once `kernels` has loaded it: numba's import and the cached machine code's load
+# sim.rules.compiled once `kernels` has loaded it: numba's import and the cached machine code's load
 # cost a process about half a second of CPU once (docs/engine.md).
 compiled = None
 
 
 def kernels():
-    """`sim.compiled`, compiled or loaded from numba's cache once per process, one process at a
-    time (`compile_once.under_lock`); later calls return it at once."""
+    """`sim.rules.compiled`, compiled or loaded from numba's cache once per process, one process at
+    a time (`compile_once.under_lock`); later calls return it at once."""
     global compiled
     if compiled is None:
         from . import compiled as module
@@ -96,9 +96,9 @@ def new_games(
     games : (B,) int, the game indices in the job
     first_player : (B,) int, the seat that starts round 1 of each game (RULES §3.5)
     max_rounds : round cap (RULES §10.6)
-    deal_keys : (B,) uint64 deal-stream keys (`sim.spec.deal_keys`); default each game's own,
+    deal_keys : (B,) uint64 deal-stream keys (`sim.jobs.spec.deal_keys`); default each game's own,
         ``rng.game_keys(seed, g, DEAL)`` (mirrored groups pass their shared key)
-    rule_set : the games' rules (`sim.rulesets.RuleSet`, e.g. ``RuleSet.of(config, spec)``);
+    rule_set : the games' rules (`sim.rules.rulesets.RuleSet`, e.g. ``RuleSet.of(config, spec)``);
         default the printed game. The wall and the round cap are `wall` and `max_rounds`.
     """
     if players not in (2, 3, 4):
@@ -119,7 +119,7 @@ def _rule_set(rule_set: RuleSet | None, wall: str, max_rounds: int) -> RuleSet:
     rule_set = PRINTED_RULES if rule_set is None else rule_set
     if not isinstance(rule_set, RuleSet):
         raise ValueError(
-            f"rule_set must be a sim.rulesets.RuleSet; got {type(rule_set).__name__}"
+            f"rule_set must be a sim.rules.rulesets.RuleSet; got {type(rule_set).__name__}"
         )
     if rule_set.wall == wall and rule_set.max_rounds == max_rounds:
         return rule_set
@@ -292,9 +292,9 @@ def play(
 
 
 class CompiledColumns:
-    """Gray-wall columns chosen inside the compiled round end (`sim.compiled`'s column rules): for
-    a call's games `slots`, ``rules(st, slots)`` gives each (game, seat) its rule (n, P) int8, the
-    tables of column keys the rules k >= 0 index (K, 25,600) int16, and the games' bot-stream
+    """Gray-wall columns chosen inside the compiled round end (`sim.rules.compiled`'s column rules):
+    for a call's games `slots`, ``rules(st, slots)`` gives each (game, seat) its rule (n, P) int8,
+    the tables of column keys the rules k >= 0 index (K, 25,600) int16, and the games' bot-stream
     keys (n,) uint64 (the rule `COLUMNS_RANDOM` draws from them)."""
 
     def __init__(self, rules: Callable):

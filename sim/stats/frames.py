@@ -2,11 +2,11 @@
 installed (the ``..._frame`` functions; pandas is not a dependency of AzulSim).
 
 Every function takes a statistics document (`sim.stats.derive`, ``azulsim simulate --json``,
-GetStatistics) and reads only it. `sim.local.LocalResult` and `service.client.Client` offer
+GetStatistics) and reads only it. `sim.jobs.local.LocalResult` and `service.client.Client` offer
 the same names as methods::
 
-    from sim.local import run_local
-    from sim.tournament import tournament_spec
+    from sim.jobs.local import run_local
+    from sim.experiments.tournament import tournament_spec
 
     result = run_local(tournament_spec(["random", "greedy", "heuristic"], games_per_pair=400))
     result.ratings_frame()           # bot, elo, elo_ci95_lo, elo_ci95_hi, se, comparisons, ...
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .stats import group_rows
+from . import group_rows
 
 
 def _split(row: dict[str, Any], key: str) -> dict[str, Any]:

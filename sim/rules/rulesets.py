@@ -24,14 +24,14 @@ end_rows            1                        complete rows one player needs to e
 ==================  =======================  =======================================================
 
 A round deals at most 64 tiles (``factories × tiles_per_factory``): the deal stream numbers a
-round's draws 0..63 (`sim.rng`), which is what keeps the printed game's deals as they are.
+round's draws 0..63 (`sim.rules.rng`), which is what keeps the printed game's deals as they are.
 
 Text form: ``printed``, or ``key=value`` pairs joined by ``,`` (``wall=gray,column_bonus=5``); a
 list value joins its items with ``/`` (``floor=1/2/3``). The canonical label lists only the keys
 that differ from the printed game, in `KEYS` order (``max_rounds=100,wall=grey`` is ``wall=gray``),
 so one rule set has one label in statistics, game rows and reports; the printed game's is
 ``printed``: statistics documents leave it out, so they are as they were, and game rows hold it
-(`sim.gamerows`).
+(`sim.jobs.gamerows`).
 
 JSON form (a configuration's ``rules``): an object of the same keys, lists as JSON lists
 (``{"column_bonus": 5, "floor": [1, 2, 3]}``), `to_dict` / `from_dict`.
@@ -49,8 +49,8 @@ from typing import Any
 
 import numpy as np
 
+from ..quote import shown
 from .constants import DEFAULT_MAX_ROUNDS, WALLS
-from .quote import shown
 
 PRINTED = "printed"
 KEYS = (
@@ -75,10 +75,10 @@ MAX_ROUNDS_LIMIT = 1000
 MAX_BONUS = 50
 MAX_FLOOR_SLOTS = 7  # a player board has seven floor slots
 MAX_SLOT_PENALTY = 20
-MAX_FACTORIES = 9  # a state's presence bits hold the centre and nine factories (`sim.state`)
+MAX_FACTORIES = 9  # a state's presence bits hold the centre and nine factories (`sim.rules.state`)
 MAX_TILES_PER_FACTORY = 10
-MAX_TILES_PER_COLOUR = 50  # a source holds a colour's tiles in a 6-bit field (`sim.state`)
-MAX_TILES_DEALT = 64  # a round's draws are numbered 0..63 in the deal stream (`sim.rng`)
+MAX_TILES_PER_COLOUR = 50  # a source holds a colour's tiles in a 6-bit field (`sim.rules.state`)
+MAX_TILES_DEALT = 64  # a round's draws are numbered 0..63 in the deal stream (`sim.rules.rng`)
 MAX_MARKER_POINTS = 20
 END_ROWS_LIMIT = 5
 

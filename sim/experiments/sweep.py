@@ -9,9 +9,9 @@ In a bot spec of ``--bots``, a parameter's value may be
 At most two parameters may be swept (two make a grid, every combination, the first parameter
 varying slowest); everything else in the spec is fixed. The swept bot must be the first bot
 (``bots[0]``, the focal player). All configurations have the same players, seating and wall, so
-they play the same deals and seats game for game (`sim.spec.JobSpec.baseline`), each paired with
-the baseline: the first value (combination), or the one named. The job's ``sweep`` field lists
-the swept parameters; its statistics then carry a ``sweep`` section (`sim.stats.sweep`).
+they play the same deals and seats game for game (`sim.jobs.spec.JobSpec.baseline`), each paired
+with the baseline: the first value (combination), or the one named. The job's ``sweep`` field lists
+the swept parameters; its statistics then carry a ``sweep`` section (`sim.stats.focal`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any
 
 from sim.quote import shown
 
-from .bots.registry import get_bot_info, parse_bot_spec
-from .spec import Configuration, JobSpec
+from ..bots.registry import get_bot_info, parse_bot_spec
+from ..jobs.spec import Configuration, JobSpec
 
 MAX_CONFIGURATIONS = 100  # a 10 x 10 grid; the service takes no more per job
 MAX_SWEPT = 2
@@ -109,7 +109,7 @@ def parse_swept_rules(text: str | None) -> tuple[list[tuple[str, list[str]]], di
     """``(swept, fixed)`` of a rules text whose values may be ranges or lists
     (``column_bonus=3..10/1,wall=gray``): ``[("rules.KEY", [value text, ...]), ...]`` and the
     fixed ``{KEY: value text}``. Errors name ``rules.KEY``."""
-    from .rulesets import _KEY_ALIASES, KEYS, PRINTED
+    from ..rules.rulesets import _KEY_ALIASES, KEYS, PRINTED
 
     swept: list[tuple[str, list[str]]] = []
     fixed: dict[str, str] = {}
@@ -159,7 +159,7 @@ def sweep_spec(
 ) -> JobSpec:
     """The job of a sweep: `bots` one spec per seat (one bot fills the seats left when
     ``players`` is larger), the first with swept parameters; and `rules` (``printed`` or
-    ``key=value,...``, `sim.rulesets`) the rules every game plays under, of which some may be
+    ``key=value,...``, `sim.rules.rulesets`) the rules every game plays under, of which some may be
     swept too (``column_bonus=3..10/1``). One or two parameters are swept in all, bot's and
     rules' together (a grid; the bot's first, each varying slower than the next).
 
@@ -167,12 +167,12 @@ def sweep_spec(
     every line-up at every player count sweeps the same values, in groups of configurations one
     after another (line-up by line-up, its player counts within), each value paired with its own
     group's baseline on the same deals and seats where their rules deal alike
-    (`sim.spec.JobSpec.sweep_groups`).
+    (`sim.jobs.spec.JobSpec.sweep_groups`).
 
     `baseline` names the baseline value as a spec (``heuristic:floor=1``) or the swept values
     (``floor=1``, ``rules.column_bonus=7`` or ``column_bonus=7``); default the first value.
     """
-    from .rulesets import RuleSet
+    from ..rules.rulesets import RuleSet
 
     lineups = [list(bots)] if not bots or isinstance(bots[0], str) else [list(b) for b in bots]
     counts = [players] if players is None or isinstance(players, int) else list(players)
@@ -267,7 +267,7 @@ def _baseline_index(
 ) -> int:
     """The configuration of the baseline value: a full spec, or ``key=value,...`` of the swept
     parameters (the fixed ones are added; a rule as ``rules.KEY`` or ``KEY``)."""
-    from .rulesets import _KEY_ALIASES, RuleSet
+    from ..rules.rulesets import _KEY_ALIASES, RuleSet
 
     bot_names = [n for n in names if not n.startswith("rules.")]
     items = dict(item.split("=", 1) for item in fixed)

@@ -17,7 +17,7 @@ One row per game (seats 0..3; seats a table does not have are null):
 ``game``                  game index in the configuration
 ``group``                 mirrored group (``game // players``); null for other seatings
 ``players``, ``wall``     of the configuration
-``rules``                 the label of its whole rule set (`sim.rulesets.RuleSet.of`: wall and
+``rules``                 the label of its whole rule set (`sim.rules.rulesets.RuleSet.of`: wall and
                           round cap included), ``printed`` for the printed game
 ``first_player``          seat that started round 1
 ``bot_<p>``               canonical label of the bot in seat p
@@ -50,9 +50,9 @@ import numpy as np
 
 from sim.quote import shown
 
-from .constants import END_REASONS
-from .records import GameRecords
-from .rulesets import RuleSet
+from ..rules.constants import END_REASONS
+from ..rules.records import GameRecords
+from ..rules.rulesets import RuleSet
 
 MAX_SEATS = 4
 SPEC_KEY = b"azulsim.spec"
@@ -171,7 +171,7 @@ class GamesWriter:
     close). `spec` is the job spec or its identity JSON."""
 
     def __init__(self, out, spec):
-        from . import RULES_VERSION
+        from .. import RULES_VERSION
 
         _, pq = _pa()
         self.spec = spec
@@ -218,7 +218,7 @@ def recording(play=None):
 
 
 def play_chunk_with_rows(spec, chunk_games: int, chunk: int, directory, play=None):
-    """`sim.chunk.play_chunk`, and its records written to the chunk file in `directory`."""
+    """`sim.jobs.chunk.play_chunk`, and its records written to the chunk file in `directory`."""
     from .chunk import chunk_games_range, chunks_total, play_chunk
 
     seen, play = recording(play)

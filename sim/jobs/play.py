@@ -6,13 +6,13 @@ the next game, so the batch stays full (docs/engine.md). Which slot or step a
 game runs in never changes how it plays: its deal, seats, start player and bot choices depend only
 on (seed, game, configuration).
 
-Every call into the rules is the compiled engine's (`sim.engine`, `sim.compiled`); the bots choose
-between the calls. A line-up whose bots all choose in compiled code (`random` and `greedy` in any
-mix, `heuristic` self-play) plays each game whole in compiled code instead (`sim.self_play`): the
-same games and records.
+Every call into the rules is the compiled engine's (`sim.rules.engine`, `sim.rules.compiled`); the
+bots choose between the calls. A line-up whose bots all choose in compiled code (`random` and
+`greedy` in any mix, `heuristic` self-play) plays each game whole in compiled code instead
+(`sim.jobs.self_play`): the same games and records.
 
 Callers that want more than the records pass a `Recorder` (`service.replay` records every step of
-one game, `sim.goldens` a golden file); its hooks see the state between the engine calls.
+one game, `sim.rules.goldens` a golden file); its hooks see the state between the engine calls.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from . import engine, rng, self_play
-from .records import GameRecords
-from .rulesets import RuleSet
+from ..rules import engine, rng
+from ..rules.records import GameRecords
+from ..rules.rulesets import RuleSet
+from . import self_play
 
 DEFAULT_BATCH = 16384
 
@@ -71,13 +72,13 @@ class Table:
     """Who plays games ``games`` of a configuration: the set-up shared by every caller.
 
     ``seat_bot[i, p]`` is the index into the configuration's bots of the bot in seat ``p`` of game
-    ``games[i]`` (`sim.spec.seat_assignment`); ``first_player`` its round-1 start player
-    (`sim.spec.first_player`); ``deal_keys`` its deal-stream key (`sim.spec.deal_keys`: shared
-    by the games of a mirrored group). Bots with the same canonical spec share one object of
+    ``games[i]`` (`sim.jobs.spec.seat_assignment`); ``first_player`` its round-1 start player
+    (`sim.jobs.spec.first_player`); ``deal_keys`` its deal-stream key (`sim.jobs.spec.deal_keys`:
+    shared by the games of a mirrored group). Bots with the same canonical spec share one object of
     `bots`; ``seat_object[i, p]`` indexes `bots`.
     """
 
-    config: Any  # sim.spec.Configuration
+    config: Any  # sim.jobs.spec.Configuration
     seed: int
     games: np.ndarray
     first_player: np.ndarray
@@ -88,8 +89,9 @@ class Table:
 
 
 def set_table(config, seed: int, games: np.ndarray) -> Table:
-    """The `Table` of games `games` of `config` (a `sim.spec.Configuration`) in a job of `seed`."""
-    from .bots import make_bot
+    """The `Table` of games `games` of `config` (a `sim.jobs.spec.Configuration`) in a job of
+    `seed`."""
+    from ..bots import make_bot
     from .spec import deal_keys, first_player, seat_assignment
 
     games = np.asarray(games, np.int64)
@@ -176,7 +178,7 @@ def _compiled_columns(
     compiled (`bots.base.column_table`, its keys weighed by `rule_set`'s bonuses); None
     otherwise. ``slot_pos()`` is the position in the
     call's games of each slot's game (it changes as slots take new games)."""
-    from .bots.base import UNIFORM_COLUMNS, column_table
+    from ..bots.base import UNIFORM_COLUMNS, column_table
 
     found = [column_table(bot, rule_set) for bot in bots]
     if any(table is None for table in found):
@@ -227,8 +229,8 @@ def play_batch(
         ``choose_columns(st, slots, seat, row, colours, legal, keys) -> columns``
     batch : number of slots played in lockstep
     recorder : hooks called between the engine calls (`Recorder`)
-    deal_keys : (N,) deal-stream key of each game (`sim.spec.deal_keys`); default its own
-    rule_set : the games' rules (`sim.rulesets.RuleSet`); default the printed game
+    deal_keys : (N,) deal-stream key of each game (`sim.jobs.spec.deal_keys`); default its own
+    rule_set : the games' rules (`sim.rules.rulesets.RuleSet`); default the printed game
     """
     games = np.asarray(games, np.int64)
     total = games.shape[0]
@@ -236,7 +238,7 @@ def play_batch(
         raise ValueError("games must not be empty")
     seat_bot = np.asarray(seat_bot, np.int8)
     finish = self_play.finisher(bots) if recorder is None and total >= self_play.MIN_GAMES else None
-    if finish is not None:  # self-play in compiled code: the same games (`sim.self_play`)
+    if finish is not None:  # self-play in compiled code: the same games (`sim.jobs.self_play`)
         return self_play.play_games(
             finish,
             players,
@@ -407,7 +409,7 @@ def play_table(
 
 
 def play_games(config, seed: int, start: int, stop: int, max_rounds: int = 100) -> GameRecords:
-    """Play games ``[start, stop)`` of one configuration (a `sim.spec.Configuration`).
+    """Play games ``[start, stop)`` of one configuration (a `sim.jobs.spec.Configuration`).
 
     Seats follow the configuration's seating rule and round 1's start player is drawn from the
     deal stream (`set_table`), so game g plays the same in any chunk.

@@ -3,13 +3,13 @@
 A job's chunks are numbered configuration by configuration: with ``per = ceil(games /
 chunk_games)``, chunk ``c`` is chunk ``k = c % per`` of configuration ``c // per`` and covers games
 ``[k * chunk_games, min((k + 1) * chunk_games, games))``. The Celery workers (`workers.tasks`) and
-the local runner (`sim.local`) both cut and play chunks through this module, so game ``g`` is
+the local runner (`sim.jobs.local`) both cut and play chunks through this module, so game ``g`` is
 played by the same call whichever of them runs it.
 
 A *joint* job (a baseline or a stopping rule: `JobSpec.joint_chunks`) has one chunk per game
-range instead, played in every configuration at once (`sim.sequential`): chunk ``c`` covers games
-``[c * chunk_games, ...)`` of all of them. Chunk sizes are rounded up to whole mirrored groups and
-whole check-point intervals (`aligned`), so that no chunk splits either.
+range instead, played in every configuration at once (`sim.jobs.sequential`): chunk ``c`` covers
+games ``[c * chunk_games, ...)`` of all of them. Chunk sizes are rounded up to whole mirrored groups
+and whole check-point intervals (`aligned`), so that no chunk splits either.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from ..stats import Counters, count
+from ..stats.cpu import cpu_counters
 from .play import DEFAULT_BATCH
 from .spec import JobSpec
-from .stats import Counters, count
-from .stats.cpu import cpu_counters
 
-PlayGames = Callable[..., Any]  # the signature of `sim.play.play_games`
+PlayGames = Callable[..., Any]  # the signature of `sim.jobs.play.play_games`
 
 MIN_CHUNK_GAMES = 200  # however slow the bots: below this a chunk costs more in overhead than play
 # A job with a stopping rule may stop after a few hundred games: what its chunks play past the
@@ -36,8 +36,8 @@ STOP_CHUNK_GAMES = 4096
 # configuration the two pass 5 % of play (bench/results/sweep_service.json).
 MIN_JOINT_CHUNK_GAMES = 5000
 
-# Local runs (`sim.local`): games per chunk by default, several times the engine's batch width so
-# that filling and draining the batch costs little (chunks of a few thousand games run at half
+# Local runs (`sim.jobs.local`): games per chunk by default, several times the engine's batch width
+# so that filling and draining the batch costs little (chunks of a few thousand games run at half
 # speed), yet small enough that progress moves every few seconds and the work spreads over the pool.
 MIN_CHUNK = 2 * DEFAULT_BATCH
 MAX_CHUNK = 8 * DEFAULT_BATCH
@@ -116,7 +116,7 @@ def default_chunk_size(games: int, workers: int, cost: float = 1.0) -> int:
 class ChunkResult(NamedTuple):
     """One chunk played and counted: its games, its `sim.stats` counters and where time went
     (seconds: ``play`` in the play function, ``count`` in `sim.stats.count`). A joint chunk also
-    has ``joint``: `sim.sequential.count_chunk`'s result (its range and the stopping rule's
+    has ``joint``: `sim.jobs.sequential.count_chunk`'s result (its range and the stopping rule's
     counters per check-point segment)."""
 
     games: int
@@ -130,7 +130,7 @@ def play_chunk(
 ) -> ChunkResult:
     """Play and count chunk `chunk` of `spec` cut into chunks of `chunk_games` games.
 
-    `play` stands in for `sim.play.play_games` (same signature; tests use a fake engine).
+    `play` stands in for `sim.jobs.play.play_games` (same signature; tests use a fake engine).
     """
     if play is None:
         from .play import play_games as play

@@ -1,8 +1,8 @@
 """Run a job in this process (or a local process pool): no Redis, no Celery (README.md).
 
 `run_local` splits each configuration's games ``[0, games)`` into chunks of consecutive games
-(`sim.chunk`, numbered as the service numbers them), plays and counts each chunk with
-`sim.chunk.play_chunk` and merges the counters. Game
+(`sim.jobs.chunk`, numbered as the service numbers them), plays and counts each chunk with
+`sim.jobs.chunk.play_chunk` and merges the counters. Game
 ``g`` plays the same in any chunk and `merge` is exact, associative and commutative, so the result
 is identical whatever the worker count and chunk size.
 
@@ -34,6 +34,8 @@ from typing import Any
 
 from sim.quote import shown
 
+from ..stats import Counters, derive, merge
+from ..stats.cpu import cpu_section
 from .alloc import tune_allocator
 from .chunk import (
     STOP_CHUNK_GAMES,
@@ -45,8 +47,6 @@ from .chunk import (
 )
 from .sequential import Prefix, play_joint
 from .spec import JobSpec
-from .stats import Counters, derive, merge
-from .stats.cpu import cpu_section
 
 Progress = Callable[[int], None]
 
@@ -70,7 +70,8 @@ class LocalResult:
     chunk_size: int
     chunks: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
-    stopping: dict[str, Any] | None = None  # `sim.sequential.Prefix.summary` of a stopping rule
+    # `sim.jobs.sequential.Prefix.summary` of a stopping rule
+    stopping: dict[str, Any] | None = None
 
     def statistics(self) -> dict[str, Any]:
         """The statistics document (`sim.stats.derive`) with a separate ``timing`` section."""
@@ -98,9 +99,9 @@ class LocalResult:
         return doc["ratings"]
 
     def frame(self, table: str = "statistics"):
-        """A table of the statistics as a pandas DataFrame (`sim.frames`): ``statistics``,
+        """A table of the statistics as a pandas DataFrame (`sim.stats.frames`): ``statistics``,
         ``turn_order``, ``ratings``, ``head_to_head``, ``sweep`` or ``comparison``."""
-        from . import frames
+        from ..stats import frames
 
         if table not in frames.FRAMES:
             raise ValueError(f"table must be one of {', '.join(frames.FRAMES)}; got {shown(table)}")
@@ -195,15 +196,15 @@ def run_local(
     workers : processes; default ``os.cpu_count()``; 1 plays in this process with no pool
     chunk_size : games per chunk; default `default_chunk_size`
     progress : called with the number of games done (all configurations) after each chunk
-    play : stand-in for `sim.play.play_games` (same signature); default the real one
-    on_check : called with each check point of a stopping rule (`sim.stopping.evaluate`)
-    games_out : also write every game as a row to this Parquet file (`sim.gamerows`), in
+    play : stand-in for `sim.jobs.play.play_games` (same signature); default the real one
+    on_check : called with each check point of a stopping rule (`sim.jobs.stopping.evaluate`)
+    games_out : also write every game as a row to this Parquet file (`sim.jobs.gamerows`), in
         (configuration, game) order, streamed chunk by chunk; not with a stopping rule
 
-    A job with a baseline or a stopping rule runs in joint chunks (`sim.sequential`), aligned to
-    its check points: it stops at the first check point that decides, and its counters are those
+    A job with a baseline or a stopping rule runs in joint chunks (`sim.jobs.sequential`), aligned
+    to its check points: it stops at the first check point that decides, and its counters are those
     of the prefix of games up to there. Chunk sizes are rounded up to whole mirrored groups and
-    check-point intervals (`sim.chunk.aligned`).
+    check-point intervals (`sim.jobs.chunk.aligned`).
     """
     if workers is None:
         workers = os.cpu_count() or 1

@@ -18,8 +18,8 @@ Only ``configurations`` and each one's ``bots`` are required; the rest default a
 line: ``players`` to the number of bots, ``games`` to 1000 (`DEFAULT_GAMES`), ``seed`` to 0,
 ``seating`` to rotate, ``wall`` to coloured, ``max_rounds`` to 100 (a configuration's own
 ``max_rounds``, when given, overrides the job's for its games). A configuration's ``rules``
-(`sim.rulesets`: ``{"column_bonus": 5, "floor": [1, 2, 3], "marker": "off"}``, the printed game's
-when left out, and left out of the JSON then) holds its other rules. ``pairs``
+(`sim.rules.rulesets`: ``{"column_bonus": 5, "floor": [1, 2, 3], "marker": "off"}``, the printed
+game's when left out, and left out of the JSON then) holds its other rules. ``pairs``
 (``[[k, b], ...]``) pairs configuration k with baseline b game for game.
 
 Bot specs are checked through the registry (`sim.bots.registry`) and stored in their canonical
@@ -40,12 +40,12 @@ from typing import Any
 
 import numpy as np
 
-from . import rng
-from .bots.registry import BotSpec, get_bot_info, parse_bot_spec
-from .bots.supports import refusal
-from .constants import DEFAULT_MAX_ROUNDS, WALLS
-from .quote import shown
-from .rulesets import _KEY_ALIASES, KEYS, PRINTED_RULES, RuleSet
+from ..bots.registry import BotSpec, get_bot_info, parse_bot_spec
+from ..bots.supports import refusal
+from ..quote import shown
+from ..rules import rng
+from ..rules.constants import DEFAULT_MAX_ROUNDS, WALLS
+from ..rules.rulesets import _KEY_ALIASES, KEYS, PRINTED_RULES, RuleSet
 from .stopping import StopRule
 
 PLAYERS = (2, 3, 4)
@@ -78,7 +78,8 @@ class Configuration:
     wall : ``"coloured"`` (default) or ``"gray"``; ``"colored"`` and ``"grey"`` are aliases
     max_rounds : this configuration's round cap (RULES §10.6), 1 .. 1000, or None (default) for
         the job's
-    rules : the configuration's other rules (`sim.rulesets.RuleSet`: bonuses, floor, factories,
+    rules : the configuration's other rules (`sim.rules.rulesets.RuleSet`: bonuses, floor,
+    factories,
         tiles, marker, end of game), default the printed game's; with `wall` and the round cap
         they are the configuration's rule set (`RuleSet.of`). Its own wall and round cap are
         unused (always the defaults): those two are the configuration's fields.
@@ -253,21 +254,22 @@ class JobSpec:
     baseline : index of the baseline configuration, or None. Every other configuration with the
         baseline's players and wall (`paired_configurations`) plays the same deals and seats game
         for game (same seating rule required) and gets paired differences to it.
-    stop : a `sim.stopping.StopRule` (a dict is accepted), or None; `games` is then the maximum
+    stop : a `sim.jobs.stopping.StopRule` (a dict is accepted), or None; `games` is then the maximum
     ratings : a `Ratings` (a dict ``{"anchor": bot}`` is accepted), or None: the statistics then
         hold Bradley–Terry ratings of every bot over all configurations (a tournament)
-    sweep : names of the one or two parameters that the configurations vary (`sim.sweep`): a
+    sweep : names of the one or two parameters that the configurations vary
+    (`sim.experiments.sweep`): a
         parameter of the focal bot (``bots[0]``) or a rule, ``rules.KEY`` (``rules.column_bonus``),
         or None; needs a baseline. Configurations that differ in nothing else are a group (a
         line-up at a player count, `sweep_groups`), every group holding the same values; each
         value is paired with its group's baseline value where their rules deal alike. The
         statistics then hold a ``sweep`` section, one row per configuration
-    game_records : write every game's record (`sim.gamerows`) to the cluster's games directory
+    game_records : write every game's record (`sim.jobs.gamerows`) to the cluster's games directory
         (service jobs; ``azulsim export`` gathers them); not with a stopping rule
     pairs : ``(configuration, baseline)`` index pairs, each configuration paired game for game
         with a baseline of its own (same players, seating and bots; any rule set): rule sets
-        compared at several player counts in one job (`sim.balance`). A configuration is paired
-        at most once, and not also through `baseline`
+        compared at several player counts in one job (`sim.experiments.balance_lab`). A
+        configuration is paired at most once, and not also through `baseline`
     """
 
     configurations: tuple[Configuration, ...]
@@ -529,7 +531,7 @@ def _check_pairs(pairs: Any, configs: list[Configuration], spec: JobSpec) -> tup
     return tuple(out)
 
 
-RULE_PREFIX = "rules."  # a swept rule: ``rules.column_bonus`` (`sim.sweep`)
+RULE_PREFIX = "rules."  # a swept rule: ``rules.column_bonus`` (`sim.experiments.sweep`)
 
 
 def _rule_key(name: str) -> str | None:
@@ -589,7 +591,8 @@ def sweep_value(spec: JobSpec, k: int, name: str) -> Any:
 def _sweep_groups(spec: JobSpec) -> list[list[int]]:
     """A sweep's configurations in groups: those that differ only in the swept values (the same
     players, seating, line-up and other rules), each group holding the same values in the same
-    order, so that every line-up and player count of one job sweeps alike (`sim.sweep`)."""
+    order, so that every line-up and player count of one job sweeps alike
+    (`sim.experiments.sweep`)."""
     from dataclasses import replace
 
     names = spec.sweep
@@ -651,7 +654,7 @@ def seat_assignment(config: Configuration, seed: int, games) -> np.ndarray:
     - ``shuffle``: an independent uniform permutation per game, by Fisher–Yates run on all games
       at once: starting from the identity, for ``k = 0 .. P-2`` with ``i = P-1-k``, swap positions
       ``i`` and ``j = pick(u_k, i + 1)``, where ``u_k`` is the game's DEAL-stream draw at counter
-      ``SEATING_COUNTER + k`` (`sim.rng`). It depends only on ``(seed, g, P)``.
+      ``SEATING_COUNTER + k`` (`sim.rules.rng`). It depends only on ``(seed, g, P)``.
     """
     games = np.asarray(games, dtype=np.int64).reshape(-1)
     players = config.players

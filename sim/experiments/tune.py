@@ -18,7 +18,7 @@ each match's statistics are.
 
 `Tuning` holds the arguments and does the arithmetic; `run` plays the iterations with a
 `play(spec) -> statistics document` function and records the path (`schema` ``azulsim.tune/1``);
-`check_spec` is the SPRT job of the tuned values against the start (`sim.stopping`).
+`check_spec` is the SPRT job of the tuned values against the start (`sim.jobs.stopping`).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from .bots.registry import BotSpec, get_bot_info, parse_bot_spec
-from .spec import JobSpec
+from ..bots.registry import BotSpec, get_bot_info, parse_bot_spec
+from ..jobs.spec import JobSpec
 
 SCHEMA = "azulsim.tune/1"
 ALPHA, GAMMA = 0.602, 0.101  # Spall's gain exponents (fishtest's too)

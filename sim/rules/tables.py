@@ -1,4 +1,4 @@
-"""Constant tables of the batch engine, built once at import (bit layouts in `sim.state`)."""
+"""Constant tables of the batch engine, built once at import (bit layouts in `sim.rules.state`)."""
 
 from __future__ import annotations
 
@@ -57,9 +57,9 @@ def unpack_sources(packed: np.ndarray) -> np.ndarray:
 
 FLOOR_CUM32 = FLOOR_CUM.astype(np.int32)
 
-# Per action id (`sim.actions`), what a pick does to its pattern line: the line (4 for the floor,
-# whose row is then left as it is), its capacity (0 for the floor), its accept bit 5*colour + line
-# (0 for the floor), and the accept bits it keeps once the line holds the colour (all, floor).
+# Per action id (`sim.rules.actions`), what a pick does to its pattern line: the line (4 for the
+# floor, whose row is then left as it is), its capacity (0 for the floor), its accept bit 5*colour +
+# line (0 for the floor), and the accept bits it keeps once the line holds the colour (all, floor).
 _TO_LINE = ACTION_DESTINATION < 5
 ACTION_LINE = np.minimum(ACTION_DESTINATION, 4)
 ACTION_CAP = np.where(_TO_LINE, ACTION_LINE + 1, 0).astype(np.int16)

@@ -5,7 +5,7 @@ pick for all games at once and the bots' choices in between; each step has a fix
 its cost per game, above all at the end of a call, where the last games left (a gray-wall job's
 games that run for dozens of rounds) take a thousand near-empty steps. Line-ups whose bots choose
 in compiled code play each game to its end in one compiled loop instead, through the same engine
-functions (`sim.compiled`), with the same decisions and draws, so the same games and records
+functions (`sim.rules.compiled`), with the same decisions and draws, so the same games and records
 (tests/test_self_play.py checks them field for field):
 
 - any mix of `random` and `greedy`: `compiled.play_games` (their picks `random_pick`,
@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import engine, rng
-from .records import GameRecords
+from ..rules import engine, rng
+from ..rules.records import GameRecords
 
 # A call of this many games or more plays them whole (tests raise it to compare the two paths).
 MIN_GAMES = 1
@@ -35,10 +35,10 @@ def finisher(bots: list) -> Callable | None:
     """``finish(st, bot_keys, seat_bot)``, every game of a state played to its end in compiled
     code (``seat_bot`` (B, P) indexes `bots`), for a line-up of `RandomBot` and `GreedyBot` in any
     mix, or of one `HeuristicBot` (the classes themselves, not a subclass); None otherwise."""
-    from .bots.base import column_table
-    from .bots.greedy import GreedyBot
-    from .bots.heuristic import HeuristicBot
-    from .bots.random_bot import RandomBot
+    from ..bots.base import column_table
+    from ..bots.greedy import GreedyBot
+    from ..bots.heuristic import HeuristicBot
+    from ..bots.random_bot import RandomBot
 
     def own(bot) -> bool:  # no method of the class replaced on the instance
         return all(
@@ -53,13 +53,14 @@ def finisher(bots: list) -> Callable | None:
         seat_kind = np.array([_BOT_KIND[kinds[type(bot)]] for bot in bots], np.int8)
         return lambda st, keys, seat_bot: play_compiled(st, keys, seat_kind[seat_bot])
     if len(bots) == 1 and type(bots[0]) is HeuristicBot:
-        from .bots.playout import play_games_out
+        from ..bots.playout import play_games_out
 
         return lambda st, keys, seat_bot: play_games_out(bots[0], st)
     return None
 
 
-# `compiled.BOT_*`, by bot name (literal: `sim.compiled` is imported only when a game is played).
+# `compiled.BOT_*`, by bot name (literal: `sim.rules.compiled` is imported only when a game is
+# played).
 _BOT_KIND = {"random": 0, "greedy": 1}
 
 
@@ -103,7 +104,7 @@ def play_compiled(st, bot_keys: np.ndarray, seat_kind: np.ndarray, slots=None) -
     compiled bot ``seat_kind[b, p]`` (`compiled.BOT_RANDOM`, `BOT_GREEDY`); `bot_keys` (B,) are
     the bot-stream keys of the batch's slots. A game may be waiting for its round end (no tiles
     left); a finished one is left as it is."""
-    from .bots.features import column_keys
+    from ..bots.features import column_keys
 
     kernels = engine.kernels()
     slots = np.arange(st.batch) if slots is None else np.asarray(slots)

@@ -1,11 +1,12 @@
 """A small, readable one-game Azul engine that follows docs/rules.md section by section.
 
-It is the oracle the batch engine (`sim.engine`) is tested against in lockstep (docs/engine.md):
-plain Python lists and ints, one game, no speed tricks. Comments cite docs/rules.md §numbers.
+It is the oracle the batch engine (`sim.rules.engine`) is tested against in lockstep
+(docs/engine.md): plain Python lists and ints, one game, no speed tricks. Comments cite
+docs/rules.md §numbers.
 
 Choices fixed here (the batch engine makes the same ones; tests/test_lockstep.py checks it):
 
-- **Rules as data**: a game plays one `sim.rulesets.RuleSet` (``rules=``, default the printed
+- **Rules as data**: a game plays one `sim.rules.rulesets.RuleSet` (``rules=``, default the printed
   game): bonuses, floor, factories, tiles, marker and end rows as docs/rules.md, "Rule variants",
   says; ``T`` below is ``tiles_per_factory`` (4), the floor's slots ``len(rules.floor)`` (7).
 - **Dealing** (§7.2, §12.6). At the start of round ``r`` (1-based), for factory ``i = 0..F-1`` and
@@ -54,7 +55,7 @@ def placement_points(occupied, row: int, col: int) -> int:
     """Points for a tile at ``(row, col)`` (§6.2), by walking runs cell by cell.
 
     `occupied` is a 5x5 grid of truthy cells *before* placing; the cell must be empty. Independent
-    of `sim.scoring` on purpose: the two are tested against each other.
+    of `sim.rules.scoring` on purpose: the two are tested against each other.
     """
     if occupied[row][col]:
         raise ValueError(f"cell ({row}, {col}) is already occupied")
@@ -90,7 +91,7 @@ class ReferenceGame:
     wall : str
         ``'coloured'`` or ``'gray'`` (§3.4, §9).
     seed, game : int
-        Job seed and game index: key the deal stream (`sim.rng`).
+        Job seed and game index: key the deal stream (`sim.rules.rng`).
     first_player : int
         Seat that starts round 1 (§3.5).
     max_rounds : int
@@ -127,7 +128,7 @@ class ReferenceGame:
         self.max_rounds = max_rounds
         self.rules = PRINTED_RULES if rules is None else rules
         if not isinstance(self.rules, RuleSet):
-            raise ValueError(f"rules must be a sim.rulesets.RuleSet; got {shown(self.rules)}")
+            raise ValueError(f"rules must be a sim.rules.rulesets.RuleSet; got {shown(self.rules)}")
         self.n_factories = self.rules.factories_at(players)  # §3.2: 5 / 7 / 9 printed
         self.n_actions = n_actions(players, self.n_factories)
         self.floor_slots = len(self.rules.floor)  # §5.3: 7 printed
@@ -446,7 +447,7 @@ class ReferenceGame:
     def _start_round(self, r: int) -> None:
         """§7.2 refill (dealing fixed exactly, see the module docstring), §7.4 marker."""
         per_factory = self.rules.tiles_per_factory  # 4 printed
-        slots = per_factory * self.n_factories  # at most 64 (`sim.rulesets`)
+        slots = per_factory * self.n_factories  # at most 64 (`sim.rules.rulesets`)
         draws = rng.uniform32(self._deal_key, r * 64 + np.arange(slots)).tolist()
         dealt = 0
         for slot in range(slots):  # factory i = slot // per_factory
@@ -542,7 +543,7 @@ class ReferenceGame:
         return {"decision_turns": self.decision_turns, "legal_actions": self.legal_actions_total}
 
     def record(self) -> dict:
-        """What `sim.records.GameRecords` holds for this game (§10.7); valid once done.
+        """What `sim.rules.records.GameRecords` holds for this game (§10.7); valid once done.
 
         ``scores`` include bonuses only on a natural end; ``bonus`` is always what the bonuses are
         (``bonus_if_ended`` for a truncated game); ``winners`` (seat list) is empty when truncated;

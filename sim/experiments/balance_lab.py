@@ -1,9 +1,9 @@
 """The balance lab: rule sets compared with the measures of game-design research, in one job.
 
-`balance_spec` builds one `sim.spec.JobSpec`: for each player count, one configuration per rule
-set (`sim.rulesets`) with the same line-up in every seat, seats rotated, each rule set after the
-first *paired* with the first (``JobSpec.pairs``: the same deals and seats game for game), and one
-configuration per restricted element at the first rule set: the restricted bot
+`balance_spec` builds one `sim.jobs.spec.JobSpec`: for each player count, one configuration per rule
+set (`sim.rules.rulesets`) with the same line-up in every seat, seats rotated, each rule set after
+the first *paired* with the first (``JobSpec.pairs``: the same deals and seats game for game), and
+one configuration per restricted element at the first rule set: the restricted bot
 (`sim.bots.restricted`) against ``P - 1`` copies of the line-up's bot.
 
 `balance_document` reads the job's statistics document (`sim.stats.derive`: the ``balance`` and
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .bots.registry import parse_bot_spec
-from .bots.restricted import ELEMENTS
-from .rulesets import RuleSet
-from .spec import Configuration, JobSpec
+from ..bots.registry import parse_bot_spec
+from ..bots.restricted import ELEMENTS
+from ..jobs.spec import Configuration, JobSpec
+from ..rules.rulesets import RuleSet
 
 SCHEMA = "azulsim.balance/1"
 DEFAULT_BOT = "heuristic"  # the strongest bot that plays millions of games (docs/bots.md, ladder)

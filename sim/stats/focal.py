@@ -9,8 +9,8 @@ parameters' values, the focal player's win rate (Wilson) and score (normal inter
 paired differences to the baseline (`sim.stats.groups.derive_paired`); ``best`` is the value with
 the highest win rate (the first of equals), with its intervals.
 
-A sweep of several line-ups or player counts (`sim.spec.JobSpec.sweep_groups`) has one group per
-line-up and player count: rows name their ``group``, ``groups`` gives each one's baseline, best
+A sweep of several line-ups or player counts (`sim.jobs.spec.JobSpec.sweep_groups`) has one group
+per line-up and player count: rows name their ``group``, ``groups`` gives each one's baseline, best
 value and tests against it, and a row whose rules deal unlike its group's baseline's is
 ``"paired": false`` (no differences to the baseline: other deals).
 
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..records import GameRecords
+from ..rules.records import GameRecords
 from .intervals import moments, wilson
 
 Counters = dict[str, int]
@@ -58,7 +58,7 @@ def count_focal(records: GameRecords, config_index: int) -> Counters:
 
 def count_pairs(records: list[GameRecords], groups: list[list[int]] | None = None) -> Counters:
     """The paired win-indicator differences of every pair of a sweep's configurations within a
-    group (`sim.spec.JobSpec.sweep_groups`; default one group of all): records of the same
+    group (`sim.jobs.spec.JobSpec.sweep_groups`; default one group of all): records of the same
     games, sorted by game. Each record's focal seat is its own; values whose rules deal alike
     play the same deals, the others the same game indices (independent games, so the
     difference's variance is the sum of the two and the test stays valid, only less sharp)."""
@@ -155,7 +155,7 @@ def derive_sweep(configs: list[dict[str, Any]], counters: Counters, spec) -> dic
     """The ``sweep`` section, from the derived configurations (their ``paired``) and counters:
     every configuration's row, and per group (a line-up at a player count) its best value and
     the tests against it; the top-level ``best`` and ``versus_best`` are the baseline's group's."""
-    from ..spec import sweep_value
+    from ..jobs.spec import sweep_value
 
     groups = spec.sweep_groups()
     baselines = spec.sweep_baselines()

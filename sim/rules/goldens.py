@@ -3,7 +3,7 @@
 A golden file (tests/goldens/*.json) pins one game: its parameters, per round the dealt factories
 (with the bag and lid right after the deal), every move (action id, seat, readable form), the
 gray-wall column choices, the scores/lines/walls after wall tiling, and the final record. The moves
-come from a fixed deterministic policy on the BOT stream of `sim.rng`:
+come from a fixed deterministic policy on the BOT stream of `sim.rules.rng`:
 
 - action at turn ``t``: ``legal[pick(uniform32(bot_key, t * 8), len(legal))]`` over the sorted
   legal action ids (uniform random);
@@ -15,10 +15,10 @@ round of a game that ended naturally they include the end bonuses (the record's 
 
 `play_reference` replays a golden on the reference engine (or plays the policy when no moves are
 given) and returns the same structure, so a test compares with ``==``; `replay_batch` does the same
-through the batch engine's one driver (`sim.play.play_batch`), as every job's games are played.
+through the batch engine's one driver (`sim.jobs.play.play_batch`), as every job's games are played.
 Regenerating is a deliberate, reviewed command::
 
-    python -m sim.goldens --regenerate
+    python -m sim.rules.goldens --regenerate
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ import numpy as np
 
 import sim
 
-from . import RULES_VERSION, rng
+from .. import RULES_VERSION
+from . import rng
 from .actions import describe
 from .constants import END_REASONS
 from .reference import ReferenceGame
@@ -171,7 +172,7 @@ def _params(golden: dict):
 
 
 def record_of(recs, i: int) -> dict:
-    """Row `i` of a `sim.records.GameRecords` in the reference engine's `record()` format."""
+    """Row `i` of a `sim.rules.records.GameRecords` in the reference engine's `record()` format."""
     reason = END_REASONS[int(recs.end_reason[i])]
 
     def seats(x):
@@ -198,8 +199,8 @@ def record_of(recs, i: int) -> dict:
 
 
 class _Scripted:
-    """A bot for `sim.play.play_batch` that plays a golden's recorded moves and columns, and
-    records them as a golden's rounds (it is also the driver's `sim.play.Recorder`)."""
+    """A bot for `sim.jobs.play.play_batch` that plays a golden's recorded moves and columns, and
+    records them as a golden's rounds (it is also the driver's `sim.jobs.play.Recorder`)."""
 
     def __init__(self, moves: list[int], columns: dict):
         self.moves, self.columns = moves, columns
@@ -253,9 +254,9 @@ class _Scripted:
 
 
 def replay_batch(golden: dict) -> dict:
-    """Replay a golden's moves on the batch engine (`sim.play.play_batch`, one slot); returns the
-    golden dict it makes."""
-    from .play import play_batch
+    """Replay a golden's moves on the batch engine (`sim.jobs.play.play_batch`, one slot); returns
+    the golden dict it makes."""
+    from ..jobs.play import play_batch
 
     players, wall, seed, game, first_player, max_rounds = _params(golden)
     script = _Scripted(*moves_of(golden))
@@ -314,7 +315,7 @@ def regenerate(names=None) -> list[Path]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m sim.goldens", description=__doc__.split("\n")[0]
+        prog="python -m sim.rules.goldens", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
         "--regenerate",

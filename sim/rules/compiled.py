@@ -1,9 +1,9 @@
 """The rules engine, compiled (numba): deal, pick, wall tiling on both walls, round end, game end.
 
-This is the one fast implementation of the rules (docs/rules.md §3-§10); `sim.reference` is the
-readable one that checks it (tests/test_lockstep.py, tests/test_goldens.py). Every function works
-on one game ``i`` of a `BatchState`, passed as its `EngineState` tuple ``S`` (`BatchState.arrays`,
-the one place that lists what compiled code reads):
+This is the one fast implementation of the rules (docs/rules.md §3-§10); `sim.rules.reference` is
+the readable one that checks it (tests/test_lockstep.py, tests/test_goldens.py). Every function
+works on one game ``i`` of a `BatchState`, passed as its `EngineState` tuple ``S``
+(`BatchState.arrays`, the one place that lists what compiled code reads):
 
 - `start_round`: the next deal (§7, §10.5);
 - `pick`: one pick (§5);
@@ -12,9 +12,9 @@ the one place that lists what compiled code reads):
 - `finish`: the end bonuses (§8.2, §10.7).
 
 Loops over the slots of a batch call them: `start_rounds`, `play_actions`, `end_rounds`; these
-are what `sim.engine` (and so `sim.play.play_batch`, for every line-up) calls. Built-in bots whose
-choices are compiled play whole games through the same functions: `play_games` (`random` and
-`greedy`, any mix of them), and the search bots' play-outs (`sim.bots.kernels`).
+are what `sim.rules.engine` (and so `sim.jobs.play.play_batch`, for every line-up) calls. Built-in
+bots whose choices are compiled play whole games through the same functions: `play_games` (`random`
+and `greedy`, any mix of them), and the search bots' play-outs (`sim.bots.kernels`).
 
 Gray-wall columns (§9.3) are chosen per seat of a game by a *column rule* (`COLUMNS_*`): uniform
 among the legal columns from the bot stream (the `random` bot's), the legal column of the highest
@@ -23,17 +23,18 @@ or one given by the caller (bots whose choice is not compiled: `engine.end_round
 by row, `gray_row_legal`).
 
 Every rule a game is played by (bonuses, floor, factories, tiles, marker, end rows: docs/rules.md,
-"Rule variants") is read from the state's table ``S.rules`` (`sim.rulesets.RuleSet.table`), so
+"Rule variants") is read from the state's table ``S.rules`` (`sim.rules.rulesets.RuleSet.table`), so
 every rule set plays on the same machine code.
 
-Every draw is `sim.rng`'s counter-based value, so a game plays the same in any batch or slot.
+Every draw is `sim.rules.rng`'s counter-based value, so a game plays the same in any batch or slot.
 """
 
 from __future__ import annotations
 
 from .kernel_cache import configure
 
-configure()  # before numba compiles or loads anything: the cache's folder (sim/kernel_cache.py)
+# before numba compiles or loads anything: the cache's folder (sim/rules/kernel_cache.py)
+configure()
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
@@ -520,7 +521,8 @@ def play_games(S, slots, seat_bots, bot_keys, columns, tables, counts, given):
                 start_round(S, i, counts)
 
 
-# --- the batch calls of `sim.engine` -----------------------------------------------------------
+# --- the batch calls of `sim.rules.engine`
+# -----------------------------------------------------------
 
 
 @jit

@@ -9,9 +9,9 @@ An action is one flat id for ``(source, colour, destination)``::
 - ``destination``: 0..4 is pattern line 0..4 (capacity 1..5), 5 is the floor.
 
 With ``F`` factories there are ``(F + 1) * 30`` ids: the printed game's ``F = 2n + 1`` gives 180,
-240 and 300 for 2, 3 and 4 players; a rule set's factories (1..9, `sim.rulesets`) give 60..300.
-An id is legal when its source holds at least one tile of its colour and its destination accepts
-that colour (RULES §5.2; a full line is never a legal target).
+240 and 300 for 2, 3 and 4 players; a rule set's factories (1..9, `sim.rules.rulesets`) give
+60..300. An id is legal when its source holds at least one tile of its colour and its destination
+accepts that colour (RULES §5.2; a full line is never a legal target).
 
 On the gray wall the column of a tile placed at wall tiling is a second, separate decision: a
 column index 0..4 chosen per full pattern line (RULES §9.3).

@@ -8,7 +8,7 @@ rotation keeps the order around the table, who plays right after whom, and that 
 lot in Azul (the next seat takes what the last one left: `rollout` seated right before `heuristic`
 scores 67 % against it at four, right after it 49 %). So every table is played in each order of
 its seats up to rotation (the first bot fixed, the others in every order: 2 for 3 seats, 6 for 4),
-its games split evenly between them. The job carries ``ratings`` (`sim.spec.Ratings`)
+its games split evenly between them. The job carries ``ratings`` (`sim.jobs.spec.Ratings`)
 and its statistics a ``ratings`` section (`sim.stats.ratings`): Bradley–Terry on the Elo scale,
 anchored on a named bot (default: the first).
 """
@@ -19,9 +19,9 @@ from itertools import combinations, permutations
 
 from sim.quote import shown
 
-from .bots.registry import parse_bot_spec
-from .rulesets import RuleSet
-from .spec import Configuration, JobSpec
+from ..bots.registry import parse_bot_spec
+from ..jobs.spec import Configuration, JobSpec
+from ..rules.rulesets import RuleSet
 
 MAX_BOTS = 12
 

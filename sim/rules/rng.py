@@ -10,7 +10,7 @@ Streams and their counters (documented here, used everywhere):
 - ``DEAL`` (tile draws, start player, seat shuffles): draw ``slot`` of round ``r`` (1-based) uses
   counter ``r * 64 + slot`` (at most 36 draws a round); the start player uses ``START_COUNTER``
   and a seat shuffle ``SEATING_COUNTER + k``.
-- ``MIRRORED_DEAL``: the deal stream of mirrored group ``k`` (``sim.spec.deal_keys``), keyed by
+- ``MIRRORED_DEAL``: the deal stream of mirrored group ``k`` (``sim.jobs.spec.deal_keys``), keyed by
   the group, with the same counters as ``DEAL``; every game of the group reads it.
 - ``BOT``: decision ``k`` of a game (its turn number, 0-based) uses counter ``k * 8``; the gray-wall
   column choice at round ``r``, seat ``p``, row ``row`` uses
@@ -33,7 +33,7 @@ START_COUNTER = 1 << 40
 SEATING_COUNTER = 1 << 41
 COLUMN_COUNTER = 1 << 42
 
-# The SplitMix64 constants; `sim.compiled.uniform32` computes the same hash from them.
+# The SplitMix64 constants; `sim.rules.compiled.uniform32` computes the same hash from them.
 MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 MIX2 = np.uint64(0x94D049BB133111EB)
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)

@@ -55,7 +55,7 @@ class StopRule:
     """A validated stopping rule (see the module docstring for the JSON form).
 
     Cross-checks against the job (configuration index, mirrored seating, baseline) are done by
-    `check_against`, which `sim.spec.JobSpec` calls.
+    `check_against`, which `sim.jobs.spec.JobSpec` calls.
     """
 
     rule: str
@@ -228,7 +228,7 @@ def evaluate(rule: StopRule, counters, spec, games: int) -> dict[str, Any]:
     rather than after every sample (`overshoot`), so that it keeps its error rates; they are
     reported per check point.
     """
-    from .stats import groups, sprt
+    from ..stats import groups, sprt
 
     k = rule.configuration
     config = spec.configurations[k]
