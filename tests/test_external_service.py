@@ -19,8 +19,8 @@ from service.api import azulsim_pb2 as pb
 from service.client import Client
 from sim.bots import external
 from sim.bots.registry import unregister_bot
-from sim.local import run_local
-from sim.spec import JobSpec
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
 from tests.stack_util import api_thread
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "random_bot.py"

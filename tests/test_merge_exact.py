@@ -6,7 +6,7 @@ and the extrema (batched HMGET/HSET) must keep the smallest/largest value.
 
 from __future__ import annotations
 
-from sim.spec import Configuration, JobSpec
+from sim.jobs.spec import Configuration, JobSpec
 from sim.stats import merge
 from tests.stack_util import open_store
 

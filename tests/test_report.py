@@ -104,8 +104,8 @@ def test_report_of_a_job_through_the_api(azulsim_env, tmp_path):
     task body), then ``azulsim report JOB`` fetches the statistics through the client."""
     from service.client import Client
     from service.config import ServerConfig
-    from sim.local import run_local
-    from sim.spec import JobSpec
+    from sim.jobs.local import run_local
+    from sim.jobs.spec import JobSpec
     from tests.stack_util import api_thread
     from workers.app import make_app
     from workers.settings import load_settings

@@ -15,8 +15,8 @@ from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.config import ServerConfig
 from service.convert import spec_to_proto, statistics_joined, statistics_parts
-from sim.local import run_local
-from sim.sweep import sweep_spec
+from sim.experiments.sweep import sweep_spec
+from sim.jobs.local import run_local
 from tests.stack_util import api_thread
 from tests.waits import wait_until
 

@@ -12,8 +12,8 @@ import pytest
 from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.convert import spec_from_proto, spec_to_proto
-from sim.local import run_local
-from sim.tournament import tournament_spec
+from sim.experiments.tournament import tournament_spec
+from sim.jobs.local import run_local
 from tests.stack_util import api_thread
 
 TOURNAMENT = tournament_spec(["random", "greedy", "heuristic"], games_per_pair=60, seed=9)
@@ -104,7 +104,7 @@ def test_game_records_of_a_service_job_export_equal_to_in_process(
     import pyarrow.parquet as pq
 
     from service.cli import main
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
 
     spec = JobSpec.from_dict(
         {

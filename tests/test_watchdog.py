@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from sim.spec import JobSpec
+from sim.jobs.spec import JobSpec
 from tests.stack_util import open_stack
 from tests.waits import wait_job, wait_until
 from workers.dispatch import submit

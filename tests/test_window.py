@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from sim.chunk import play_chunk
-from sim.local import run_local
-from sim.spec import JobSpec
+from sim.jobs.chunk import play_chunk
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
 from tests.stack_util import open_stack
 from tests.waits import wait_job
 from workers.broker import chunk_of_raw
