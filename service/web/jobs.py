@@ -4,6 +4,7 @@ message (`service.convert.job_to_proto`), as a gRPC client sees it."""
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -20,10 +21,14 @@ def rule_set_label(c: pb.Configuration, spec: pb.JobSpec) -> str:
     """The canonical label of the rule set configuration `c` of job `spec` plays under
     (`sim.rulesets.RuleSet.label`: its wall, round cap and other rules; ``printed`` for the
     printed game's), as its statistics name it."""
-    cap = c.max_rounds or spec.max_rounds
-    if not c.HasField("rules") and WALL.get(c.wall) == "coloured" and not cap:
-        return PRINTED  # most configurations: no rule set to build
-    return rule_set_from_proto(c.rules, WALL.get(c.wall, "coloured"), cap).label
+    rules = c.rules.SerializeToString(deterministic=True) if c.HasField("rules") else b""
+    return _label(rules, WALL.get(c.wall, "coloured"), c.max_rounds or spec.max_rounds)
+
+
+@functools.lru_cache(maxsize=1024)
+def _label(rules: bytes, wall: str, cap: int) -> str:
+    # Kept: a page lists up to 100 configurations, most of them of one or a few rule sets.
+    return rule_set_from_proto(pb.Rules.FromString(rules), wall, cap).label
 
 
 def configuration_summary(c: pb.Configuration, spec: pb.JobSpec, seating: bool = True) -> str:

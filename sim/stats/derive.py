@@ -53,6 +53,16 @@ class _Reader:
         self.c = counters
         self._get = counters.get
         self._histograms: dict[str, list[int]] | None = None
+        self._labels: dict[tuple, str | None] = {}
+
+    def rule_set_label(self, config, spec) -> str | None:
+        """The label of `config`'s rule set, None for the printed game's (built once for the
+        configurations that share it: most of a big job's)."""
+        key = (config.rules, config.wall, spec.max_rounds_of(config))
+        if key not in self._labels:
+            rules = RuleSet.of(config, spec)
+            self._labels[key] = None if rules.printed else rules.label
+        return self._labels[key]
 
     def get(self, key: str) -> int:
         return int(self._get(key, 0))
@@ -62,9 +72,12 @@ class _Reader:
         if self._histograms is None:
             self._histograms = found = {}
             c = self.c
+            indexes: dict[str, dict[str, int] | None] = {}  # each histogram's bins
             for key in [k for k in c if ".hist." in k]:
                 at, _, lo = key.rpartition(".hist.")
-                index = _BIN_INDEX.get(at.rpartition("|")[2])
+                index = indexes.get(at, False)
+                if index is False:
+                    indexes[at] = index = _BIN_INDEX.get(at.rpartition("|")[2])
                 if index is None or (i := index.get(lo)) is None:
                     continue  # no histogram the document reads, or not one of its bins
                 counts = found.get(at)
@@ -160,9 +173,9 @@ def _configuration(r: _Reader, k: int, config, spec) -> dict[str, Any]:
         "seating": config.seating,
         "seat_bots": list(config.bots),
     }
-    rules = RuleSet.of(config, spec)
-    if not rules.printed:  # only then: documents of the printed game stay as they were
-        doc["rules"] = rules.label
+    label = r.rule_set_label(config, spec)
+    if label is not None:  # only then: documents of the printed game stay as they were
+        doc["rules"] = label
     doc |= {
         "games_finished": finished,
         "games_truncated": sum(truncated.values()),
