@@ -23,9 +23,9 @@ from service.client import Client
 from service.config import ServerConfig
 from service.server import make_backend
 from service.testing import ServerThread
-from sim.balance import balance_document, balance_spec
-from sim.sweep import sweep_spec
-from sim.tournament import tournament_spec
+from sim.experiments.balance_lab import balance_document, balance_spec
+from sim.experiments.sweep import sweep_spec
+from sim.experiments.tournament import tournament_spec
 from tests.waits import wait_until
 from tests.web_util import LONG, PLAIN, SPRT, TOKEN, Tables, fetch
 from workers.settings import load_settings
@@ -250,12 +250,12 @@ def test_the_jobs_list_and_the_game_picker_name_a_configurations_rule_set_unless
 
 
 def test_a_rule_set_label_of_the_summary_is_the_statistics_label():
-    """`rule_set_label` of a stored spec is `sim.rulesets.RuleSet.of`'s label, the job's round
+    """`rule_set_label` of a stored spec is `sim.rules.rulesets.RuleSet.of`'s label, the job's round
     cap included where the configuration has none."""
     from service.convert import spec_to_proto
     from service.web.jobs import rule_set_label, spec_summary
-    from sim.rulesets import RuleSet
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
+    from sim.rules.rulesets import RuleSet
 
     spec = JobSpec.from_dict({
         "configurations": [
@@ -491,7 +491,7 @@ def test_a_new_statistics_section_is_one_entry_and_one_template(monkeypatch, tmp
 def test_boards_draw_every_tile_of_the_table():
     from service.replay import replay_game
     from service.web.board import table_svg
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
 
     spec = JobSpec.from_dict(PLAIN)
     replay = replay_game(spec, 0, 2)

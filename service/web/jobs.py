@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sim.rulesets import PRINTED
+from sim.rules.rulesets import PRINTED
 
 from ..api import azulsim_pb2 as pb
 from ..cli.output import _stopping_text, clock, state_name, when
@@ -19,7 +19,7 @@ from ..convert import SEATING, TERMINAL, WALL, job_to_proto, rule_set_from_proto
 
 def rule_set_label(c: pb.Configuration, spec: pb.JobSpec) -> str:
     """The canonical label of the rule set configuration `c` of job `spec` plays under
-    (`sim.rulesets.RuleSet.label`: its wall, round cap and other rules; ``printed`` for the
+    (`sim.rules.rulesets.RuleSet.label`: its wall, round cap and other rules; ``printed`` for the
     printed game's), as its statistics name it."""
     rules = c.rules.SerializeToString(deterministic=True) if c.HasField("rules") else b""
     return _label(rules, WALL.get(c.wall, "coloured"), c.max_rounds or spec.max_rounds)
