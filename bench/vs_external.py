@@ -6,7 +6,7 @@ given by its command line with ``{budget}`` where its budget goes (``--cmd '/opt
 walls and player counts it declares) and plays mirrored-pair matches (`azulsim compare`'s job,
 `bench/deep.py`'s `match`) against each of our bots in ``--ours``. An ``--ours`` spec may hold
 ``{ms}``: it is then given the engine's CPU per move at that budget (times ``--ms-scale``),
-measured first in a calibration match against ``--calibrate-against``
+measured first in a calibration match against ``--calibrate-against`` at each player count
 (``deep:ms={ms},nodes=200000`` plays at about the engine's CPU per move). Every row records the
 CPU per move of both sides (`timing.cpu`), the score of our bot with its 95 % interval (pairs as
 the unit) and the Elo.
@@ -70,18 +70,23 @@ def run(args) -> list[dict]:
             walls=args.walls,
             players=args.supports_players,
         )
-        ms = None
-        if any("{ms}" in spec for spec in args.ours):
-            bench.account(args.calibrate_against)
-            cal = bench.match(
-                args.calibrate_against, name, 2, args.wall, args.calibrate_games, args.seed + 999
-            )
-            ms = args.ms_scale * cal["us_per_move_b"] / 1000.0
-            print(json.dumps({"calibration": budget, **cal}), flush=True)
-        for template in args.ours:
-            ours = fill(template, ms)
-            bench.account(ours)
-            for players in args.players:
+        for players in args.players:
+            ms = None
+            if any("{ms}" in spec for spec in args.ours):
+                bench.account(args.calibrate_against)
+                cal = bench.match(
+                    args.calibrate_against,
+                    name,
+                    players,
+                    args.wall,
+                    args.calibrate_games,
+                    args.seed + 999,
+                )
+                ms = args.ms_scale * cal["us_per_move_b"] / 1000.0
+                print(json.dumps({"calibration": budget, **cal}), flush=True)
+            for template in args.ours:
+                ours = fill(template, ms)
+                bench.account(ours)
                 row = bench.match(ours, name, players, args.wall, args.games, args.seed)
                 row.update(engine=args.name, budget=budget, template=template)
                 rows.append(row)

@@ -20,9 +20,9 @@ position, whoever makes it (the seats take turns), so a larger budget looks furt
 
 It reads public information only and draws no random numbers: with ``ms=0`` a decision depends on
 the position and the parameters alone, so games replay exactly. ``ms > 0`` makes it *anytime*: it
-searches budgets 8, 24, 72, ... (x3) up to ``nodes``, each over the whole batch, and stops before
-the next one would pass ``ms`` milliseconds of CPU per position (predicted from the last one's
-time); it plays the last completed search. That depends on the machine's speed, so such games do
+searches 8 leaves, then the largest budget up to ``nodes`` that the rest of ``ms`` milliseconds of
+CPU per position still fits (predicted from the last search's CPU per leaf), again while that is
+at least twice the last, each over the whole batch; it plays the last completed search. That depends on the machine's speed, so such games do
 not replay: use ``nodes`` for reproducible experiments, ``ms`` for play at a clock.
 
 The whole batch is searched level by level (numpy over copies; the picks of the play-outs
