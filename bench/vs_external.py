@@ -95,14 +95,14 @@ def run(args) -> list[dict]:
     return rows
 
 
-def table() -> str:
-    """Every run of bench/results/vs_external.json as a markdown table (docs/bots.md)."""
+def table(last: int = 0) -> str:
+    """The runs of bench/results/vs_external.json (the `last` ones; 0: all) as markdown."""
     out = [
         "| players | engine budget | engine µs per move | our bot | our µs per move | games | "
         "our score [95 %] | Elo [95 %] |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for run_ in json.loads(OUT.read_text())["runs"]:
+    for run_ in json.loads(OUT.read_text())["runs"][-last:]:
         for r in run_["rows"]:
             lo, hi = r["score_ci95"]
             elo_lo, elo_hi = r["elo_ci95"]
@@ -143,9 +143,10 @@ def main() -> None:
     )
     ap.add_argument("--note", default="", help="how the engine was obtained and built")
     ap.add_argument("--table", action="store_true", help="print the results as markdown")
+    ap.add_argument("--last", type=int, default=0, help="with --table: only the last N runs")
     args = ap.parse_args()
     if args.table:
-        print(table())
+        print(table(args.last))
         return
     if not args.cmd or not args.budgets:
         ap.error("--cmd and --budgets are required (or --table)")
