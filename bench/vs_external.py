@@ -24,8 +24,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import platform
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +59,8 @@ def fill(spec: str, ms: float | None) -> str:
     return spec.replace("{ms}", f"{max(ms, 0.001):.3f}".rstrip("0").rstrip("."))
 
 
-def run(args) -> list[dict]:
+def run(args, done=lambda row: None) -> list[dict]:
+    """Every match of `args`; `done` is called with each row as it is measured."""
     bench = _deep_bench()
     ready()
     rows = []
@@ -69,6 +72,7 @@ def run(args) -> list[dict]:
             replace=True,
             walls=args.walls,
             players=args.supports_players,
+            move_ms=args.move_ms,
         )
         for players in args.players:
             ms = None
@@ -90,6 +94,7 @@ def run(args) -> list[dict]:
                 row = bench.match(ours, name, players, args.wall, args.games, args.seed)
                 row.update(engine=args.name, budget=budget, template=template)
                 rows.append(row)
+                done(row)
                 print(json.dumps(row), flush=True)
         close_all()
     return rows
@@ -130,6 +135,12 @@ def main() -> None:
     ap.add_argument("--wall", default="coloured")
     ap.add_argument("--walls", default="coloured", help="the walls the engine declares")
     ap.add_argument("--supports-players", default="234", help="player counts it declares")
+    ap.add_argument(
+        "--move-ms",
+        type=float,
+        default=0.0,
+        help="the engine's most thinking time per position (a request's deadline grows by it)",
+    )
     ap.add_argument("--games", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--calibrate-games", type=int, default=20)
@@ -150,17 +161,23 @@ def main() -> None:
         return
     if not args.cmd or not args.budgets:
         ap.error("--cmd and --budgets are required (or --table)")
-    rows = run(args)
+    record = {
+        "command": "python bench/vs_external.py " + " ".join(sys.argv[1:]),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) + f" pid {os.getpid()}",
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "note": args.note or "CPU per move is process time; shared machines are noisy",
+        "rows": [],
+    }
+    run(args, lambda row: save(record, row))
+
+
+def save(record: dict, row: dict) -> None:
+    """Add `row` to this invocation's run in the results file, written after every match so that
+    a run stopped part way keeps what it measured (other runs in the file are left as they are)."""
+    record["rows"].append(row)
     old = json.loads(OUT.read_text()) if OUT.exists() else {"runs": []}
-    old["runs"].append(
-        {
-            "command": "python bench/vs_external.py " + " ".join(sys.argv[1:]),
-            "python": platform.python_version(),
-            "machine": platform.machine(),
-            "note": args.note or "CPU per move is process time; shared machines are noisy",
-            "rows": rows,
-        }
-    )
+    old["runs"] = [r for r in old["runs"] if r.get("started") != record["started"]] + [record]
     OUT.write_text(json.dumps(old, indent=1) + "\n")
 
 
