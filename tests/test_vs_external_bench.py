@@ -34,6 +34,7 @@ def test_a_budgeted_bot_plays_at_the_engines_measured_cpu_per_move():
         calibrate_games=2,
         calibrate_against="heuristic",
         ms_scale=2.0,
+        move_ms=0.0,
     )
     rows = bench.run(args)
     assert [(r["budget"], r["engine"], r["players"], r["games"]) for r in rows] == [
