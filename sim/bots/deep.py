@@ -22,8 +22,9 @@ It reads public information only and draws no random numbers: with ``ms=0`` a de
 the position and the parameters alone, so games replay exactly. ``ms > 0`` makes it *anytime*: it
 searches 8 leaves, then the largest budget up to ``nodes`` that the rest of ``ms`` milliseconds of
 CPU per position still fits (predicted from the last search's CPU per leaf), again while that is
-at least twice the last, each over the whole batch; it plays the last completed search. That depends on the machine's speed, so such games do
-not replay: use ``nodes`` for reproducible experiments, ``ms`` for play at a clock.
+at least twice the last, each over the whole batch; it plays the last completed search. That
+depends on the machine's speed, so such games do not replay: use ``nodes`` for reproducible
+experiments, ``ms`` for play at a clock.
 
 The whole batch is searched level by level (numpy over copies; the picks of the play-outs
 compiled), in groups of games such that at most `COPIES` leaves exist at once.
