@@ -34,7 +34,7 @@ from service.client import Client
 from service.stack import RedisServer, free_port
 from sim.local import run_local
 from sim.spec import JobSpec
-from tests.faults_util import FAULT_PREAMBLE, ApiProcess, busy_children, pid_alive
+from tests.faults_util import FAULT_PREAMBLE, ApiProcess, busy_children
 from tests.waits import wait_until
 from workers.settings import load_settings
 from workers.store import JobStore
@@ -116,17 +116,27 @@ class Chaos:
             "\n".join(w.log()[-3000:] for w in self.start_worker.started) + self.api.log()[-2000:]
         )
 
+    def _pool_children(self) -> dict[int, int]:
+        """``{pid: -1}`` of the pool children of the live nodes."""
+        out = {}
+        for node in self.nodes:
+            try:
+                out.update({c.pid: -1 for c in psutil.Process(node.pid).children()})
+            except psutil.NoSuchProcess:
+                continue
+        return out
+
     def fire(self, kind: str) -> str:
         """Fire one fault; returns what was hit."""
         if kind == "child":
-            busy = busy_children(self.fault_dir)
-            if not busy:  # nothing in play this instant: any pool child of a live node
-                busy = {
-                    c.pid: -1
-                    for n in self.nodes
-                    if pid_alive(n.pid)
-                    for c in psutil.Process(n.pid).children()
-                }
+            # Nothing in play this instant: any pool child of a live node; none when every node
+            # was just replaced and has not forked its pool yet (a busy machine): wait for one.
+            busy = wait_until(
+                lambda: busy_children(self.fault_dir) or self._pool_children(),
+                60,
+                "a pool child to kill",
+                details=self.logs,
+            )
             pid = self.rng.choice(sorted(busy))
             psutil.Process(pid).send_signal(signal.SIGKILL)
             return f"child {pid} (chunk {busy[pid]})"
