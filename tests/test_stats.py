@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.bots.registry import register_bot
-from sim.constants import END_NO_TILES, END_ROUND_CAP, END_ROW_COMPLETED
-from sim.records import GameRecords
-from sim.scoring import winners as winners_of
-from sim.spec import Configuration, JobSpec
+from sim.jobs.spec import Configuration, JobSpec
+from sim.rules.constants import END_NO_TILES, END_ROUND_CAP, END_ROW_COMPLETED
+from sim.rules.records import GameRecords
+from sim.rules.scoring import winners as winners_of
 from sim.stats import count, derive, merge, merge_all, moments, wilson
 from tests.fake_play import fake_play_games
 
@@ -293,3 +293,37 @@ def test_truncated_games_left_out_of_everything_but_their_counts():
     assert full["c0|truncated.round_cap"] == int((rec.end_reason == END_ROUND_CAP).sum())
     assert full["c0|truncated.no_tiles"] == int((rec.end_reason == END_NO_TILES).sum())
     assert full["c0|games"] == int((rec.end_reason == END_ROW_COMPLETED).sum())
+
+
+def test_collection_is_paused_while_a_document_is_built_and_resumes_after_the_last_block():
+    """`sim.stats.collection`: blocks in several threads at once; collection comes back on when
+    the last one ends, and stays off if it was off before the first."""
+    import gc
+    import threading
+
+    from sim.stats.collection import collection_paused
+
+    assert gc.isenabled()
+    inside, release = threading.Event(), threading.Event()
+
+    def other():
+        with collection_paused():
+            inside.set()
+            release.wait(30)
+
+    t = threading.Thread(target=other)
+    with collection_paused():
+        assert not gc.isenabled()
+        t.start()
+        assert inside.wait(30)
+    assert not gc.isenabled()  # the other thread's block still runs
+    release.set()
+    t.join(30)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collection_paused():
+            pass
+        assert not gc.isenabled()  # off before: left off
+    finally:
+        gc.enable()

@@ -3,16 +3,16 @@
 Definition: at decision ``k`` of a game, draw ``u`` = the bot stream's uniform32 at counter
 ``k * 8``; among the ``N`` legal actions, enumerated colour by colour, then source by source
 (ascending), then destination by destination (pattern lines ascending, the floor last), play the
-one with index ``(u * N) >> 32`` (`sim.sampling.uniform_legal`). On the gray wall a full line's
-column is uniform among the legal columns (`sim.sampling.random_columns`).
+one with index ``(u * N) >> 32`` (`sim.bots.sampling.uniform_legal`). On the gray wall a full line's
+column is uniform among the legal columns (`sim.bots.sampling.random_columns`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..sampling import uniform_legal
 from .base import Bot, turn_uniforms
+from .sampling import uniform_legal
 
 
 class RandomBot(Bot):
