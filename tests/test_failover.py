@@ -116,11 +116,21 @@ def kill_primary_mid_job(group, store, job_id, workers, fault_dir, after: int) -
 
 
 def start_workers(celery_worker_process, env, n=2, delay=0.6):
+    """`n` one-process workers, each once its pool child has loaded the engine (a load takes a
+    minute and more on a busy machine: a fault is timed from chunks in play, not from a load)."""
     extra = {"AZULSIM_FAULT_DELAY": str(delay)}
-    return [
+    workers = [
         celery_worker_process(env, concurrency=1, preamble=FAULT_PREAMBLE, extra_env=extra)
         for _ in range(n)
     ]
+    for worker in workers:
+        wait_until(
+            lambda w=worker: "compiled engine loaded in " in w.log(),
+            60,
+            "the pool child to load the engine",
+            details=worker.log,
+        )
+    return workers
 
 
 def test_primary_killed_for_good_mid_job(group, tmp_path, celery_worker_process):
@@ -174,25 +184,51 @@ def test_failover_during_sprt_job_stops_where_in_process_stops(
     report("redis-failover-sprt", stop_games=done.games_done, **figures)
 
 
+def held(store: JobStore, settings) -> int:
+    """Copies of the job's messages the broker holds (waiting in the queue or delivered and
+    unacked), read in one transaction: a message restored from the unacked hash to the queue
+    between two separate reads would be in neither."""
+    pipe = store.redis.pipeline(transaction=True)
+    pipe.hlen(settings.broker_key("unacked"))
+    pipe.llen(settings.queue_key)
+    return sum(pipe.execute())
+
+
 def test_merge_is_not_acked_until_the_replica_holds_it(group, tmp_path, celery_worker_process):
     """The replica is frozen (SIGSTOP): the chunk's merge lands on the primary, but its message
     is not acked ("not acked", requeued) while the replica cannot confirm it, so a failover to
     that replica would replay the chunk, not lose it. Once the replica runs again, the message
-    is acked. (With ``AZULSIM_REDIS_WAIT_REPLICAS=0`` it is acked at once: this test fails.)"""
+    is acked. (With ``AZULSIM_REDIS_WAIT_REPLICAS=0`` it is acked at once: this test fails.)
+
+    The message goes round while the replica is frozen: queue, BRPOP, kombu's unacked hash,
+    requeued to the queue. Between the BRPOP and the unacked entry it is only in the worker's
+    memory (a moment, longer on a busy machine), so the test waits until it sees the broker
+    hold it rather than looking once; the worker holds each delivery 0.3 s in that window
+    (``AZULSIM_FAULT_DELIVER_DELAY``) so that a single look would miss it often."""
     fault_dir = tmp_path / "faults"
     fault_dir.mkdir()
-    env = {**env_for(group, fault_dir), "AZULSIM_REDIS_WAIT_TIMEOUT_S": "0.5"}
+    env = {
+        **env_for(group, fault_dir),
+        "AZULSIM_REDIS_WAIT_TIMEOUT_S": "0.5",
+        "AZULSIM_FAULT_DELIVER_DELAY": "0:0.3",  # chunk 0: in neither queue nor unacked 0.3 s
+    }
     settings = load_settings(env)
     store, app = JobStore(connect(settings), settings), make_app(settings)
     workers = start_workers(celery_worker_process, env, n=1, delay=0.0)
     replica = group.servers[1]
+    # The primary drops a replica silent for repl-timeout (60 s); then, the Sentinels knowing no
+    # replica up, a merge is rightly accepted alone (`StoreBase._alone`). Not in this test.
+    store.redis.config_set("repl-timeout", 3600)
     # One configuration, one chunk: the job is SUCCEEDED on the primary by its first merge, and
     # its message then comes back (at the queue's head) until the replica confirms the merge.
     d = SPEC.to_dict()
     spec = JobSpec.from_dict({**d, "configurations": d["configurations"][:1], "games": 50})
+    # The test submits without waiting for the replica (a submit waits too: it would refuse).
+    plain = load_settings({**env, "AZULSIM_REDIS_WAIT_REPLICAS": "0"})
+    submitter = JobStore(connect(plain), plain)
     replica.proc.send_signal(signal.SIGSTOP)
     try:
-        job, _ = submit(store, app, spec, None)
+        job, _ = submit(submitter, app, spec, None)
         wait_until(
             lambda: logs_of(workers).count("not acked") >= 2,
             90,
@@ -200,16 +236,77 @@ def test_merge_is_not_acked_until_the_replica_holds_it(group, tmp_path, celery_w
             details=lambda: logs_of(workers)[-4000:],
         )
         assert store.get_job(job.job_id).state == "SUCCEEDED"  # merged on the primary...
-        unacked = store.redis.hlen(settings.broker_key("unacked"))
-        waiting = store.redis.llen(settings.queue_key)
-        assert unacked + waiting >= 1  # ...and its message kept for a replay
+        wait_until(  # ...and its message kept for a replay (acked, it would never be seen again)
+            lambda: held(store, settings) >= 1,
+            30,
+            "the broker to hold the merged chunk's message",
+            interval=0.01,
+            details=lambda: logs_of(workers)[-4000:],
+        )
+        # Every delivery so far was requeued: none found the merge confirmed, skipped the
+        # chunk ("skipped: state", the job being SUCCEEDED) and was acked.
+        assert "skipped:" not in logs_of(workers), logs_of(workers)[-4000:]
     finally:
         replica.proc.send_signal(signal.SIGCONT)
+    wait_until(  # the delivery that finds the merge confirmed skips the chunk and is acked
+        lambda: "skipped:" in logs_of(workers),
+        90,
+        "a delivery to find the merge confirmed once the replica runs",
+        details=lambda: logs_of(workers)[-4000:],
+    )
     wait_until(
-        lambda: store.redis.hlen(settings.broker_key("unacked")) == 0
-        and store.redis.llen(settings.queue_key) == 0,
+        lambda: held(store, settings) == 0,
         90,
         "the message to be acked once the replica confirms",
         details=lambda: logs_of(workers)[-4000:],
     )
     report("redis-merge-waits-for-replica", not_acked=logs_of(workers).count("not acked"))
+
+
+def test_submit_and_cancel_are_answered_once_the_replica_holds_them(group, tmp_path):
+    """SubmitJob and CancelJob through the real gRPC server with the replica frozen (SIGSTOP):
+    each write lands on the primary only, where a failover could lose the job or the cancel, so
+    each call answers UNAVAILABLE, not OK. Once the replica runs again the same calls, retried,
+    answer OK, and the replica then holds what they answered: the job, then its cancel. (Without
+    the WAIT, ``AZULSIM_REDIS_WAIT_REPLICAS=0``, both answer OK at once: this test fails.)"""
+    import grpc
+
+    from service.api import azulsim_pb2 as pb
+    from service.client import Client
+    from service.config import ServerConfig
+    from service.server import make_backend
+    from service.testing import ServerThread
+
+    env = {**env_for(group, tmp_path), "AZULSIM_REDIS_WAIT_TIMEOUT_S": "0.5"}
+    settings = load_settings(env)
+    store = JobStore(connect(settings), settings)
+    store.redis.config_set("repl-timeout", 3600)  # a frozen replica stays connected (above)
+    replica = group.servers[1]
+    on_replica = redis.Redis(port=replica.port, decode_responses=True)  # reads only
+    d = SPEC.to_dict()
+    spec = JobSpec.from_dict({**d, "configurations": d["configurations"][:1], "games": 50})
+    request = uuid.uuid4().hex
+    config = ServerConfig()
+
+    def refused_while_frozen(call):
+        replica.proc.send_signal(signal.SIGSTOP)
+        try:
+            with pytest.raises(grpc.RpcError) as refused:
+                call()
+        finally:
+            replica.proc.send_signal(signal.SIGCONT)
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE, refused.value.details()
+        assert "replica" in refused.value.details()
+
+    # No worker: the job stays QUEUED until it is cancelled.
+    with ServerThread(make_backend(config, settings), config) as server:
+        with Client(server.address, timeout=30) as client:
+            refused_while_frozen(lambda: client.submit(spec, request_id=request))
+            job, created = client.submit(spec, request_id=request)  # the client's retry
+            assert not created  # the first attempt's job, confirmed now
+            assert on_replica.hget(store.meta_key(job.job_id), "state") == "QUEUED"
+            assert on_replica.get(store.request_key(request)) == job.job_id
+            refused_while_frozen(lambda: client.cancel(job.job_id))
+            cancelled = client.cancel(job.job_id)  # cancelling twice is not an error
+            assert cancelled.state == pb.CANCELLED
+            assert on_replica.hget(store.meta_key(job.job_id), "state") == "CANCELLED"

@@ -20,6 +20,7 @@ faults" has the table. Limits are short, in the order the settings demand: soft 
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 
@@ -264,9 +265,26 @@ def test_stale_namespaces_of_a_dead_run_are_removed():
 # --- the network-fault scenarios (docs/reliability.md) --------------------------------------------
 
 
+# A time limit as the worker's main process (its event loop) logs it when it fires.
+LIMIT_RE = re.compile(
+    r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}): \w+/MainProcess\] (Soft|Hard) time limit",
+    re.M,
+)
+
+
+def limits_fired(worker) -> list[tuple[float, str]]:
+    """``(time, 'Soft'|'Hard')`` of every time limit the worker's main process fired."""
+    return [
+        (time.mktime(time.strptime(stamp, "%Y-%m-%d %H:%M:%S")) + int(ms) / 1000, kind)
+        for stamp, ms, kind in LIMIT_RE.findall(worker.log())
+    ]
+
+
 @pytest.mark.parametrize("down_s", [5, 60])
 def test_worker_partitioned_mid_chunk_then_healed(stack, expected, down_s):
-    """w1's link is cut while it plays a chunk, for `down_s` seconds, then restored."""
+    """w1's link is cut while it plays a chunk, for `down_s` seconds, then restored. With 60 s
+    the chunk's time limits (soft 6 s, hard 8 s) fire during the cut, not at the heal: no call to
+    Redis holds the event loop that runs them for the partition's length."""
     w1, w2 = stack.workers
     job = submit(stack)
     chunk = wait_busy(stack, w1)
@@ -281,11 +299,18 @@ def test_worker_partitioned_mid_chunk_then_healed(stack, expected, down_s):
     gaps = consumes_again(stack, [w1, w2], healed, expected)
     early = [t for t, _ in w1.restarts if t < healed]
     assert not early, "the watchdog must not judge a worker cut off from Redis"
+    fired = [(round(t - t_fault, 1), kind) for t, kind in limits_fired(w1) if t >= t_fault - 1]
+    if down_s == 60:
+        assert any(t < healed - t_fault - 5 for t, _ in fired), (
+            f"w1's time limits fired at {fired} s after the cut, healed at "
+            f"{healed - t_fault:.1f} s\n{w1.log()[-4000:]}"
+        )
     report(
         f"worker partitioned {down_s} s",
         chunk=chunk,
         job_done_after_fault_s=finished_after_fault,
         consumed_again_after_heal_s=gaps,
+        time_limits_after_cut_s=fired,
         watchdog_restarts_after_heal_s=[
             round(t - healed, 1) for w in (w1, w2) for t, _ in w.restarts
         ],

@@ -252,6 +252,11 @@ def run_worker(
         # AzulSim needs no gossip (its reconciler's leases find lost workers); Flower's set-up
         # (AZULSIM_REMOTE_CONTROL=1) keeps it.
         args.append("--without-gossip")
+    if not settings.remote_control and "--without-heartbeat" not in args:
+        # The worker heartbeat is an event for gossip and Flower only, published from the event
+        # loop with kombu's retry: through a partition it held the loop, and the pool's time
+        # limits with it, until the heal (docs/reliability.md "Network faults").
+        args.append("--without-heartbeat")
     if not any(a.startswith(("--loglevel", "-l")) for a in argv or []):
         args.append("--loglevel=INFO")
     celery.worker_main(args)

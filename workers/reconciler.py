@@ -232,7 +232,7 @@ def reconcile_tick(app, interval: float | None = None) -> None:
     settings: Settings = app.azulsim_settings
     interval = interval or settings.reconcile_interval_s or 30.0
     try:
-        store = store_for(settings)
+        store = store_for(settings, bounded=True)  # on the event loop: give up in seconds
         if _lock(store, interval * 0.9):
             reconcile_once(store, app)
     except Exception:

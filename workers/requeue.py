@@ -35,8 +35,28 @@ def requeue_first(message) -> bool:
     return True
 
 
+def forget_delivery(message) -> None:
+    """Forget a delivery in this consumer only, its ack or reject having failed (the broker out
+    of reach): its entry stays in kombu's ``unacked`` hash, so the visibility timeout or the
+    reconciler's take-over brings the message back, and a redelivery of a merged chunk is
+    skipped. Kept, it would count against the prefetch limit for good (kombu forgets a delivery
+    only once the broker took the ack): with one pool process the worker never took another
+    message after the partition that made the ack fail."""
+    qos = getattr(getattr(message, "channel", None), "qos", None)
+    if isinstance(qos, virtual.QoS) and message.delivery_tag in qos._delivered:
+        virtual.QoS.ack(qos, message.delivery_tag)
+
+
 class ChunkRequest(Request):
-    """Celery's request, with a requeue (a lost pool child) to the front of the queue."""
+    """Celery's request, with a requeue (a lost pool child) to the front of the queue, and a
+    delivery whose ack or reject failed forgotten (`forget_delivery`)."""
+
+    def acknowledge(self):
+        if self.acknowledged:
+            return
+        super().acknowledge()  # a broker error is logged ("Couldn't ack"), not raised
+        if not self.message.acknowledged:
+            forget_delivery(self.message)
 
     def reject(self, requeue=False):
         if requeue and not self.acknowledged:
@@ -45,9 +65,13 @@ class ChunkRequest(Request):
             except self._connection_errors as exc:  # still unacked: the visibility timeout or
                 # the reconciler's take-over brings it back (docs/reliability.md)
                 log.critical("could not requeue %r: %r", self.message.delivery_tag, exc)
+                forget_delivery(self.message)
                 done = True
             if done:
                 self.acknowledged = True
                 self.send_event("task-rejected", requeue=True)
                 return
-        super().reject(requeue=requeue)
+        if not self.acknowledged:
+            super().reject(requeue=requeue)
+            if not self.message.acknowledged:
+                forget_delivery(self.message)

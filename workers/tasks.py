@@ -49,15 +49,18 @@ from .store import JobStore, NotReplicated, StoreUnavailable, connect
 log = logging.getLogger("azulsim.workers")
 
 
-_stores: dict[tuple[int, Settings], JobStore] = {}
+_stores: dict[tuple[int, Settings, bool], JobStore] = {}
 
 
-def store_for(settings: Settings) -> JobStore:
-    """This process's `JobStore` for `settings` (created lazily, after any fork)."""
-    key = (os.getpid(), settings)
+def store_for(settings: Settings, bounded: bool = False) -> JobStore:
+    """This process's `JobStore` for `settings` (created lazily, after any fork); `bounded`: one
+    whose calls give up as quickly as the API's (`workers.settings.redis_client_options`), for
+    work on the worker's event loop (the reconciler's sweep), which also runs the pool's time
+    limits: a call into a partition must not hold it for a minute."""
+    key = (os.getpid(), settings, bounded)
     store = _stores.get(key)
     if store is None:
-        store = _stores[key] = JobStore(connect(settings), settings)
+        store = _stores[key] = JobStore(connect(settings, api=bounded), settings)
     return store
 
 

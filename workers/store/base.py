@@ -72,7 +72,8 @@ class StoreBase(KeyNames):
         need = self.settings.wait_for
         if need <= 0:
             return self._scripts[name](keys=keys, args=args), 0
-        timeout_ms = int(self.settings.redis_wait_timeout_s * 1000)
+        wait_s = self._wait_s()
+        timeout_ms = int(wait_s * 1000)
         waits = self._replicas_seen >= need
         pipe = self.redis.pipeline(transaction=False)
         self._scripts[name](keys=keys, args=args, client=pipe)
@@ -103,13 +104,21 @@ class StoreBase(KeyNames):
         else:
             ok = self._alone(run_id)
             if not ok and not waits:  # pace the redelivery as a WAIT would
-                time.sleep(self.settings.redis_wait_timeout_s)
+                time.sleep(wait_s)
         if must and not ok:
             raise NotReplicated(
-                f"{name}: {replicas} of {need} replica(s) confirmed it in "
-                f"{self.settings.redis_wait_timeout_s} s"
+                f"{name}: {replicas} of {need} replica(s) confirmed it in {wait_s} s"
             )
         return answer, need if ok else int(replicas)
+
+    def _wait_s(self) -> float:
+        """How long a WAIT may block: ``AZULSIM_REDIS_WAIT_TIMEOUT_S``, at most half this
+        client's socket timeout (the API's is 3 s): a WAIT that outlived it would time the
+        socket out and be sent again by the client's retry."""
+        wait_s = self.settings.redis_wait_timeout_s
+        kwargs = getattr(self.redis.connection_pool, "connection_kwargs", {})
+        socket_timeout = kwargs.get("socket_timeout")
+        return min(wait_s, socket_timeout / 2) if socket_timeout else wait_s
 
     def _alone(self, run_id) -> bool:
         """Whether the Sentinels name the server with `run_id` the primary and know no replica

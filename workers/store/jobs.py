@@ -27,7 +27,8 @@ class JobRecords(StoreBase):
         Idempotent by `request_id`: the same request id with the same spec returns the existing
         job and ``created=False``; with a different spec it raises `RequestConflict`. A request id
         is remembered as long as its job (until the job's keys expire). Publishing the chunks is
-        `workers.dispatch.submit`'s job, not this method's.
+        `workers.dispatch.submit`'s job, not this method's. With ``AZULSIM_REDIS_WAIT_REPLICAS``,
+        `NotReplicated` when the replicas did not confirm the job.
         """
         job_id = uuid.uuid4().hex
         chunk_games = chunk_games_for(spec, self.settings.chunk_games)
@@ -53,8 +54,11 @@ class JobRecords(StoreBase):
         args: list[Any] = [job_id, spec.to_json(), self.settings.job_ttl_s, self.meta_key_start]
         for key, value in fields.items():
             args += [key, value]
-        status, got = self._scripts["create_job"](
-            keys=[meta, req, self.jobs_key, self.active_key, self.seq_key], args=args
+        # With replicas to wait for, the job (or the one of this request id) is on them before
+        # it is answered: a failover right after SubmitJob returns cannot lose it. Unconfirmed:
+        # `NotReplicated` (UNAVAILABLE); a retry with the same request id confirms it.
+        (status, got), _ = self._replicated(
+            "create_job", keys=[meta, req, self.jobs_key, self.active_key, self.seq_key], args=args
         )
         status, got = text(status), text(got)
         if status == "conflict":
@@ -128,10 +132,14 @@ class JobRecords(StoreBase):
         """QUEUED/RUNNING -> CANCELLED and return the job; counters freeze at that moment.
 
         Raises `JobNotFound`, or `JobFinished` (with the job) when it is already SUCCEEDED, FAILED
-        or CANCELLED: a finished job is left unchanged.
+        or CANCELLED: a finished job is left unchanged; `NotReplicated` when the replicas did not
+        confirm it (``AZULSIM_REDIS_WAIT_REPLICAS``).
         """
         raw = self.redis.hmget(self.meta_key(job_id), "request_id")
-        status, _ = self._scripts["cancel_job"](
+        # On the replicas before it is answered, as a submit (`create_job`); "finished" too:
+        # a retried cancel's "already CANCELLED" must rest on replicated state.
+        (status, _), _ = self._replicated(
+            "cancel_job",
             keys=self.script_keys(job_id, text(raw[0]) if raw[0] else None),
             args=[job_id, repr(time.time()), self.settings.job_ttl_s],
         )
