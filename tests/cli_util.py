@@ -47,7 +47,7 @@ def azulsim_into_closed_pipe(*args: str, timeout: float = 120) -> subprocess.Com
             stdout=write,
             stderr=subprocess.PIPE,
             text=True,
-            timeout=timeout,
+            timeout=generous(timeout),
             env=user_env(),
         )
     finally:
@@ -58,11 +58,7 @@ def azulsim_into_closed_pipe(*args: str, timeout: float = 120) -> subprocess.Com
 @pytest.fixture
 def in_process_server(azulsim_env):
     """The address of an API server on this test's Redis (no worker: jobs stay QUEUED)."""
-    from service.config import ServerConfig
-    from service.server import make_backend
-    from service.testing import ServerThread
-    from workers.settings import load_settings
+    from tests.stack_util import api_thread
 
-    config = ServerConfig()
-    with ServerThread(make_backend(config, load_settings(azulsim_env)), config) as server:
+    with api_thread(azulsim_env) as server:
         yield server.address

@@ -14,6 +14,12 @@ Fixtures (reuse them from any test module; they need nothing but a ``redis-serve
     The ``AZULSIM_*`` environment for this test's Redis: its URL, a unique key prefix and queue,
     small chunks and short time limits. Pass it to `workers.settings.load_settings` and to
     ``celery_worker_process``; tests may change entries before starting a worker.
+``env`` (function)
+    The environment a module's tests run on: a copy of ``azulsim_env``; a module overrides it
+    (e.g. tests/test_faults.py adds short time limits and its fault directory).
+``job_stack`` (function)
+    ``(store, app)`` on ``env``: a `workers.store.JobStore` and the Celery app that publishes its
+    chunks, as the API server holds them (`tests.stack_util.open_stack`); closed afterwards.
 ``module_env``, ``module_worker_process`` (module)
     The same for a stack that the tests of one module share (tests/test_integration.py): a test
     that needs nothing fresh saves starting workers and a server of its own.
@@ -93,6 +99,23 @@ def _test_env(redis_url: str) -> dict[str, str]:
 def azulsim_env(redis_url):
     """``AZULSIM_*`` variables for this test: its Redis, a unique prefix and queue, small chunks."""
     return _test_env(redis_url)
+
+
+@pytest.fixture
+def env(azulsim_env):
+    """The ``AZULSIM_*`` environment of this module's tests: `azulsim_env`, unless the module
+    overrides this fixture with settings of its own."""
+    return dict(azulsim_env)
+
+
+@pytest.fixture
+def job_stack(env):
+    """``(store, app)`` on `env`'s Redis and settings (`tests.stack_util.open_stack`)."""
+    from tests.stack_util import open_stack
+
+    store, app = open_stack(env)
+    yield store, app
+    store.redis.close()
 
 
 @pytest.fixture(scope="module")
@@ -229,16 +252,13 @@ def api_server(azulsim_env):
     this test's Redis (`azulsim_env` with `env_extra`) with ``ServerConfig(**config)``; every
     server started stops at the end of the test."""
     from service.config import ServerConfig
-    from service.server import make_backend
     from service.testing import ServerThread
-    from workers.settings import load_settings
+    from tests.stack_util import api_thread
 
     servers: list[ServerThread] = []
 
     def start(env_extra: dict[str, str] | None = None, **config) -> ServerThread:
-        settings = load_settings({**azulsim_env, **(env_extra or {})})
-        cfg = ServerConfig(**config)
-        server = ServerThread(make_backend(cfg, settings), cfg).start()
+        server = api_thread({**azulsim_env, **(env_extra or {})}, ServerConfig(**config)).start()
         servers.append(server)
         return server
 

@@ -1,6 +1,6 @@
 """Helpers of tests/test_faults.py: a fault-injecting worker preamble, a proxy that loses Redis
-replies, an API server process, and what the tests read of the pool children (Redis:
-`service.stack.RedisServer`; waits: `tests.waits`).
+replies, and what the tests read of the pool children (Redis: `service.stack.RedisServer`; an
+API server process: `tests.stack_util.ApiProcess`; waits: `tests.waits`).
 
 The preamble (`FAULT_PREAMBLE`) runs in a worker's main process before the pool forks, so every
 pool child inherits it. It is driven by environment variables of that worker:
@@ -31,13 +31,20 @@ Files written in the directory: ``busy-<pid>`` (the chunk a pool child is playin
 from __future__ import annotations
 
 import os
-import signal
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.waits import wait_until
+# Worker time limits that make redelivery after a lost node take seconds, in the order the
+# settings demand (soft < hard < visibility < stall); the lease is renewed every second while a
+# chunk plays. An attempt of the fault tests takes ~0.1 s of play plus the injected delay, far
+# below the soft limit even on two busy cores. Tests add their attempts and sweep interval.
+SHORT_LIMITS = {
+    "AZULSIM_TASK_SOFT_LIMIT_S": "6",
+    "AZULSIM_TASK_HARD_LIMIT_S": "8",
+    "AZULSIM_VISIBILITY_TIMEOUT_S": "10",
+    "AZULSIM_STALL_S": "12",
+    "AZULSIM_LEASE_S": "3",
+}
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -145,53 +152,6 @@ def busy_children(fault_dir: Path) -> dict[int, int]:
         if pid_alive(pid):
             out[pid] = chunk
     return out
-
-
-class ApiProcess:
-    """``azulsim serve`` (``python -m service serve``) as a child process on a fixed port, which
-    a test may kill and start again there."""
-
-    def __init__(self, env: dict[str, str], port: int, workdir: Path):
-        self.env = {**os.environ, **env, "PYTHONPATH": str(REPO)}
-        self.port, self.workdir = port, workdir
-        self.proc: subprocess.Popen | None = None
-        self.starts = 0
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self) -> ApiProcess:
-        port_file = self.workdir / "api.port"
-        port_file.unlink(missing_ok=True)
-        log = open(self.workdir / f"api-{self.starts}.log", "wb")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service", "serve", "--listen", self.address,
-             "--port-file", str(port_file)],
-            env=self.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
-        self.starts += 1
-        wait_until(
-            lambda: port_file.exists() or self.proc.poll() is not None,
-            60,
-            "the API server to listen",
-            details=self.log,
-        )
-        assert self.proc.poll() is None, self.log()
-        return self
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def log(self) -> str:
-        return "\n".join(p.read_text(errors="replace") for p in sorted(self.workdir.glob("api-*")))
 
 
 class ReplyCuttingProxy:

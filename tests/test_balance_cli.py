@@ -8,11 +8,8 @@ import json
 import pytest
 
 from service.cli import main
-from service.config import ServerConfig
-from service.server import make_backend
-from service.testing import ServerThread
 from sim.rules.rulesets import RuleSet
-from workers.settings import load_settings
+from tests.stack_util import api_thread
 
 ARGS = ["balance", "--rules", "printed", "--rules", "wall=gray,max_rounds=7", "--games", "12",
         "--seed", "3", "--bot", "greedy"]  # fmt: skip
@@ -90,9 +87,8 @@ def test_two_rule_sets_at_2_3_4_players_as_one_service_job(
 ):
     env = dict(azulsim_env, AZULSIM_CHUNK_GAMES="40")
     celery_worker_process(env, concurrency=2)
-    config = ServerConfig()
     here = run(capsys)
-    with ServerThread(make_backend(config, load_settings(env)), config) as server:
+    with api_thread(env) as server:
         there = run(capsys, "--server", server.address)
     assert len(there.pop("job_id")) == 32  # the job `report`, `replay` and `export` take
     assert there == here

@@ -12,8 +12,9 @@ two Celery worker nodes (prefork, 2 children each, the reconciler sweeping every
 ``api``    SIGKILL the API server and start it again on the same port.
 
 Whatever fired, the job must end SUCCEEDED with statistics equal to a clean in-process run
-(`sim.jobs.local.run_local`) and counters equal one for one: no game lost or counted twice. The
-short variant (one fault of each kind) is in the default run; the slow one draws 12 faults.
+(`sim.jobs.local.run_local`) and counters equal one for one: no game lost or counted twice. Should
+the job end first, the faults left fire during a next job of the same spec, which must end the same.
+The short variant (one fault of each kind) is in the default run; the slow one draws 12 faults.
 Each run prints a ``CHAOS`` line (``-s``) with the faults fired and the figures.
 """
 
@@ -24,34 +25,23 @@ import random
 import signal
 import time
 
-import grpc
 import psutil
 import pytest
-import redis
 
 from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.stack import RedisServer, free_port
 from sim.jobs.local import run_local
 from sim.jobs.spec import JobSpec
-from tests.faults_util import FAULT_PREAMBLE, ApiProcess, busy_children, pid_alive
+from tests.faults_util import FAULT_PREAMBLE, SHORT_LIMITS, busy_children
+from tests.stack_util import ApiProcess, answered, open_store
 from tests.waits import wait_until
-from workers.settings import load_settings
-from workers.store import JobStore
 
 FAULTS = ("child", "node", "redis", "api")
 
-# Short limits, in the order the settings demand; attempts are generous because a chunk may be
-# hit by several faults in a row (a child kill, then its node, then a Redis restart).
-CHAOS_LIMITS = {
-    "AZULSIM_MAX_ATTEMPTS": "25",
-    "AZULSIM_TASK_SOFT_LIMIT_S": "6",
-    "AZULSIM_TASK_HARD_LIMIT_S": "8",
-    "AZULSIM_VISIBILITY_TIMEOUT_S": "10",
-    "AZULSIM_STALL_S": "12",
-    "AZULSIM_LEASE_S": "3",
-    "AZULSIM_RECONCILE_INTERVAL_S": "1",
-}
+# The short limits; attempts are generous because a chunk may be hit by several faults in a row
+# (a child kill, then its node, then a Redis restart).
+CHAOS_LIMITS = {**SHORT_LIMITS, "AZULSIM_MAX_ATTEMPTS": "25", "AZULSIM_RECONCILE_INTERVAL_S": "1"}
 
 
 def chaos_spec(games: int, seed: int) -> JobSpec:
@@ -77,16 +67,6 @@ def schedule(seed: int, n: int) -> list[tuple[str, float]]:
     return [(kind, round(rng.uniform(0.5, 2.5), 2)) for kind in kinds[:n]]
 
 
-def _answer(fn):
-    """fn() once the API answers (None while it, or Redis behind it, is down)."""
-    try:
-        return fn()
-    except grpc.RpcError as exc:
-        if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-            return None
-        raise
-
-
 class Chaos:
     """The stack of one chaos run and the faults it can fire."""
 
@@ -106,7 +86,7 @@ class Chaos:
         self.nodes = [self._node(), self._node()]
         self.api = ApiProcess(self.env, free_port(), tmp_path / "api").start()
         self.rng = rng
-        self.store = JobStore(redis.Redis.from_url(self.redis.url), load_settings(self.env))
+        self.store = open_store(self.env)
 
     def _node(self, ready: bool = True):
         return self.start_worker(self.env, concurrency=2, preamble=FAULT_PREAMBLE, ready=ready)
@@ -116,17 +96,26 @@ class Chaos:
             "\n".join(w.log()[-3000:] for w in self.start_worker.started) + self.api.log()[-2000:]
         )
 
+    def _children(self) -> dict[int, int]:
+        """Pool children playing a chunk (pid: chunk), else every pool child of a live node
+        (pid: -1)."""
+        busy = busy_children(self.fault_dir)
+        if busy:
+            return busy
+        children = {}
+        for node in self.nodes:
+            try:
+                children.update((c.pid, -1) for c in psutil.Process(node.pid).children())
+            except psutil.NoSuchProcess:
+                pass
+        return children
+
     def fire(self, kind: str) -> str:
         """Fire one fault; returns what was hit."""
         if kind == "child":
-            busy = busy_children(self.fault_dir)
-            if not busy:  # nothing in play this instant: any pool child of a live node
-                busy = {
-                    c.pid: -1
-                    for n in self.nodes
-                    if pid_alive(n.pid)
-                    for c in psutil.Process(n.pid).children()
-                }
+            # Awaited: a node started just before (not awaited, below) has no pool yet on a
+            # busy machine, and the other may have none at this instant either.
+            busy = wait_until(self._children, 60, "a pool child to kill", details=self.logs)
             pid = self.rng.choice(sorted(busy))
             psutil.Process(pid).send_signal(signal.SIGKILL)
             return f"child {pid} (chunk {busy[pid]})"
@@ -156,64 +145,77 @@ class Chaos:
 
 
 def run_chaos(tmp_path, azulsim_env, celery_worker_process, seed: int, faults: int, games: int):
+    """Fire `schedule(seed, faults)` while jobs of the spec run: every fault fires while a job is
+    running, and every job must end exact. A job that ends before the schedule does (a busy
+    machine stretches the restarts, not the job) leaves the faults still to fire to a next job
+    of the same spec, so all of them always fire, whatever the machine's speed."""
     spec = chaos_spec(games, seed)
     clean = run_local(spec, workers=1)  # the clean in-process run, played once
     local = clean.statistics()
     local.pop("timing")
     expected = clean.counters
     chaos = Chaos(tmp_path, azulsim_env, celery_worker_process, random.Random(seed))
+    plan = schedule(seed, faults)
     fired: list[dict] = []
+    jobs: list[dict] = []
     try:
         with Client(chaos.api.address, token="", timeout=5) as client:
-            began = time.monotonic()
-            job, _ = client.submit(spec, request_id=f"chaos-{seed}")
-            for kind, pause in schedule(seed, faults):
-                time.sleep(pause)
-                state = chaos.store.get_job(job.job_id)
-                if state.finished:
-                    break
-                hit = chaos.fire(kind)
-                fired.append(
-                    {
-                        "fault": kind,
-                        "hit": hit,
-                        "at_s": round(time.monotonic() - began, 1),
-                        "chunks_done": state.chunks_done,
-                    }
+            while plan:
+                began = time.monotonic()
+                job, _ = client.submit(spec, request_id=f"chaos-{seed}-{len(jobs)}")
+                while plan:
+                    kind, pause = plan[0]
+                    time.sleep(pause)
+                    state = chaos.store.get_job(job.job_id)
+                    if state.finished:
+                        break
+                    plan.pop(0)
+                    hit = chaos.fire(kind)
+                    fired.append(
+                        {
+                            "fault": kind,
+                            "hit": hit,
+                            "job": len(jobs),
+                            "at_s": round(time.monotonic() - began, 1),
+                            "chunks_done": state.chunks_done,
+                        }
+                    )
+                done = wait_until(
+                    lambda job=job: (
+                        (j := answered(lambda: client.get(job.job_id, timeout=2)))
+                        and j.state not in (pb.QUEUED, pb.RUNNING)
+                        and j
+                    ),
+                    180,
+                    f"chaos job {job.job_id} to end",
+                    interval=0.2,
+                    details=chaos.logs,
                 )
-            done = wait_until(
-                lambda: (
-                    (j := _answer(lambda: client.get(job.job_id, timeout=2)))
-                    and j.state not in (pb.QUEUED, pb.RUNNING)
-                    and j
-                ),
-                180,
-                f"chaos job {job.job_id} to end",
-                interval=0.2,
-                details=chaos.logs,
-            )
-            job_s = round(time.monotonic() - began, 1)
-            assert done.state == pb.SUCCEEDED, (done, chaos.logs())
-            assert client.statistics_document(job.job_id) == local
-        assert chaos.store.counters(job.job_id) == expected
-        record = chaos.store.get_job(job.job_id)
-        assert (record.games_done, record.chunks_done) == (spec.total_games, record.chunks_total)
+                jobs.append({"job_s": round(time.monotonic() - began, 1)})
+                assert done.state == pb.SUCCEEDED, (done, chaos.logs())
+                assert client.statistics_document(job.job_id) == local
+                assert chaos.store.counters(job.job_id) == expected
+                record = chaos.store.get_job(job.job_id)
+                assert (record.games_done, record.chunks_done) == (
+                    spec.total_games,
+                    record.chunks_total,
+                )
+                jobs[-1]["chunks"] = record.chunks_total
         print(
             "\nCHAOS "
             + json.dumps(
                 {
                     "seed": seed,
-                    "chunks": record.chunks_total,
                     "games": spec.total_games,
                     "faults": fired,
-                    "job_s": job_s,
+                    "jobs": jobs,
                     "republished": chaos.store.republished_total(),
                     "lost": 0,
                     "double": 0,
                 }
             )
         )
-        assert len(fired) == faults, f"the job ended before every fault fired: {fired}"
+        assert len(fired) == faults, fired  # every fault fired, each while a job was running
         return fired
     finally:
         chaos.close()

@@ -8,16 +8,12 @@ import socket
 import pytest
 
 import service.cli as cli
-from service.config import ServerConfig
-from service.server import make_backend
-from service.testing import ServerThread
-from workers.settings import load_settings  # noqa: E402
+from tests.stack_util import api_thread
 
 
 @pytest.fixture
 def server(azulsim_env):
-    config = ServerConfig()
-    with ServerThread(make_backend(config, load_settings(azulsim_env)), config) as s:
+    with api_thread(azulsim_env) as s:
         yield ["--server", s.address]
 
 

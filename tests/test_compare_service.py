@@ -8,26 +8,19 @@ between parking a chunk and advancing the prefix.
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pytest
-import redis
 
 from service.api import azulsim_pb2 as pb
 from service.client import Client
-from service.config import ServerConfig
 from service.convert import spec_from_proto, spec_to_proto
-from service.server import make_backend
-from service.testing import ServerThread
 from sim.jobs.chunk import chunk_games_for, chunks_total, play_chunk
 from sim.jobs.local import run_local
 from sim.jobs.spec import JobSpec
-from tests.waits import wait_job
-from workers.app import make_app
+from tests.stack_util import api_thread, open_stack
+from tests.waits import wait_job, wait_until
 from workers.dispatch import submit
-from workers.settings import load_settings
-from workers.store import JobStore
 from workers.tasks import advance
 
 SPEC = JobSpec.from_dict(
@@ -45,11 +38,6 @@ def expected():
     r = run_local(SPEC, workers=1, chunk_size=20)
     assert r.stopping["reason"] == "h1_accepted" and r.stopping["games"] < SPEC.games
     return r
-
-
-def stack_for(env):
-    settings = load_settings(env)
-    return JobStore(redis.Redis.from_url(settings.redis_url), settings), make_app(settings)
 
 
 def summary_of(store, job):
@@ -70,7 +58,7 @@ def test_parked_chunks_in_any_order_with_duplicates(azulsim_env, expected, chunk
     """The store protocol alone: every chunk played here, parked in a shuffled order, some twice,
     the prefix advanced after each; the job stops as run_local does."""
     env = dict(azulsim_env, AZULSIM_CHUNK_GAMES=chunk_games)
-    store, _ = stack_for(env)
+    store, _ = open_stack(env)
     job, _ = store.create_job(SPEC, None)
     total = chunks_total(SPEC, job.chunk_games)
     # Only the first chunks matter (the stop is early): enough to pass it, shuffled.
@@ -124,8 +112,7 @@ def test_bad_rules_are_invalid_argument_naming_the_field(azulsim_env, edit, mess
 
     msg = spec_to_proto(SPEC)
     edit(msg)
-    config = ServerConfig()
-    with ServerThread(make_backend(config, load_settings(azulsim_env)), config) as server:
+    with api_thread(azulsim_env) as server:
         with Client(server.address) as client:
             with pytest.raises(grpc.RpcError) as err:
                 client.submit(msg)
@@ -138,7 +125,7 @@ def test_workers_stop_where_local_does(
     azulsim_env, expected, celery_worker_process, concurrency, chunk_games
 ):
     env = dict(azulsim_env, AZULSIM_CHUNK_GAMES=chunk_games)
-    store, app = stack_for(env)
+    store, app = open_stack(env)
     job, _ = submit(store, app, SPEC, None)
     celery_worker_process(env, concurrency=concurrency)
     check_like_local(store, wait_job(store, job.job_id, celery_worker_process), expected)
@@ -162,7 +149,7 @@ def test_worker_killed_between_parking_and_advancing(
     azulsim_env, expected, celery_worker_process, tmp_path
 ):
     env = dict(azulsim_env, AZULSIM_CHUNK_GAMES="20")
-    store, app = stack_for(env)
+    store, app = open_stack(env)
     marker = tmp_path / "died"
     job, _ = submit(store, app, SPEC, None)
     worker = celery_worker_process(
@@ -178,15 +165,16 @@ def test_through_the_api_and_compare_server(azulsim_env, expected, celery_worker
     from service.cli import main
 
     env = dict(azulsim_env, AZULSIM_CHUNK_GAMES="60")
-    config = ServerConfig()
     celery_worker_process(env, concurrency=2)
-    with ServerThread(make_backend(config, load_settings(env)), config) as server:
+    with api_thread(env) as server:
         with Client(server.address) as client:
             job, _ = client.submit(SPEC)
-            deadline = time.monotonic() + 90
-            while job.state in (pb.QUEUED, pb.RUNNING) and time.monotonic() < deadline:
-                time.sleep(0.1)
-                job = client.get(job.job_id)
+            job = wait_until(
+                lambda: (j := client.get(job.job_id)).state not in (pb.QUEUED, pb.RUNNING) and j,
+                90,
+                "the SPRT job to end",
+                interval=0.1,
+            )
             assert job.state == pb.SUCCEEDED
             s = job.stopping
             assert s.reason == "h1_accepted" and s.games == expected.stopping["games"]

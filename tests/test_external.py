@@ -261,7 +261,7 @@ def test_a_bad_bot_fails_naming_the_bot_and_the_position(tmp_path, kind):
     with pytest.raises(ExternalBotError) as err:
         bot.act(st, np.arange(1, 6))
     if kind == "silent":
-        assert time.monotonic() - began < 5  # never a hang
+        assert time.monotonic() - began < generous(5)  # never a hang
     text = str(err.value)
     assert f"external bot 't_{kind}'" in text and message in text
     assert ("game 5, round 1, seat" if kind == "chatty" else "game 1, round 1, seat") in text

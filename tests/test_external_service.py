@@ -17,14 +17,11 @@ import pytest
 
 from service.api import azulsim_pb2 as pb
 from service.client import Client
-from service.config import ServerConfig
-from service.server import make_backend
-from service.testing import ServerThread
 from sim.bots import external
 from sim.bots.registry import unregister_bot
 from sim.jobs.local import run_local
 from sim.jobs.spec import JobSpec
-from workers.settings import load_settings
+from tests.stack_util import api_thread
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "random_bot.py"
 ILLEGAL = (
@@ -47,9 +44,8 @@ def stack(azulsim_env, celery_worker_process, tmp_path):
     worker = celery_worker_process(
         azulsim_env, concurrency=1, extra_env={external.ENV_NAMED: named}
     )
-    config = ServerConfig()
     try:
-        with ServerThread(make_backend(config, load_settings(azulsim_env)), config) as server:
+        with api_thread(azulsim_env) as server:
             with Client(server.address, token="", timeout=20) as client:
                 yield client, worker
     finally:

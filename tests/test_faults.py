@@ -22,17 +22,16 @@ from pathlib import Path
 
 import psutil
 import pytest
-import redis
 
 from service.stack import RedisServer
 from sim.jobs.local import run_local
 from sim.jobs.spec import JobSpec
-from tests.faults_util import FAULT_PREAMBLE, ApiProcess, busy_children
+from tests.faults_util import FAULT_PREAMBLE, SHORT_LIMITS, busy_children
+from tests.stack_util import ApiProcess, answered, api_thread, open_stack
 from tests.waits import logs_of, wait_job, wait_until
 from workers.app import make_app
 from workers.dispatch import submit
 from workers.reconciler import queue_length
-from workers.settings import load_settings
 from workers.store import JobStore
 
 REPO = Path(__file__).resolve().parent.parent
@@ -49,18 +48,8 @@ SPEC = JobSpec.from_dict(
 )
 CHUNKS = 12
 
-# Short limits so that redelivery after a lost node takes seconds, in the order the settings
-# demand (soft < hard < visibility < stall < TTL); an attempt takes ~0.1 s of play plus the
-# injected delay, far below the soft limit even on two busy cores.
-FAST_LIMITS = {
-    "AZULSIM_MAX_ATTEMPTS": "5",
-    "AZULSIM_TASK_SOFT_LIMIT_S": "6",
-    "AZULSIM_TASK_HARD_LIMIT_S": "8",
-    "AZULSIM_VISIBILITY_TIMEOUT_S": "10",
-    "AZULSIM_STALL_S": "12",
-    "AZULSIM_LEASE_S": "3",  # renewed every second while a chunk plays
-    "AZULSIM_RECONCILE_INTERVAL_S": "0",
-}
+# The short limits (redelivery in seconds), five attempts, and no sweeps of the workers' own.
+FAST_LIMITS = {**SHORT_LIMITS, "AZULSIM_MAX_ATTEMPTS": "5", "AZULSIM_RECONCILE_INTERVAL_S": "0"}
 
 MERGED_RE = re.compile(r"chunk ([0-9a-f]+)/(\d+) attempt (\d+): \d+ games, (\w+)")
 SKIPPED_RE = re.compile(r"chunk ([0-9a-f]+)/(\d+) skipped: (\w+)")
@@ -81,18 +70,6 @@ def fault_dir(tmp_path):
 @pytest.fixture
 def env(azulsim_env, fault_dir):
     return {**azulsim_env, **FAST_LIMITS, "AZULSIM_FAULT_DIR": str(fault_dir)}
-
-
-def open_store(env):
-    settings = load_settings(env)
-    return JobStore(redis.Redis.from_url(settings.redis_url), settings), make_app(settings)
-
-
-@pytest.fixture
-def stack(env):
-    store, app = open_store(env)
-    yield store, app
-    store.redis.close()
 
 
 def outcomes(text: str, job_id: str) -> dict[int, list[str]]:
@@ -199,10 +176,12 @@ def start_workers(celery_worker_process, env, n=1, concurrency=2, delay=0.0, **e
 # --- 1. pool children SIGKILLed in the middle of chunks ---------------------------------------
 
 
-def test_pool_children_sigkilled_mid_chunk(stack, env, expected, celery_worker_process, fault_dir):
+def test_pool_children_sigkilled_mid_chunk(
+    job_stack, env, expected, celery_worker_process, fault_dir
+):
     """Three pool children are SIGKILLed from outside (found with psutil) while they play a chunk:
     each message is requeued at once (task_reject_on_worker_lost), played again, counted once."""
-    store, app = stack
+    store, app = job_stack
     (worker,) = start_workers(celery_worker_process, env, concurrency=2, delay=0.8)
     job, _ = submit(store, app, SPEC, None)
     main = psutil.Process(worker.pid)
@@ -250,13 +229,13 @@ def test_pool_children_sigkilled_mid_chunk(stack, env, expected, celery_worker_p
 
 
 def test_pool_child_sigkills_itself_at_each_phase(
-    stack, env, expected, celery_worker_process, fault_dir
+    job_stack, env, expected, celery_worker_process, fault_dir
 ):
     """Pool children die by SIGKILL at every point of a chunk, first attempt only: half-way
     through the play (chunks 1, 7), after counting but before the Lua merge (3, 9), and after the
     merge but before the task returned and its message was acked (5, 11). The last kind is
     redelivered too and must be skipped as merged already."""
-    store, app = stack
+    store, app = job_stack
     kills = "play:1,play:7,merge:3,merge:9,acked:5,acked:11"
     (worker,) = start_workers(
         celery_worker_process, env, concurrency=2, delay=0.2, AZULSIM_FAULT_KILL=kills
@@ -307,12 +286,12 @@ def _kill_node_mid_job(store, app, celery_worker_process, env, fault_dir):
 
 
 def test_worker_node_killed_replaced_after_visibility_timeout(
-    stack, env, expected, celery_worker_process, fault_dir
+    job_stack, env, expected, celery_worker_process, fault_dir
 ):
     """Node A (main process and pool) is SIGKILLed mid-chunk; node B starts once A's messages
     are past the visibility timeout, and restores them from kombu's unacked hash when it starts
     consuming. Reconciler off: the broker's redelivery alone recovers the job."""
-    store, app = stack
+    store, app = job_stack
     job, in_flight, killed_at = _kill_node_mid_job(
         store, app, celery_worker_process, env, fault_dir
     )
@@ -342,14 +321,14 @@ def test_worker_node_killed_replaced_after_visibility_timeout(
 
 
 def test_worker_node_killed_replaced_at_once_reconciler(
-    stack, env, expected, celery_worker_process, fault_dir
+    job_stack, env, expected, celery_worker_process, fault_dir
 ):
     """Node A is SIGKILLed mid-chunk and node B starts at once, with the reconciler sweeping
     every second: once the leases of A's two chunks lapsed (AZULSIM_LEASE_S 3 s) and their
     deliveries are a lease and the grace (2 s) old, the reconciler takes their messages out of
     kombu's unacked hash and publishes each chunk once, before the visibility timeout (10 s):
     exactly 2 publishes, kombu restores nothing, every chunk merged once."""
-    store, app = stack
+    store, app = job_stack
     env["AZULSIM_RECONCILE_INTERVAL_S"] = "1"
     job, in_flight, killed_at = _kill_node_mid_job(
         store, app, celery_worker_process, env, fault_dir
@@ -378,12 +357,12 @@ def test_worker_node_killed_replaced_at_once_reconciler(
 
 @pytest.mark.slow
 def test_worker_node_killed_replaced_at_once_broker_only(
-    stack, env, expected, celery_worker_process, fault_dir
+    job_stack, env, expected, celery_worker_process, fault_dir
 ):
     """Node A is SIGKILLed, node B starts at once, reconciler off: A's messages come back only
     at one of B's periodic kombu sweeps (every unacked_restore_interval x throttle = 30 s) after
     the visibility timeout."""
-    store, app = stack
+    store, app = job_stack
     job, in_flight, killed_at = _kill_node_mid_job(
         store, app, celery_worker_process, env, fault_dir
     )
@@ -403,12 +382,12 @@ def test_worker_node_killed_replaced_at_once_broker_only(
 
 
 def test_duplicate_broker_messages_count_once(
-    stack, env, expected, celery_worker_process, fault_dir
+    job_stack, env, expected, celery_worker_process, fault_dir
 ):
     """Byte-for-byte copies of real chunk messages (same task id, same delivery tag): two copies
     side by side in the queue (they run at the same time on two pool children), one pushed to the
     front after its chunk was merged, one after the job SUCCEEDED. Each chunk counts once."""
-    store, app = stack
+    store, app = job_stack
     queue = store.settings.queue_key  # the queue's Redis list
     job, _ = submit(store, app, SPEC, None)
     raw = store.redis.lrange(queue, 0, -1)  # LPUSH order: the last element is consumed first
@@ -494,7 +473,7 @@ def test_redis_crash_restart_with_aof_mid_job(
     reconnect, and the job ends SUCCEEDED with the exact counters (never SUCCEEDED with wrong
     ones). What was lost with the connections comes back by kombu's visibility timeout or the
     reconciler; anything merged twice would show in the counters."""
-    store, app = open_store(aof_env)
+    store, app = open_stack(aof_env)
     workers = start_workers(celery_worker_process, aof_env, n=2, concurrency=1, delay=0.6)
     job, _ = submit(store, app, SPEC, None)
     began = time.monotonic()
@@ -529,7 +508,7 @@ def test_redis_dies_between_merge_and_ack(
     """The worst moment: chunk 2's Lua merge has been applied (and fsynced), then Redis is
     SIGKILLed before the task returns, so its message is never acked. After the restart the
     message comes back; the done bit, restored from the AOF, makes the second run a no-op."""
-    store, app = open_store(aof_env)
+    store, app = open_stack(aof_env)
     workers = start_workers(
         celery_worker_process, aof_env, n=1, concurrency=2, delay=0.3, AZULSIM_FAULT_HOLD=2
     )
@@ -564,19 +543,7 @@ def api(env, tmp_path):
     server.stop(signal.SIGKILL)
 
 
-def _rpc_ok(fn):
-    """fn() once the server answers again (None while it is UNAVAILABLE)."""
-    import grpc
-
-    try:
-        return fn()
-    except grpc.RpcError as exc:
-        if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-            return None
-        raise
-
-
-def test_api_server_restarted_while_jobs_run(stack, env, api, celery_worker_process, fault_dir):
+def test_api_server_restarted_while_jobs_run(job_stack, env, api, celery_worker_process, fault_dir):
     """The API server is SIGKILLed while two jobs run (a watch open on one), and started again on
     the same port: the jobs go on meanwhile, the same client reconnects, a resubmit of the same
     request id returns the same job, the statistics equal a clean run, and GetJob/GetStatistics
@@ -586,7 +553,7 @@ def test_api_server_restarted_while_jobs_run(stack, env, api, celery_worker_proc
     from service.api import azulsim_pb2 as pb
     from service.client import Client
 
-    store, _ = stack
+    store, _ = job_stack
     workers = start_workers(celery_worker_process, env, n=2, concurrency=1, delay=1.0)
     local = run_local(SPEC, workers=1).statistics()
     local.pop("timing")
@@ -623,7 +590,7 @@ def test_api_server_restarted_while_jobs_run(stack, env, api, celery_worker_proc
 
         api.start()
         again = wait_until(
-            lambda: _rpc_ok(lambda: client.get(job_a.job_id, timeout=2)),
+            lambda: answered(lambda: client.get(job_a.job_id, timeout=2)),
             30,
             "the same client to reach the restarted server",
             interval=0.2,
@@ -649,7 +616,7 @@ def test_api_server_restarted_while_jobs_run(stack, env, api, celery_worker_proc
         api.start()
         for job_id, (job_bytes, stats_bytes) in snapshot.items():
             got = wait_until(
-                lambda job_id=job_id: _rpc_ok(lambda: client.get(job_id, timeout=2)),
+                lambda job_id=job_id: answered(lambda: client.get(job_id, timeout=2)),
                 30,
                 "the server after a graceful restart",
                 interval=0.2,
@@ -706,18 +673,14 @@ def _cancel_mid_chunks(store, cancel, celery_worker_process, env, fault_dir, **e
     return job, in_play, snapshot, workers
 
 
-def test_cancel_while_chunks_run_freezes_counters(stack, env, celery_worker_process, fault_dir):
+def test_cancel_while_chunks_run_freezes_counters(job_stack, env, celery_worker_process, fault_dir):
     """CancelJob over gRPC while two chunks play: after the workers drained, not one counter,
     nor games_done/chunks_done, moved from the moment of the cancel."""
     from service.api import azulsim_pb2 as pb
     from service.client import Client
-    from service.config import ServerConfig
-    from service.server import make_backend
-    from service.testing import ServerThread
 
-    store, _ = stack
-    config = ServerConfig()
-    with ServerThread(make_backend(config, store.settings), config) as server:
+    store, _ = job_stack
+    with api_thread(store.settings) as server:
         with Client(server.address, token="", timeout=10) as client:
             job, in_play, (frozen, info), workers = _cancel_mid_chunks(
                 store, client.cancel, celery_worker_process, env, fault_dir
@@ -733,10 +696,12 @@ def test_cancel_while_chunks_run_freezes_counters(stack, env, celery_worker_proc
     report("cancel-mid-chunk", in_play=in_play, chunks_done=info.chunks_done, moved=0)
 
 
-def test_cancel_between_check_and_merge_is_refused(stack, env, celery_worker_process, fault_dir):
+def test_cancel_between_check_and_merge_is_refused(
+    job_stack, env, celery_worker_process, fault_dir
+):
     """The same, with the task's own state check blinded (as if the cancel landed just after
     it): the chunks in play reach the Lua merge, which refuses them atomically."""
-    store, _ = stack
+    store, _ = job_stack
     job, in_play, (frozen, info), workers = _cancel_mid_chunks(
         store, store.cancel_job, celery_worker_process, env, fault_dir, AZULSIM_FAULT_RACE=1
     )
@@ -782,7 +747,7 @@ def test_lost_script_reply(script, proxy, aof_env, expected, celery_worker_proce
     attempt (begin) or one refused merge (merge), never a count."""
     # Reconciler off: a chunk must come back by itself, not after AZULSIM_STALL_S.
     env = {**aof_env, "AZULSIM_REDIS_URL": proxy.url, "AZULSIM_RECONCILE_INTERVAL_S": "0"}
-    store, app = open_store({**aof_env})
+    store, app = open_stack({**aof_env})
     (worker,) = start_workers(celery_worker_process, env, concurrency=2, delay=0.1)
     for name in ("create_job", "begin_chunk", "merge_chunk", "fail_chunk", "republish"):
         assert store.redis.script_load(store._scripts[name].script).encode() == script_sha(name)
@@ -856,7 +821,7 @@ def test_sprt_job_with_a_killed_pool_child_stops_as_early(env, celery_worker_pro
     plays at most 1.2x the chunks of a clean run of the same spec on the same worker, and stops
     at the same game with the same statistics as in-process."""
     env = {**env, "AZULSIM_CHUNK_GAMES": "20"}
-    store, app = open_store(env)
+    store, app = open_stack(env)
     local = run_local(SPRT_SPEC, workers=1, chunk_size=20)
     assert local.stopping["games"] == 420
     (worker,) = start_workers(

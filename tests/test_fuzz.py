@@ -36,11 +36,10 @@ from hypothesis import strategies as st
 from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.config import ServerConfig
-from service.server import make_backend
 from service.testing import ServerThread
 from sim.bots.registry import parse_bot_spec
 from sim.rules.rulesets import RuleSet
-from workers.settings import load_settings  # noqa: E402
+from tests.stack_util import api_thread
 
 C = grpc.StatusCode
 SCALE = float(os.environ.get("AZULSIM_FUZZ_SCALE", "1"))
@@ -166,7 +165,7 @@ def fz(redis_server):
     )
     errors = _ErrorLog()
     logging.getLogger().addHandler(errors)
-    server = ServerThread(make_backend(config, load_settings(env)), config).start()
+    server = api_thread(env, config).start()
     fuzz = Fuzz(server)
     try:
         yield fuzz

@@ -19,14 +19,11 @@ import pytest
 
 from service.api import azulsim_pb2 as pb
 from service.client import Client
-from service.config import ServerConfig
-from service.server import make_backend
-from service.testing import ServerThread
 from sim.jobs.local import run_local
 from sim.jobs.play import play_games
 from sim.jobs.spec import JobSpec
+from tests.stack_util import api_thread
 from tests.waits import generous
-from workers.settings import load_settings  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -55,8 +52,7 @@ def stack(module_env, module_worker_process):
     """(client, workers): an in-process API server and two real worker processes, for the
     module."""
     workers = [module_worker_process(module_env, concurrency=1) for _ in range(2)]
-    config = ServerConfig()
-    with ServerThread(make_backend(config, load_settings(module_env)), config) as server:
+    with api_thread(module_env) as server:
         with Client(server.address, token="", timeout=20) as client:
             yield client, workers
 

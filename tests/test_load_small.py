@@ -14,10 +14,7 @@ import pytest
 
 from service.api import azulsim_pb2 as pb
 from service.client import Client
-from service.config import ServerConfig
-from service.server import make_backend
-from service.testing import ServerThread
-from workers.settings import load_settings  # noqa: E402
+from tests.stack_util import api_thread
 
 LOAD = Path(__file__).resolve().parent.parent / "bench" / "load.py"
 
@@ -34,8 +31,7 @@ def load():
 def test_clients_during_a_job_then_50_jobs_at_once(load, azulsim_env, celery_worker_process):
     env = {**azulsim_env, "AZULSIM_CHUNK_GAMES": "500"}
     workers = [celery_worker_process(env, concurrency=2)]
-    config = ServerConfig()
-    with ServerThread(make_backend(config, load_settings(env)), config) as server:
+    with api_thread(env) as server:
         with Client(server.address, token="", timeout=20) as client:
             spec = pb.JobSpec(
                 configurations=[pb.Configuration(players=2, bots=["greedy", "greedy"])],

@@ -165,12 +165,14 @@ def test_a_job_stopped_half_way_finishes_after_a_restart(tmp_path):
         job_id = up.cli(
             "submit", "--bots", "greedy,random", "--games", "20000", "--seed", "5"
         ).stdout.strip()
-        deadline = time.monotonic() + 60
-        while True:  # stop once some but not all chunks are counted
-            job = json.loads(up.cli("jobs", "--json").stdout)["jobs"][0]
-            if job["games_done"] > 0 or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
+
+        def listed():
+            return json.loads(up.cli("jobs", "--json").stdout)["jobs"][0]
+
+        # Stop once some but not all chunks are counted.
+        job = wait_until(
+            lambda: (j := listed())["games_done"] > 0 and j, 60, "a chunk counted", interval=0.2
+        )
         up.stop()
     finally:
         up.kill()

@@ -6,12 +6,9 @@ and the extrema (batched HMGET/HSET) must keep the smallest/largest value.
 
 from __future__ import annotations
 
-import redis
-
 from sim.jobs.spec import Configuration, JobSpec
 from sim.stats import merge
-from workers.settings import load_settings
-from workers.store import JobStore
+from tests.stack_util import open_store
 
 SPEC = JobSpec([Configuration(2, ["greedy", "random"])], games=10_000, seed=1)
 BIG = 2**61
@@ -19,8 +16,8 @@ BIG = 2**61
 
 def test_counter_sums_are_exact_on_both_paths(azulsim_env):
     azulsim_env["AZULSIM_CHUNK_GAMES"] = "1000"
-    client = redis.Redis.from_url(azulsim_env["AZULSIM_REDIS_URL"])
-    store = JobStore(client, load_settings(azulsim_env))
+    store = open_store(azulsim_env)
+    client = store.redis
     job, _ = store.create_job(SPEC, "exact-sums")
     parts = [
         {"small": 7, "edge": 10**15 - 1, "big": BIG, "neg": -5, "min|x": 9, "max|x": 9},

@@ -21,8 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from service.client import Client
 from service.config import ServerConfig
-from service.server import make_backend
-from service.testing import ServerThread
+from tests.stack_util import api_thread
 from tests.waits import generous, wait_job, wait_until
 from workers.metrics import QueueDepthCollector, metrics_port
 from workers.settings import load_settings
@@ -87,7 +86,7 @@ def test_api_interceptor_counts_methods_codes_and_latency(azulsim_env):
         grpc_code="NOT_FOUND",
     )
     latency_before = value("grpc_server_handling_seconds_count", **labels, grpc_method="ListBots")
-    with ServerThread(make_backend(config, settings), config) as server:
+    with api_thread(settings, config) as server:
         with Client(server.address, token="s3cret", timeout=10) as client:
             assert client.bots()
             with pytest.raises(grpc.RpcError) as info:
@@ -241,9 +240,8 @@ def test_real_worker_serves_metrics_and_logs_json(azulsim_env, celery_worker_pro
     plays a 4-chunk job; its endpoint sums both pool processes and every line it logged while
     running a chunk is JSON with the job id and the chunk index."""
     from sim.jobs.spec import JobSpec
-    from workers.app import make_app
+    from tests.stack_util import open_stack
     from workers.dispatch import submit
-    from workers.store import JobStore
 
     port = free_port()
     worker = celery_worker_process(
@@ -256,9 +254,7 @@ def test_real_worker_serves_metrics_and_logs_json(azulsim_env, celery_worker_pro
             "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "prom"),
         },
     )
-    settings = load_settings(azulsim_env)
-    client = redis.Redis.from_url(settings.redis_url)
-    store, app = JobStore(client, settings), make_app(settings)
+    store, app = open_stack(azulsim_env)
     spec = JobSpec.from_dict(
         {"configurations": [{"players": 2, "bots": ["greedy", "random"]}], "games": 200, "seed": 5}
     )
@@ -274,7 +270,7 @@ def test_real_worker_serves_metrics_and_logs_json(azulsim_env, celery_worker_pro
     )
     assert samples[("azulsim_games_played_total", ())] == 200
     assert samples[("azulsim_chunk_seconds_count", ())] == 4
-    assert samples[("azulsim_queue_length", (("queue", settings.queue),))] == 0
+    assert samples[("azulsim_queue_length", (("queue", store.settings.queue),))] == 0
     assert samples[("azulsim_redis_up", ())] == 1
 
     lines = [ln for ln in worker.log().splitlines() if ln.strip()]
@@ -285,4 +281,4 @@ def test_real_worker_serves_metrics_and_logs_json(azulsim_env, celery_worker_pro
     assert all(isinstance(r["chunk"], int) and r["task_id"] for r in in_chunks)
     assert {"ts", "level", "logger", "message", "process"} <= set(in_chunks[0])
     assert any(r["logger"] == "azulsim.workers" for r in in_chunks)
-    client.close()
+    store.redis.close()

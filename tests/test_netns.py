@@ -28,7 +28,8 @@ import pytest
 from sim.jobs.local import run_local, simulate
 from sim.jobs.spec import JobSpec
 from tests.conftest import require_netns
-from tests.waits import wait_until
+from tests.faults_util import SHORT_LIMITS
+from tests.waits import wait_job, wait_until
 
 pytestmark = pytest.mark.netns
 
@@ -53,11 +54,7 @@ ENV = {
     "AZULSIM_QUEUE": "netns.chunks",
     "AZULSIM_CHUNK_GAMES": "20",
     "AZULSIM_MAX_ATTEMPTS": "8",
-    "AZULSIM_TASK_SOFT_LIMIT_S": "6",
-    "AZULSIM_TASK_HARD_LIMIT_S": "8",
-    "AZULSIM_VISIBILITY_TIMEOUT_S": "10",
-    "AZULSIM_STALL_S": "12",
-    "AZULSIM_LEASE_S": "3",  # a chunk's lease, renewed every second while it plays
+    **SHORT_LIMITS,
     "AZULSIM_RECONCILE_INTERVAL_S": "2",
     "AZULSIM_WATCHDOG_S": "20",  # > hard limit; a stuck worker exits and is restarted
 }
@@ -149,13 +146,7 @@ def submit(stack, spec_dict=SPEC_DICT, timeout: float = 10, replies: list | None
 def wait_finished(stack, job_id: str, timeout: float) -> float:
     """Seconds until the job is SUCCEEDED/FAILED/CANCELLED (read through the management path)."""
     t0 = time.monotonic()
-    wait_until(
-        lambda: stack.store.get_job(job_id).finished,
-        timeout,
-        f"job {job_id}",
-        interval=0.1,
-        details=stack.logs,
-    )
+    wait_job(stack.store, job_id, stack, timeout)
     return time.monotonic() - t0
 
 

@@ -12,17 +12,15 @@ import json
 import time
 
 import pytest
-import redis
 
 from sim.jobs.local import run_local
 from sim.jobs.spec import JobSpec
-from tests.faults_util import FAULT_PREAMBLE
+from tests.faults_util import FAULT_PREAMBLE, SHORT_LIMITS
+from tests.stack_util import open_store
 from tests.waits import wait_job, wait_until
-from workers.app import make_app
 from workers.broker import chunk_of_raw, read_unacked
 from workers.dispatch import submit
 from workers.reconciler import queue_length, reconcile_once
-from workers.settings import load_settings
 from workers.store import JobStore
 
 SPEC = JobSpec.from_dict(
@@ -39,25 +37,17 @@ CHUNKS = 6
 SWEEP_S = 30.0  # the default sweep interval: the simulated clock moves by this much per sweep
 
 
-@pytest.fixture
-def stack(azulsim_env):
-    settings = load_settings(azulsim_env)
-    client = redis.Redis.from_url(settings.redis_url)
-    yield JobStore(client, settings), make_app(settings)
-    client.close()
-
-
 def _queued(store: JobStore) -> list[bytes]:
     return store.redis.lrange(store.settings.queue_key, 0, -1)
 
 
-def test_a_long_backlog_is_never_published_again(stack, azulsim_env, celery_worker_process):
+def test_a_long_backlog_is_never_published_again(job_stack, azulsim_env, celery_worker_process):
     """30 jobs wait with no worker for 30 simulated minutes (a sweep every 30 s, twelve times
     AZULSIM_STALL_S): not one chunk is published again, although every job is 'stalled' and
     one chunk even started once (a pool child killed mid-play, its message requeued at the back).
     Then a worker with its own sweeps every second plays them all: still none, and every job's
     counters are exact. Before leases, the sweeps republished every waiting chunk."""
-    store, app = stack
+    store, app = job_stack
     jobs = [submit(store, app, SPEC, None)[0] for _ in range(30)]
     assert queue_length(store, store.settings.queue) == 30 * CHUNKS
     assert store.begin_chunk(jobs[0].job_id, 2)[0] == "run"  # started; its message waits again
@@ -73,23 +63,18 @@ def test_a_long_backlog_is_never_published_again(stack, azulsim_env, celery_work
     )
     expected = run_local(SPEC, workers=1).counters
     for job in jobs:
-        done = wait_until(
-            lambda j=job: (info := store.get_job(j.job_id)).finished and info,
-            120,
-            f"job {job.job_id}",
-            details=worker.log,
-        )
+        done = wait_job(store, job.job_id, [worker], timeout=120)
         assert done.state == "SUCCEEDED", done.error
         assert store.counters(job.job_id) == expected
     assert "again" not in worker.log()
     assert store.republished_total() == 0
 
 
-def test_a_message_lost_in_a_backlog_is_found_by_a_queue_scan(stack):
+def test_a_message_lost_in_a_backlog_is_found_by_a_queue_scan(job_stack):
     """Two messages of job 3 of 20 vanish from the middle of a waiting queue. Sweeps that may not
     scan the queue cannot tell, and do nothing; a scan marks the two, and the next sweep (after
     the grace) publishes exactly those two, once."""
-    store, app = stack
+    store, app = job_stack
     jobs = [submit(store, app, SPEC, None)[0] for _ in range(20)]
     lost_job = jobs[3].job_id
     for raw in _queued(store):
@@ -109,10 +94,10 @@ def test_a_message_lost_in_a_backlog_is_found_by_a_queue_scan(stack):
     assert store.republished_total() == 2
 
 
-def test_a_message_in_flight_is_not_taken_for_lost(stack):
+def test_a_message_in_flight_is_not_taken_for_lost(job_stack):
     """A scan that misses a message because a worker took it meanwhile (off the queue, not yet
     started) only marks the chunk; the start in between cancels the mark."""
-    store, app = stack
+    store, app = job_stack
     job, _ = submit(store, app, SPEC, None)
     (raw,) = [m for m in _queued(store) if chunk_of_raw(m) == (job.job_id, 0)]
     store.redis.lrem(store.settings.queue_key, 1, raw)  # BRPOP'd, not in unacked yet
@@ -138,14 +123,14 @@ def _deliver_to_dead_node(store: JobStore, raw: bytes, tag: str, at: float) -> N
     store.redis.zadd(key + "_index", {tag: at})
 
 
-def test_a_dead_nodes_message_is_taken_over_once(stack):
+def test_a_dead_nodes_message_is_taken_over_once(job_stack):
     """Chunk 5 was delivered to a node that died while playing it: its message sits in kombu's
     unacked hash, which only a consuming worker's visibility-timeout sweep would restore. While
     its lease holds, nothing happens; after the lease and the grace, the reconciler removes the
     unacked entry and publishes the chunk once; kombu has nothing left to restore. Chunk 4 was
     delivered too but never started: its consumer may be alive and busy (a sweep on its event
     loop), so it is left to the visibility timeout."""
-    store, app = stack
+    store, app = job_stack
     job, _ = submit(store, app, SPEC, None)
     by_chunk = {chunk_of_raw(m): m for m in _queued(store)}
     now = time.time()
@@ -171,22 +156,14 @@ def test_a_dead_nodes_message_is_taken_over_once(stack):
 
 @pytest.mark.slow
 def test_a_burst_with_workers_is_never_published_again(
-    stack, azulsim_env, celery_worker_process, tmp_path
+    job_stack, azulsim_env, celery_worker_process, tmp_path
 ):
     """150 one-chunk jobs at once on one worker (2 children, each chunk slowed to 0.2 s), so the
     last ones wait about 20 s, well past a stall time of 12 s, with the worker's sweeps every
     second: no chunk is published again (before leases, each job still queued after the stall
     time was)."""
-    store, app = stack
-    env = {
-        **azulsim_env,
-        "AZULSIM_TASK_SOFT_LIMIT_S": "6",
-        "AZULSIM_TASK_HARD_LIMIT_S": "8",
-        "AZULSIM_VISIBILITY_TIMEOUT_S": "10",
-        "AZULSIM_STALL_S": "12",
-        "AZULSIM_LEASE_S": "3",
-        "AZULSIM_RECONCILE_INTERVAL_S": "1",
-    }
+    store, app = job_stack
+    env = {**azulsim_env, **SHORT_LIMITS, "AZULSIM_RECONCILE_INTERVAL_S": "1"}
     small = JobSpec.from_dict(
         {**SPEC.to_dict(), "configurations": SPEC.to_dict()["configurations"][:1], "games": 20}
     )
@@ -201,9 +178,7 @@ def test_a_burst_with_workers_is_never_published_again(
     )
     began = time.monotonic()
     for job in jobs:
-        wait_until(
-            lambda j=job: store.get_job(j.job_id).finished, 120, "the burst", details=worker.log
-        )
+        wait_job(store, job.job_id, [worker], timeout=120)
     assert time.monotonic() - began > 12  # the last jobs waited past the stall time
     assert all(store.get_job(j.job_id).state == "SUCCEEDED" for j in jobs)
     assert "again" not in worker.log()
@@ -215,8 +190,7 @@ def test_the_lease_is_renewed_while_the_chunk_plays_and_never_outlives_its_job(a
     the job ended) a renewal writes nothing, so no chunks hash comes back without its TTL."""
     from workers.leases import keep_lease
 
-    settings = load_settings({**azulsim_env, "AZULSIM_LEASE_S": "0.3"})
-    store = JobStore(redis.Redis.from_url(settings.redis_url), settings)
+    store = open_store({**azulsim_env, "AZULSIM_LEASE_S": "0.3"})
     spec = JobSpec.from_dict({**SPEC.to_dict(), "games": 50})  # 2 chunks: one per configuration
     job, _ = store.create_job(spec, None)
     assert store.begin_chunk(job.job_id, 0)[0] == "run"
@@ -265,7 +239,7 @@ submit(store, app, JobSpec.from_json(sys.argv[1]), sys.argv[3])
 
 
 def test_a_retried_submit_is_not_published_again_by_the_reconciler(
-    stack, azulsim_env, celery_worker_process
+    job_stack, azulsim_env, celery_worker_process
 ):
     """The API dies (SIGKILL) after publishing 2 of a job's 6 chunks; a sweep finds the other 4
     missing and marks them; the client retries the same request, which publishes the job's
@@ -274,7 +248,7 @@ def test_a_retried_submit_is_not_published_again_by_the_reconciler(
     import subprocess
     import sys
 
-    store, app = stack
+    store, app = job_stack
     env = {**__import__("os").environ, **azulsim_env}
     proc = subprocess.run(
         [sys.executable, "-c", SUBMIT_AND_DIE, SPEC.to_json(), "2", "retried-request"],

@@ -104,10 +104,9 @@ def test_report_of_a_job_through_the_api(azulsim_env, tmp_path):
     task body), then ``azulsim report JOB`` fetches the statistics through the client."""
     from service.client import Client
     from service.config import ServerConfig
-    from service.server import make_backend
-    from service.testing import ServerThread
     from sim.jobs.local import run_local
     from sim.jobs.spec import JobSpec
+    from tests.stack_util import api_thread
     from workers.app import make_app
     from workers.settings import load_settings
     from workers.tasks import run_chunk
@@ -117,7 +116,7 @@ def test_report_of_a_job_through_the_api(azulsim_env, tmp_path):
         {"configurations": [{"players": 2, "bots": ["greedy", "random"]}], "games": 100, "seed": 3}
     )
     config = ServerConfig(auth_tokens=("tok",))
-    with ServerThread(make_backend(config, settings), config) as server:
+    with api_thread(settings, config) as server:
         with Client(server.address, token="tok") as client:
             job, _ = client.submit(spec, request_id="report-1")
         app = make_app(settings)

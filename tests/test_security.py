@@ -22,13 +22,8 @@ from __future__ import annotations
 
 import ast
 import datetime
-import os
 import pickle
 import secrets
-import signal
-import subprocess
-import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -39,9 +34,8 @@ import redis
 from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.config import ServerConfig
-from service.server import make_backend
 from service.stack import RedisServer
-from service.testing import ServerThread
+from tests.stack_util import ApiProcess, api_thread
 from tests.waits import wait_until
 
 pytest.importorskip("workers.app")
@@ -306,7 +300,7 @@ def test_a_worker_refuses_a_pickle_message(azulsim_env, celery_worker_process, t
     # ...put on the chunk queue as a pickle-serialized chunk task, ahead of a real job.
     app.send_task(TASK_NAME, args=[_Touch(marker), 0], queue=settings.queue, serializer="pickle")
     worker = celery_worker_process(azulsim_env, concurrency=1)
-    server = ServerThread(make_backend(ServerConfig(), settings), ServerConfig()).start()
+    server = api_thread(settings).start()
     try:
         with Client(server.address, token="", timeout=10) as client:
             job, _ = client.submit(SPEC)
@@ -333,8 +327,7 @@ def _run_jobs(env: dict, celery_worker_process) -> list[bytes]:
     """A job to the end, a job cancelled, a request id, a reconciler sweep: every kind of key."""
     celery_worker_process(env, concurrency=1, extra_env={"AZULSIM_RECONCILE_INTERVAL_S": "1"})
     settings = load_settings(env)
-    config = ServerConfig()
-    with ServerThread(make_backend(config, settings), config) as server:
+    with api_thread(settings) as server:
         with Client(server.address, token="", timeout=10) as client:
             job, _ = client.submit(SPEC, request_id="keys-1")
             assert list(client.watch(job.job_id, interval_ms=100, timeout=60))[-1].state == (
@@ -405,24 +398,11 @@ def test_no_secrets_in_logs(azulsim_env, celery_worker_process, tmp_path):
         "AZULSIM_LOG_LEVEL": "DEBUG",
         "AZULSIM_RECONCILE_INTERVAL_S": "1",
     }
-    server_log = tmp_path / "server.log"
-    port_file = tmp_path / "port"
-    server = None
+    (tmp_path / "api").mkdir()
+    server = ApiProcess({**env, "AZULSIM_GRACE_S": "1"}, 0, tmp_path / "api")
     try:
         celery_worker_process(env, concurrency=1)
-        with open(server_log, "wb") as out:
-            server = subprocess.Popen(
-                [sys.executable, "-m", "service", "serve", "--listen", "127.0.0.1:0",
-                 "--port-file", str(port_file)],
-                env={**os.environ, **env, "PYTHONPATH": str(REPO), "AZULSIM_GRACE_S": "1"},
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )  # fmt: skip
-        deadline = time.monotonic() + 30
-        while not port_file.exists():
-            assert server.poll() is None and time.monotonic() < deadline, server_log.read_text()
-            time.sleep(0.05)
-        address = f"127.0.0.1:{port_file.read_text()}"
+        address = server.start().address
         with Client(address, token=token, timeout=10) as client:
             job, _ = client.submit(SPEC, request_id="secret-run")
             assert list(client.watch(job.job_id, interval_ms=100, timeout=60))[-1].state == (
@@ -438,17 +418,12 @@ def test_no_secrets_in_logs(azulsim_env, celery_worker_process, tmp_path):
                     anonymous.stub.ListBots(pb.ListBotsRequest(), timeout=10, metadata=metadata)
                 assert info.value.code() == C.UNAUTHENTICATED
     finally:
-        if server is not None and server.poll() is None:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                server.kill()
+        server.stop()
         for w in celery_worker_process.started:
             w.stop()
         redis_server.kill()
     logs = {
-        "server": server_log.read_text(errors="replace"),
+        "server": server.log(),
         **{f"worker{i}": w.log() for i, w in enumerate(celery_worker_process.started)},
         **{p.name: p.read_text(errors="replace") for p in tmp_path.glob("worker-*.stderr")},
     }

@@ -17,8 +17,7 @@ import pytest
 from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.config import ServerConfig
-from service.server import make_backend
-from service.testing import ServerThread
+from tests.stack_util import ApiProcess, api_thread
 
 pytest.importorskip("workers.store")
 from tests.waits import generous
@@ -263,10 +262,10 @@ def test_a_second_server_on_the_same_port_fails_at_start(azulsim_env, tmp_path):
 
     settings = load_settings(azulsim_env)
     config = ServerConfig()
-    with ServerThread(make_backend(config, settings), config) as first:
+    with api_thread(settings, config) as first:
         address = first.address
         with pytest.raises(OSError) as err:
-            ServerThread(make_backend(config, settings), config, listen=address).start()
+            api_thread(settings, config, listen=address).start()
         assert f"cannot listen on {address}" in str(err.value)
         assert "in use" in str(err.value)
         env = {**os.environ, **azulsim_env, "PYTHONPATH": str(REPO)}
@@ -292,7 +291,7 @@ def test_deadline_is_honoured(client):
     job, _ = client.submit(_spec())  # no worker: it stays QUEUED
     began = time.monotonic()
     code, _ = _code(lambda: list(client.watch(job.job_id, timeout=0.5)))
-    assert code == C.DEADLINE_EXCEEDED and time.monotonic() - began < 5
+    assert code == C.DEADLINE_EXCEEDED and time.monotonic() - began < generous(5)  # no hang
     assert client.get(job.job_id).state == pb.QUEUED  # the server is fine
 
 
@@ -426,56 +425,31 @@ def test_tls(start, tmp_path):
 
 
 def test_serve_shuts_down_gracefully_on_sigterm(azulsim_env, tmp_path):
-    port_file = tmp_path / "port"
-    env = {**os.environ, **azulsim_env, "PYTHONPATH": str(REPO), "AZULSIM_GRACE_S": "2"}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "service",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--port-file",
-            str(port_file),
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    api = ApiProcess({**azulsim_env, "AZULSIM_GRACE_S": "2"}, 0, tmp_path).start()
     try:
-        deadline = time.monotonic() + 30
-        while not port_file.exists():
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
-        client = Client(f"127.0.0.1:{port_file.read_text()}", token="")
+        client = Client(api.address, token="")
         job, _ = client.submit(_spec())
         watch = client.watch(job.job_id)
         assert next(watch).state == pb.QUEUED  # an open stream during shutdown
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 0
+        api.proc.send_signal(signal.SIGTERM)
+        assert api.proc.wait(timeout=20) == 0
         with pytest.raises(grpc.RpcError):
             list(watch)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-    out = proc.stdout.read().decode()
-    assert "listening on 127.0.0.1:" in out and "shutting down" in out
+        api.stop(signal.SIGKILL)
+    assert "listening on 127.0.0.1:" in api.log() and "shutting down" in api.log()
 
 
 def test_statistics_replies_follow_every_merge_and_state(start, azulsim_env):
     """GetStatistics replies are shared between callers until a chunk merges or the state moves:
     each merge, and the cancel, shows at once."""
-    import redis
-
     from sim.jobs.chunk import play_chunk
     from sim.stats import derive
-    from workers.store import JobStore
+    from tests.stack_util import open_store
 
     client = start()
     job, _ = client.submit(_spec(games=400), request_id="cache-1")
-    settings = load_settings(azulsim_env)
-    store = JobStore(redis.Redis.from_url(settings.redis_url), settings)
+    store = open_store(azulsim_env)
     spec = store.get_job(job.job_id).spec
     chunk_games = store.get_job(job.job_id).chunk_games
     assert store.get_job(job.job_id).chunks_total > 2
@@ -507,12 +481,12 @@ def test_a_name_binds_every_address_it_resolves_to_or_fails(azulsim_env):
     port = holder.getsockname()[1]
     try:
         with pytest.raises(OSError) as err:
-            ServerThread(make_backend(config, settings), config, listen=f"localhost:{port}").start()
+            api_thread(settings, config, listen=f"localhost:{port}").start()
         assert f"cannot listen on localhost:{port}" in str(err.value)
     finally:
         holder.close()
     # Free, the name binds each of its addresses, and a client on each reaches the server.
-    with ServerThread(make_backend(config, settings), config, listen="localhost:0") as server:
+    with api_thread(settings, config, listen="localhost:0") as server:
         for family, *_, sockaddr in socket.getaddrinfo("localhost", server.port):
             host = f"[{sockaddr[0]}]" if family == socket.AF_INET6 else sockaddr[0]
             with Client(f"{host}:{server.port}", token="", timeout=10) as client:

@@ -269,3 +269,65 @@ def test_a_pool_process_that_dies_fails_the_run_instead_of_hanging():
     notice and fail, not wait for ever for that chunk's result."""
     with pytest.raises(RuntimeError, match="died while playing a chunk"):
         run_local(SPEC, workers=2, chunk_size=13, play=_play_and_die_in_chunk_3)
+
+
+# A pool process that dies (chunk 3 and later SIGKILL the process that plays them), and
+# replacements that are slow to start: each waits, after the fork and before the pool's
+# initializer, until the pool's SIGTERM is pending (at most 30 s), as a process forked on a busy
+# machine may not run before the run stops. The SIGTERM must still end it: the run fails at once.
+SLOW_REPLACEMENTS = r"""
+import os, signal, sys, time
+from pathlib import Path
+
+from sim.jobs.local import run_local
+from tests.fake_play import fake_play_games
+from tests.test_simulate_cli import SPEC
+
+died = Path(sys.argv[1])
+
+
+def play(config, seed, start, stop, max_rounds=100):
+    if start >= 3 * 13:
+        died.touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return fake_play_games(config, seed, start, stop, max_rounds)
+
+
+def slow_start():
+    if died.exists():  # a replacement of a dead pool process
+        until = time.monotonic() + 30
+        while signal.SIGTERM not in signal.sigpending() and time.monotonic() < until:
+            time.sleep(0.01)
+
+
+os.register_at_fork(after_in_child=slow_start)
+began = time.monotonic()
+try:
+    run_local(SPEC, workers=2, chunk_size=13, play=play)
+except RuntimeError as exc:
+    print(f"{time.monotonic() - began:.1f} s: {exc}")
+"""
+
+
+def test_a_replacement_that_gets_the_pools_sigterm_while_it_starts_still_ends(tmp_path):
+    """The SIGTERM of the pool's terminate can reach a replacement of a dead pool process
+    before its initializer has run (a process forked on a busy machine may not have run at all):
+    it must end it there, not be taken by the parent's handler, which the fork copied, or be lost
+    (the run then waited for ever on that process)."""
+    run = subprocess.Popen(
+        [sys.executable, "-c", SLOW_REPLACEMENTS, str(tmp_path / "died")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+        start_new_session=True,  # its own process group: a hung run's pool goes with it
+    )
+    try:
+        out, err = run.communicate(timeout=generous(60))
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)  # the run and the pool processes it waits on
+        out, err = run.communicate()
+        pytest.fail(f"the run hung after a pool process died:\n{err[-3000:]}")
+    assert run.returncode == 0, err
+    assert "died while playing a chunk" in out, (out, err)
+    assert (tmp_path / "died").exists()

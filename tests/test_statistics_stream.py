@@ -15,12 +15,10 @@ from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.config import ServerConfig
 from service.convert import spec_to_proto, statistics_joined, statistics_parts
-from service.server import make_backend
-from service.testing import ServerThread
 from sim.experiments.sweep import sweep_spec
 from sim.jobs.local import run_local
+from tests.stack_util import api_thread
 from tests.waits import wait_until
-from workers.settings import load_settings
 
 LIMIT = 64 * 1024  # the server's message limit here (AZULSIM_MAX_MESSAGE_BYTES)
 SPEC = sweep_spec(["heuristic:floor=0..2/0.5", "greedy", "random", "greedy"], games=8, seed=4)
@@ -47,7 +45,7 @@ def test_a_document_past_the_message_limit(azulsim_env, celery_worker_process, l
 
     config = ServerConfig(max_message_bytes=LIMIT)
     celery_worker_process(azulsim_env, concurrency=2)
-    with ServerThread(make_backend(config, load_settings(azulsim_env)), config) as server:
+    with api_thread(azulsim_env, config) as server:
         with Client(server.address, token="", timeout=60) as client:
             job, _ = client.submit(spec_to_proto(SPEC))
             wait_until(

@@ -12,6 +12,7 @@ from sim.jobs.chunk import chunk_games_range, chunks_total, play_chunk
 from sim.jobs.local import run_local
 from sim.jobs.spec import Configuration, JobSpec
 from sim.stats import derive
+from tests.stack_util import open_store
 from workers.settings import Settings, load_settings
 from workers.store import (
     JobFinished,
@@ -40,9 +41,9 @@ SPEC = JobSpec.from_dict(
 
 @pytest.fixture
 def store(azulsim_env):
-    client = redis.Redis.from_url(azulsim_env["AZULSIM_REDIS_URL"])
-    yield JobStore(client, load_settings(azulsim_env))
-    client.close()
+    store = open_store(azulsim_env)
+    yield store
+    store.redis.close()
 
 
 @pytest.fixture(scope="module")

@@ -11,13 +11,10 @@ import pytest
 
 from service.api import azulsim_pb2 as pb
 from service.client import Client
-from service.config import ServerConfig
 from service.convert import spec_from_proto, spec_to_proto
-from service.server import make_backend
-from service.testing import ServerThread
 from sim.experiments.tournament import tournament_spec
 from sim.jobs.local import run_local
-from workers.settings import load_settings
+from tests.stack_util import api_thread
 
 TOURNAMENT = tournament_spec(["random", "greedy", "heuristic"], games_per_pair=60, seed=9)
 
@@ -58,10 +55,9 @@ def test_tournament_is_one_job_with_ratings(azulsim_env, celery_worker_process, 
     from service.cli import main
 
     env = dict(azulsim_env, AZULSIM_CHUNK_GAMES="30")
-    config = ServerConfig()
     celery_worker_process(env, concurrency=1)
     local = run_local(TOURNAMENT, workers=1).statistics()
-    with ServerThread(make_backend(config, load_settings(env)), config) as server:
+    with api_thread(env) as server:
         with Client(server.address) as client:
             job, _ = client.submit(TOURNAMENT)
             job = _finish(client, job)
@@ -88,14 +84,13 @@ def test_sweep_is_one_job_equal_to_in_process(azulsim_env, celery_worker_process
     from service.cli import main
 
     env = dict(azulsim_env, AZULSIM_CHUNK_GAMES="25")
-    config = ServerConfig()
     celery_worker_process(env, concurrency=1)
     argv = ["sweep", "--bots", "heuristic:floor=0|2,marker=0..1/1,greedy", "--games", "50",
             "--seed", "4", "--json"]  # fmt: skip
     assert main(argv) == 0
     here = json.loads(capsys.readouterr().out)
     assert len(here["rows"]) == 4
-    with ServerThread(make_backend(config, load_settings(env)), config) as server:
+    with api_thread(env) as server:
         assert main([*argv, "--server", server.address]) == 0
         there = _said_its_job(capsys, server.address, "sweep")
     assert there == here
@@ -124,11 +119,10 @@ def test_game_records_of_a_service_job_export_equal_to_in_process(
     )
     games_dir = tmp_path / "games"
     env = dict(azulsim_env, AZULSIM_CHUNK_GAMES="33", AZULSIM_GAMES_DIR=str(games_dir))
-    config = ServerConfig()
     celery_worker_process(env, concurrency=2)
     local = tmp_path / "local.parquet"
     run_local(spec, workers=1, games_out=local)
-    with ServerThread(make_backend(config, load_settings(env)), config) as server:
+    with api_thread(env) as server:
         with Client(server.address) as client:
             job, _ = client.submit(spec)
             job = _finish(client, job)
@@ -144,7 +138,7 @@ def test_game_records_of_a_service_job_export_equal_to_in_process(
     assert pq.read_table(through).equals(pq.read_table(local))
     # A server whose cluster has no games directory refuses such a job, naming what is missing.
     bare = {k: v for k, v in env.items() if k != "AZULSIM_GAMES_DIR"}
-    with ServerThread(make_backend(config, load_settings(bare)), config) as server:
+    with api_thread(bare) as server:
         with Client(server.address) as client:
             import grpc
 
@@ -174,13 +168,12 @@ def test_rule_sweep_of_two_line_ups_at_two_player_counts_is_one_job(
     assert [len(g) for g in spec.sweep_groups()] == [8, 8, 8, 8]
     assert spec_from_proto(spec_to_proto(spec)) == spec
     env = dict(azulsim_env, AZULSIM_CHUNK_GAMES="5")
-    config = ServerConfig()
     celery_worker_process(env, concurrency=1)
     assert main(RULE_SWEEP) == 0
     here = json.loads(capsys.readouterr().out)
     assert len(here["groups"]) == 4 and len(here["rows"]) == 32
     assert {r["values"]["rules.column_bonus"] for r in here["rows"]} == set(range(3, 11))
-    with ServerThread(make_backend(config, load_settings(env)), config) as server:
+    with api_thread(env) as server:
         assert main([*RULE_SWEEP, "--server", server.address]) == 0
         there = _said_its_job(capsys, server.address, "sweep")
         with Client(server.address) as client:  # the server kept every configuration's rules

@@ -113,14 +113,10 @@ def test_cli_json_then_report_draws_the_path(tmp_path):
 
 
 def test_through_the_service_the_same_path(azulsim_env, celery_worker_process):
-    from service.config import ServerConfig
-    from service.server import make_backend
-    from service.testing import ServerThread
-    from workers.settings import load_settings
+    from tests.stack_util import api_thread
 
     celery_worker_process(azulsim_env, concurrency=1)
-    config = ServerConfig()
-    with ServerThread(make_backend(config, load_settings(azulsim_env)), config) as server:
+    with api_thread(azulsim_env) as server:
         args = types.SimpleNamespace(server=server.address, token="", tls_ca=None, timeout=20)
         remote = tune.run(_small(), _player(args))
     assert remote == tune.run(_small(), _local)

@@ -21,14 +21,13 @@ import pytest
 from service.cli.output import _rate, format_table
 from service.client import Client
 from service.config import ServerConfig
-from service.server import make_backend
 from service.testing import ServerThread
 from sim.experiments.balance_lab import balance_document, balance_spec
 from sim.experiments.sweep import sweep_spec
 from sim.experiments.tournament import tournament_spec
+from tests.stack_util import api_thread
 from tests.waits import wait_until
 from tests.web_util import LONG, PLAIN, SPRT, TOKEN, Tables, fetch
-from workers.settings import load_settings
 
 
 class Web:
@@ -53,7 +52,7 @@ def web(module_env, module_worker_process):
     env = {**module_env, "AZULSIM_CHUNK_GAMES": "100"}
     worker = module_worker_process(env)
     config = ServerConfig(web_listen="127.0.0.1:0")
-    server = ServerThread(make_backend(config, load_settings(env)), config).start()
+    server = api_thread(env, config).start()
     w = Web(server, worker)
     specs = {
         "sprt": SPRT,
@@ -379,7 +378,7 @@ def test_job_page_of_an_unknown_job_is_not_found(web):
 @pytest.fixture(scope="module")
 def authed(web, module_env):
     config = ServerConfig(web_listen="127.0.0.1:0", auth_tokens=(TOKEN,))
-    server = ServerThread(make_backend(config, load_settings(module_env)), config).start()
+    server = api_thread(module_env, config).start()
     yield server
     server.stop()
 

@@ -22,12 +22,10 @@ from selenium.webdriver.common.keys import Keys
 
 from service.client import Client
 from service.config import ServerConfig
-from service.server import make_backend
 from service.stack import Stack
-from service.testing import ServerThread
+from tests.stack_util import api_thread
 from tests.waits import wait_until
 from tests.web_util import LONG, SPRT, TOKEN, browser
-from workers.settings import load_settings
 
 BLUE, YELLOW, RED = (0x1F, 0x6F, 0xD1), (0xF2, 0xC2, 0x30), (0xD3, 0x3A, 0x2C)
 GAME = {"configurations": [{"players": 3, "bots": ["greedy", "random", "heuristic"]}],
@@ -218,7 +216,7 @@ def test_balance_job_page_shows_its_balance_sheet(stack, chrome):
 @pytest.fixture
 def authed(module_env):
     config = ServerConfig(web_listen="127.0.0.1:0", auth_tokens=(TOKEN,))
-    server = ServerThread(make_backend(config, load_settings(module_env)), config).start()
+    server = api_thread(module_env, config).start()
     yield server
     server.stop()
 

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 from service.client import Client
 from service.config import ServerConfig
-from service.server import make_backend
 from service.testing import ServerThread
+from tests.stack_util import api_thread
 from tests.test_fuzz import LONG
 from workers.settings import load_settings
 
@@ -73,7 +73,7 @@ def sites(module_env):
     out = []
     for tokens in ((), (TOKEN,)):
         config = ServerConfig(web_listen="127.0.0.1:0", auth_tokens=tokens, max_replays=4)
-        server = ServerThread(make_backend(config, settings_), config).start()
+        server = api_thread(settings_, config).start()
         client = Client(server.address, token=TOKEN if tokens else "", timeout=30)
         out.append((server, client, Site(server, client)))
     yield out[0][2], out[1][2]

@@ -8,17 +8,15 @@ from __future__ import annotations
 import time
 
 import pytest
-import redis
 
 from sim.jobs.chunk import play_chunk
 from sim.jobs.local import run_local
 from sim.jobs.spec import JobSpec
+from tests.stack_util import open_stack
 from tests.waits import wait_job
-from workers.app import make_app
 from workers.broker import chunk_of_raw
 from workers.dispatch import publish_window, submit
 from workers.reconciler import reconcile_once
-from workers.settings import load_settings
 from workers.store import JobStore
 from workers.tasks import advance
 
@@ -42,11 +40,6 @@ SPRT = JobSpec.from_dict(
 @pytest.fixture
 def env(azulsim_env):
     return {**azulsim_env, "AZULSIM_PUBLISH_WINDOW": "3", "AZULSIM_CHUNK_GAMES": "50"}
-
-
-def open_stack(env):
-    settings = load_settings(env)
-    return JobStore(redis.Redis.from_url(settings.redis_url), settings), make_app(settings)
 
 
 def queued(store: JobStore, job_id: str) -> list[int]:

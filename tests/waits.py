@@ -44,13 +44,17 @@ def wait_until(
 
 
 def logs_of(workers: Any) -> str:
-    """The logs of worker processes: a list of them, or the ``celery_worker_process`` factory."""
+    """The logs of worker processes: a list of them, the ``celery_worker_process`` factory, or a
+    stack with its own ``logs()`` (tests/netns_stack.py)."""
+    if callable(getattr(workers, "logs", None)):
+        return workers.logs()
     return "\n".join(w.log() for w in getattr(workers, "started", workers or ()))
 
 
 def wait_job(store, job_id: str, workers: Any = None, timeout: float = 90.0):
     """The job's record once it is SUCCEEDED, FAILED or CANCELLED (read from `store`, a
-    `workers.store.JobStore`); on a timeout, fail with the record and the workers' logs."""
+    `workers.store.JobStore`); on a timeout, fail with the record and the logs of `workers`
+    (as `logs_of` takes them)."""
     return wait_until(
         lambda: (job := store.get_job(job_id)).finished and job,
         timeout,

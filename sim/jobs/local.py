@@ -16,7 +16,9 @@ Memory does not grow with the job: chunks are submitted as earlier ones finish, 
 10**6`` holds. SIGINT and SIGTERM stop a run cleanly: in the main thread both raise `Interrupted`
 (a ``KeyboardInterrupt``) while `run_local` runs, the pool is terminated and joined on the way out
 (no process is left behind), and the pool processes ignore SIGINT and die quietly on the SIGTERM
-the pool sends them (no traceback from them).
+the pool sends them (no traceback from them). A pool process starts with both signals blocked, and
+unblocks them once it has its own handlers: a SIGTERM that comes sooner (the pool's terminate can
+reach a replacement of a dead process before it has run at all) waits, and then ends it.
 """
 
 from __future__ import annotations
@@ -143,13 +145,15 @@ def _init_pool_process(
     rows_dir: str | None = None,
     started: Any = None,
 ) -> None:
-    if started is not None:  # the parent watches these pids (`_pool_results`)
-        started.put(os.getpid())
     # The parent stops the pool on SIGINT/SIGTERM; a pool process ignores Ctrl-C (sent to the
     # whole process group) and dies at once on the pool's SIGTERM (the parent's handler, which
-    # fork copied, would raise in it and print a traceback).
+    # fork copied, would raise in it and print a traceback). Both were blocked since the fork
+    # (`_pool_results`): a SIGTERM sent meanwhile ends the process here.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    if started is not None:  # the parent watches these pids (`_pool_results`)
+        started.put(os.getpid())
     _init_worker(spec, chunk_size, play, rows_dir)
 
 
@@ -364,13 +368,22 @@ def _pool_results(
     pending = iter(tasks)
     finished: queue.SimpleQueue = queue.SimpleQueue()
     started = multiprocessing.SimpleQueue()
-    pool = multiprocessing.Pool(
-        workers,
-        initializer=_init_pool_process,
-        initargs=(spec, chunk_size, play, rows_dir, started),
-    )
     watch = _PoolWatch(started)
+    pool = None
     try:
+        # Pool processes start with SIGTERM and SIGINT blocked: those forked here, and the
+        # replacements for dead ones that the pool's handler thread forks later (a thread started
+        # here inherits this mask). Unblocked, a process forked while `_stop_on_signals` is in
+        # force took a SIGTERM that came before its initializer with the parent's handler, which
+        # the fork copied: the signal could be lost (Python drops pending signals just after a
+        # fork) or its `Interrupted` swallowed (raised where Python ignores exceptions, such as
+        # an at-fork hook), and the pool's `terminate` then waited for ever on that process.
+        with _blocked(STOP_SIGNALS):
+            pool = multiprocessing.Pool(
+                workers,
+                initializer=_init_pool_process,
+                initargs=(spec, chunk_size, play, rows_dir, started),
+            )
 
         def submit(n: int) -> int:
             sent = 0
@@ -400,8 +413,9 @@ def _pool_results(
             yield result
         pool.close()
     finally:
-        pool.terminate()  # kills (SIGTERM) and joins the pool processes; at once if closed
-        pool.join()
+        if pool is not None:
+            pool.terminate()  # kills (SIGTERM) and joins the pool processes; at once if closed
+            pool.join()
 
 
 # How often a wait for chunk results looks for a pool process that died.
@@ -432,6 +446,21 @@ class _PoolWatch:
                 ) from None
 
 
+# The signals that stop a run (`_stop_on_signals`).
+STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
+
+
+@contextlib.contextmanager
+def _blocked(signals):
+    """`signals` blocked in this thread (and in the threads and processes it starts) while the
+    block runs; one that came meanwhile is handled on the way out."""
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 @contextlib.contextmanager
 def _stop_on_signals():
     """While the block runs in the main thread, SIGTERM and SIGINT raise `Interrupted`."""
@@ -442,7 +471,7 @@ def _stop_on_signals():
     def stop(signum, _frame):
         raise Interrupted(signal.Signals(signum).name)
 
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    previous = {s: signal.signal(s, stop) for s in STOP_SIGNALS}
     try:
         yield
     finally:
