@@ -286,6 +286,27 @@ def test_bonus_and_winner_errors():
         reference.winner_seats([], [])
 
 
+def test_the_bots_placement_table_is_the_engines():
+    # The bots value a tile by the engine's own count (sim.bots.features.cell_points), which must
+    # agree with the reference on every free cell of every row and column.
+    from sim.bots.features import cell_points
+
+    table = cell_points()
+    for row_mask in range(32):
+        for col_mask in range(32):
+            for r in range(5):
+                for col in range(5):
+                    if (row_mask >> col) & 1 or (col_mask >> r) & 1:
+                        continue  # the cell itself is taken: never read
+                    wall = [[False] * 5 for _ in range(5)]
+                    for c in range(5):
+                        wall[r][c] = bool((row_mask >> c) & 1)
+                    for k in range(5):
+                        wall[k][col] = wall[k][col] or bool((col_mask >> k) & 1)
+                    at = (row_mask * 32 + col_mask) * 25 + 5 * r + col
+                    assert table[at] == reference.placement_points(wall, r, col), (at, wall)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.booleans(), min_size=25, max_size=25), st.integers(0, 4), st.integers(0, 4))
 def test_placement_matches_cell_walk(cells, r, c):

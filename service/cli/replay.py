@@ -24,6 +24,7 @@ from sim.rules.reference import (
     complete_colours_of,
     complete_cols_of,
     complete_rows_of,
+    end_bonus,
     floor_penalty,
     placement_points,
 )
@@ -59,17 +60,13 @@ class SeatTiling:
     bonus_rows: int = 0
     bonus_columns: int = 0
     bonus_colours: int = 0
+    bonus: int = 0  # the end bonus (`sim.rules.reference.end_bonus`), 0 before the last tiling
     after: int = 0
     weights: tuple[int, int, int] = (2, 7, 10)  # the end bonus per row, column and colour
 
     @property
     def placement(self) -> int:
         return sum(p.points for p in self.placed)
-
-    @property
-    def bonus(self) -> int:
-        row, column, colour = self.weights
-        return row * self.bonus_rows + column * self.bonus_columns + colour * self.bonus_colours
 
     @property
     def clamped(self) -> bool:
@@ -126,6 +123,7 @@ def tiling(
             t.bonus_rows = complete_rows_of(wall)
             t.bonus_columns = complete_cols_of(wall)
             t.bonus_colours = complete_colours_of(wall)
+            t.bonus = end_bonus(wall, rules)
         t.after = after["scores"][seat]
         out.append(t)
     return out

@@ -607,3 +607,20 @@ def count_completions(S, slots, out, provisional):
                 most = max(most, out[0, p, j])
         for p in range(players):
             provisional[p, j] = S.scores[p, i] == top and out[0, p, j] == most
+
+
+@jit
+def placement_table(out):
+    """out[(row_mask * 32 + col_mask) * 25 + 5 r + col]: `tile_points` of a tile put at (r, col)
+    of a wall whose row r holds `row_mask` and whose column col holds `col_mask` (bit = row)
+    besides it: the bots' table of placement points (`sim.bots.features.cell_points`)."""
+    for row_mask in range(32):
+        for col_mask in range(32):
+            for r in range(5):
+                for col in range(5):
+                    wall = (row_mask | (1 << col)) << (5 * r)  # the tile included
+                    for k in range(5):
+                        if (col_mask >> k) & 1:
+                            wall |= 1 << (5 * k + col)
+                    at = (row_mask * 32 + col_mask) * 25 + 5 * r + col
+                    out[at] = tile_points(wall, r, col)

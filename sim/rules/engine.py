@@ -60,6 +60,7 @@ def _warm() -> None:
     end_rounds(st, slots, _first_legal, deal=False)  # gray_row_legal, end_rounds
     counted, won = np.empty((3, 2, 2), np.int16), np.empty((2, 2), np.bool_)
     compiled.count_completions(st.arrays(), slots, counted, won)
+    compiled.placement_table(np.empty(32 * 32 * 25, np.int64))
     columns, tables, keys = CompiledColumns.uniform(lambda s: np.zeros(2, np.uint64)).rules(
         st, slots
     )
