@@ -13,9 +13,17 @@ import numpy as np
 from sim.rules import rng
 from sim.rules.constants import END_NO_TILES, END_ROUND_CAP, END_ROW_COMPLETED
 from sim.rules.records import GameRecords
-from sim.rules.scoring import winners
+from sim.rules.reference import winner_seats
 
 FAKE_STREAM = 97
+
+
+def winner_mask(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """(n, P) bool: the seats `sim.rules.reference.winner_seats` names in each game (RULES §8.3)."""
+    mask = np.zeros(scores.shape, bool)
+    for g, (s, r) in enumerate(zip(scores.tolist(), rows.tolist(), strict=True)):
+        mask[g, winner_seats(s, r)] = True
+    return mask
 
 
 def fake_play_games(config, seed: int, start: int, stop: int, max_rounds: int = 100) -> GameRecords:
@@ -45,7 +53,7 @@ def fake_play_games(config, seed: int, start: int, stop: int, max_rounds: int = 
     truncated = end_reason != END_ROW_COMPLETED
     scores = np.where(truncated[:, None], scores - bonus, scores)
     rounds = np.where(end_reason == END_ROUND_CAP, max_rounds, 4 + draw(6, (n,)))
-    provisional = winners(scores, rows)
+    provisional = winner_mask(scores, rows)
     turns = rounds * (12 + draw(9, (n,)))
     floor_penalty, marker_takes = draw(15), draw(4)
     lead = {

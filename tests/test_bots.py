@@ -14,7 +14,7 @@ from sim.jobs.play import play_batch, play_games
 from sim.jobs.spec import Configuration, first_player
 from sim.rules import engine
 from sim.rules.actions import encode
-from sim.rules.scoring import placement_points
+from sim.rules.reference import placement_points
 from tests.positions import random_positions
 
 BOTS = ["random", "greedy", "heuristic", "heuristic:floor=2.5,centre=0", "rollout:width=2"]
@@ -67,7 +67,7 @@ def test_gray_columns_are_legal_and_follow_adjacency(bot):
         def points_at(c):  # an occupied (illegal) cell is scored as if free, then masked below
             free = cells.copy()
             free[:, 1, c] = 0
-            return placement_points(free, 1, c)
+            return np.array([placement_points(wall, 1, c) for wall in free])
 
         points = np.stack([points_at(c) for c in range(5)])
         points = np.where((legal[None] >> np.arange(5)[:, None]) & 1, points, -1)

@@ -14,9 +14,9 @@ from sim.bots.registry import register_bot
 from sim.jobs.spec import Configuration, JobSpec
 from sim.rules.constants import END_NO_TILES, END_ROUND_CAP, END_ROW_COMPLETED
 from sim.rules.records import GameRecords
-from sim.rules.scoring import winners as winners_of
 from sim.stats import count, derive, merge, merge_all, moments, wilson
 from tests.fake_play import fake_play_games
+from tests.fake_play import winner_mask as winners_of
 
 Z = 1.959963984540054
 

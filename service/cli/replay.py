@@ -2,8 +2,8 @@
 plain JSON.
 
 The server sends every step with the whole table after it (`service.replay.GameReplay`). What a
-reader needs besides is derived here from consecutive tables with the scoring helpers of
-`sim.rules.scoring` (RULES §5.3, §6, §8.2): what lies on each floor line (the first-player marker
+reader needs besides is derived here from consecutive tables with the readable scoring of
+`sim.rules.reference` (RULES §5.3, §6, §8.2): what lies on each floor line (the first-player marker
 and tiles, in the order they fell), and for each wall tiling, per seat, the tiles placed with their
 points, the floor penalty, the clamp at 0 and, on the last one, the end bonus. Floor penalties,
 the marker and the end bonuses are those of the game's rule set (`GameReplay.rules`, docs/rules.md
@@ -20,8 +20,15 @@ from typing import Any
 
 from sim.rules.actions import decode
 from sim.rules.constants import COLOUR_LETTERS, COLOURS
+from sim.rules.reference import (
+    complete_colours_of,
+    complete_cols_of,
+    complete_rows_of,
+    end_bonus,
+    floor_penalty,
+    placement_points,
+)
 from sim.rules.rulesets import PRINTED_RULES, RuleSet
-from sim.rules.scoring import complete_colours, complete_cols, complete_rows, placement_points
 
 from .common import add_client_options, make_client, resolve_job_id, rpc_errors, whole_number
 
@@ -53,6 +60,7 @@ class SeatTiling:
     bonus_rows: int = 0
     bonus_columns: int = 0
     bonus_colours: int = 0
+    bonus: int = 0  # the end bonus (`sim.rules.reference.end_bonus`), 0 before the last tiling
     after: int = 0
     weights: tuple[int, int, int] = (2, 7, 10)  # the end bonus per row, column and colour
 
@@ -61,19 +69,8 @@ class SeatTiling:
         return sum(p.points for p in self.placed)
 
     @property
-    def bonus(self) -> int:
-        row, column, colour = self.weights
-        return row * self.bonus_rows + column * self.bonus_columns + colour * self.bonus_colours
-
-    @property
     def clamped(self) -> bool:
         return self.before + self.placement - self.penalty < 0
-
-
-def floor_penalty(n: int, rules: RuleSet = PRINTED_RULES) -> int:
-    """Points lost for `n` objects on a floor line of `rules` (a full floor costs its total)."""
-    cum = rules.floor_cumulative()
-    return int(cum[min(n, len(rules.floor))])
 
 
 def floor_after_pick(
@@ -111,7 +108,7 @@ def tiling(
             new = [c for c in range(5) if not occupied[r][c] and after["wall"][seat][r][c] >= 0]
             if new:
                 col = new[0]
-                points = int(placement_points(occupied, r, col))
+                points = placement_points(occupied, r, col)
                 occupied[r][col] = True
                 t.placed.append(Placed(r + 1, colour, col, points))
             else:  # gray-wall dead end: all r + 1 tiles fall to the floor
@@ -123,9 +120,10 @@ def tiling(
         t.penalty = floor_penalty(len(t.floor), rules) + t.marker_points
         if final_bonus:
             wall = after["wall"][seat]
-            t.bonus_rows = int(complete_rows(wall))
-            t.bonus_columns = int(complete_cols(wall))
-            t.bonus_colours = int(complete_colours(wall))
+            t.bonus_rows = complete_rows_of(wall)
+            t.bonus_columns = complete_cols_of(wall)
+            t.bonus_colours = complete_colours_of(wall)
+            t.bonus = end_bonus(wall, rules)
         t.after = after["scores"][seat]
         out.append(t)
     return out

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..rules.constants import RUN, wall_column
+from ..rules.constants import wall_column
 from ..rules.rulesets import PRINTED_RULES, RULE_FLOOR_CUM, RULE_FLOOR_SLOTS, RuleSet
 from ..rules.state import BatchState
 from ..rules.tables import POP5
@@ -30,7 +30,7 @@ _COLUMN_MUL = np.int64(sum(1 << (20 - 4 * r) for r in range(5)))
 
 # The end bonuses of the printed game: a complete row, column and colour (RULES §8.2). Every value
 # below takes the rule set's as ``bonuses`` (`end_bonuses`); these are its default.
-PRINTED_BONUSES = (2, 7, 10)
+PRINTED_BONUSES = (PRINTED_RULES.row_bonus, PRINTED_RULES.column_bonus, PRINTED_RULES.colour_bonus)
 
 # Floor cost of x more objects on a floor holding f: CUM[min(f + x, 7)] - CUM[f]; x clipped to 31.
 # CUM is the rule set's (`RuleSet.table`: totals past the floor's length repeat its full total, so
@@ -63,22 +63,22 @@ def slot_penalty(table: np.ndarray) -> float:
     return float(table[RULE_FLOOR_CUM + slots]) / slots
 
 
-def _cell_points() -> np.ndarray:
-    """PTS[row_mask, col_mask, r, col]: points for a tile put at (r, col) (RULES §6.2).
+@functools.cache
+def cell_points() -> np.ndarray:
+    """``points[(row_mask * 32 + col_mask) * 25 + 5 r + col]``: points for a tile put at (r, col)
+    (RULES §6.2), float32, computed once per process by the engine (`compiled.placement_table`,
+    its `tile_points`): the bots value placements with the rules' own count.
 
     ``row_mask`` is the 5-bit mask of row r and ``col_mask`` that of column col (bit = row), both
     without the new tile.
     """
-    rm = np.arange(32)[:, None, None, None]
-    cm = np.arange(32)[None, :, None, None]
-    r = _R5[None, None, :, None]
-    col = _R5[None, None, None, :]
-    h = RUN[rm | (1 << col), col].astype(np.int16)
-    v = RUN[cm | (1 << r), r].astype(np.int16)
-    return np.where((h > 1) & (v > 1), h + v, h + v - 1).astype(np.float32)
+    from ..rules.engine import kernels  # the compiled engine, loaded when a bot first values
+
+    points = np.empty(32 * 32 * 25, np.int64)
+    kernels().placement_table(points)
+    return points.astype(np.float32)
 
 
-PTS = _cell_points().ravel()
 _CELL = (5 * _R5[:, None] + _R5[None, :])[:, :, None]  # (5 r, 5 col, 1): cell index 5r + col
 _CELL32 = _CELL.astype(np.int32)
 _COLOUR_IN_COLUMN = _CELL32  # (5 col, 5 c, 1): bit 5 col + c of `col_colours`
@@ -160,7 +160,7 @@ def cell_values(wall: np.ndarray, points: float, bonus: float, bonuses=PRINTED_B
     rm = row_masks(wall)
     cm = column_masks(wall)
     idx = (rm[:, None, :] * 32 + cm[None, :, :]) * 25 + _CELL
-    pts = PTS.take(idx)
+    pts = cell_points().take(idx)
     row_v, col_v, _ = bonuses
     rows = (2 * POP5[rm] + 1).astype(np.float32) * (row_v * bonus / 25)
     cols = (2 * POP5[cm] + 1).astype(np.float32) * (col_v * bonus / 25)
@@ -173,7 +173,7 @@ def row_cell_values(
     """``cell_values(wall, points, bonus, bonuses)[row]``, (5 cols, n), computing only that row."""
     rm = (wall >> (5 * row)) & 31
     cm = column_masks(wall)
-    pts = PTS.take((rm[None] * 32 + cm) * 25 + (5 * row + _R5[:, None]))
+    pts = cell_points().take((rm[None] * 32 + cm) * 25 + (5 * row + _R5[:, None]))
     row_v, col_v, _ = bonuses
     rows = (2 * POP5[rm] + 1).astype(np.float32) * (row_v * bonus / 25)
     cols = (2 * POP5[cm] + 1).astype(np.float32) * (col_v * bonus / 25)
@@ -195,7 +195,7 @@ def coloured_tables(
     input: ``cells[(5 r + col) * 1024 + row_mask * 32 + col_mask]``, ``colours[tiles of it]``."""
     rm = np.arange(32)[:, None, None]
     cm = np.arange(32)[None, :, None]
-    pts = PTS.reshape(32, 32, 25)
+    pts = cell_points().reshape(32, 32, 25)
     row_v, col_v, colour_v = bonuses
     rows = (2 * POP5[rm] + 1).astype(np.float32) * (row_v * bonus / 25)
     cols = (2 * POP5[cm] + 1).astype(np.float32) * (col_v * bonus / 25)
@@ -341,7 +341,7 @@ def column_keys(bonus: float, bonuses=PRINTED_BONUSES) -> np.ndarray:
     rank, so the highest key is the first maximum of the values."""
     rm = np.arange(32)[:, None, None, None]
     cm = np.arange(32)[None, :, None, None]
-    pts = PTS.reshape(32, 32, 5, 5)
+    pts = cell_points().reshape(32, 32, 5, 5)
     # The operations of `row_cell_values`, element by element, so the same float32 roundings.
     row_v, col_v, _ = bonuses
     rows = (2 * POP5[rm] + 1).astype(np.float32) * (row_v * bonus / 25)

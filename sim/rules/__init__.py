@@ -3,7 +3,7 @@ the compiled batch engine that plays every game, and the checks that hold one to
 
 Read top-down: `constants`, `actions`, `rulesets`, `rng`, `state` (with `tables`), `records`;
 `reference` (one game, plainly); `compiled` (the rules, compiled) and `engine` (its batch
-calls), with `kernel_cache` and `compile_once` (where and when it compiles); `scoring` (the
-rules vectors' helpers) and `goldens` (recorded games). docs/engine.md says where each rule
-lives.
+calls), with `kernel_cache` and `compile_once` (where and when it compiles); `goldens`
+(recorded games). docs/engine.md says where each rule lives: in `reference` and `compiled`,
+nowhere else.
 """

@@ -588,11 +588,39 @@ def gray_row_legal(S, slots, row, given, out):
 
 
 @jit
-def count_completions(S, slots, out):
-    """out[:, p, j]: the complete rows, columns and colours of seat p's wall in game slots[j]."""
+def count_completions(S, slots, out, provisional):
+    """out[:, p, j]: the complete rows, columns and colours of seat p's wall in game slots[j];
+    provisional[p, j]: seat p is among its winners by §8.3 on the scores as they stand (the
+    highest score, then the most complete rows among the tied only; a remaining tie is shared)."""
+    players = S.wall.shape[0]
     for j in range(slots.shape[0]):
         i = slots[j]
-        for p in range(S.wall.shape[0]):
+        top = S.scores[0, i]
+        for p in range(players):
             out[0, p, j], out[1, p, j], out[2, p, j] = completions(
                 S.wall[p, i], S.row_colours[p, i]
             )
+            top = max(top, S.scores[p, i])
+        most = 0
+        for p in range(players):
+            if S.scores[p, i] == top:
+                most = max(most, out[0, p, j])
+        for p in range(players):
+            provisional[p, j] = S.scores[p, i] == top and out[0, p, j] == most
+
+
+@jit
+def placement_table(out):
+    """out[(row_mask * 32 + col_mask) * 25 + 5 r + col]: `tile_points` of a tile put at (r, col)
+    of a wall whose row r holds `row_mask` and whose column col holds `col_mask` (bit = row)
+    besides it: the bots' table of placement points (`sim.bots.features.cell_points`)."""
+    for row_mask in range(32):
+        for col_mask in range(32):
+            for r in range(5):
+                for col in range(5):
+                    wall = (row_mask | (1 << col)) << (5 * r)  # the tile included
+                    for k in range(5):
+                        if (col_mask >> k) & 1:
+                            wall |= 1 << (5 * k + col)
+                    at = (row_mask * 32 + col_mask) * 25 + 5 * r + col
+                    out[at] = tile_points(wall, r, col)

@@ -31,7 +31,6 @@ from .constants import (
 )
 from .records import GameRecords
 from .rulesets import PRINTED_RULES, RuleSet
-from .scoring import winners
 from .state import BatchState, empty_state
 from .tables import unpack_sources
 
@@ -59,8 +58,9 @@ def _warm() -> None:
     st = new_games(2, "gray", 0, slots, np.zeros(2, np.int8))  # start_rounds
     play(st, slots, legal_mask(st).argmax(axis=1))  # play_actions
     end_rounds(st, slots, _first_legal, deal=False)  # gray_row_legal, end_rounds
-    counted = np.empty((3, 2, 2), np.int16)
-    compiled.count_completions(st.arrays(), slots, counted)
+    counted, won = np.empty((3, 2, 2), np.int16), np.empty((2, 2), np.bool_)
+    compiled.count_completions(st.arrays(), slots, counted, won)
+    compiled.placement_table(np.empty(32 * 32 * 25, np.int64))
     columns, tables, keys = CompiledColumns.uniform(lambda s: np.zeros(2, np.uint64)).rules(
         st, slots
     )
@@ -434,10 +434,11 @@ def records(st: BatchState, slots=None, seat_bot=None) -> GameRecords:
         raise ValueError("records() needs finished games")
     slots = np.ascontiguousarray(slots, np.int64)
     counted = np.empty((3, st.players, slots.shape[0]), np.int16)
-    kernels().count_completions(st.arrays(), slots, counted)
+    won = np.empty((st.players, slots.shape[0]), np.bool_)
+    kernels().count_completions(st.arrays(), slots, counted, won)
     rows, cols, colours = counted
     scores = st.scores[:, slots].T
-    provisional = winners(scores, rows.T)  # (n, P)
+    provisional = np.ascontiguousarray(won.T)  # (n, P): §8.3, in compiled code
     natural = st.end_reason[slots] == END_ROW_COMPLETED
     n = slots.shape[0]
     if seat_bot is None:

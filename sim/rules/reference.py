@@ -51,12 +51,32 @@ from .rulesets import PRINTED_RULES, RuleSet
 MARKER = -1  # the start-player marker as an object on a floor line (it is not a tile, §5.4)
 
 
+def _cell(grid, name: str) -> list:
+    """`grid` as a 5x5 list of rows, or ValueError naming it."""
+    try:
+        rows = [list(row) for row in grid]
+    except TypeError:
+        rows = []
+    if len(rows) != 5 or any(len(row) != 5 for row in rows):
+        raise ValueError(f"{name} must be a 5x5 grid (5, 5); got {shown(grid)}")
+    return rows
+
+
+def _index(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 0 <= value <= 4:
+        raise ValueError(f"{name} must be in 0..4; got {shown(value)}")
+    return int(value)
+
+
 def placement_points(occupied, row: int, col: int) -> int:
     """Points for a tile at ``(row, col)`` (§6.2), by walking runs cell by cell.
 
-    `occupied` is a 5x5 grid of truthy cells *before* placing; the cell must be empty. Independent
-    of `sim.rules.scoring` on purpose: the two are tested against each other.
+    `occupied` is a 5x5 grid of truthy cells *before* placing; the cell must be empty. Written
+    independently of the engine's `sim.rules.compiled.tile_points` (a table of runs): the two are
+    tested against each other (tests/test_scoring.py).
     """
+    occupied = _cell(occupied, "occupied")
+    row, col = _index(row, "row"), _index(col, "col")
     if occupied[row][col]:
         raise ValueError(f"cell ({row}, {col}) is already occupied")
 
@@ -73,8 +93,59 @@ def placement_points(occupied, row: int, col: int) -> int:
     return (h if h >= 2 else 0) + (v if v >= 2 else 0)
 
 
+def floor_penalty(objects: int, rules: RuleSet = PRINTED_RULES) -> int:
+    """§5.3: slot k (left to right) costs ``rules.floor[k]``; the first `objects` slots (objects
+    beyond the last slot cost nothing more: they go to the lid, §5.3.1)."""
+    if isinstance(objects, bool) or not isinstance(objects, int | np.integer):
+        raise ValueError(f"objects must be an integer; got {shown(objects)}")
+    if objects < 0:
+        raise ValueError(f"objects must be >= 0; got {objects}")
+    return sum(rules.floor[: min(int(objects), len(rules.floor))])
+
+
+def _colour_wall(wall) -> list:
+    """A wall of colours (-1 empty, else 0..4) as a 5x5 list, or ValueError."""
+    wall = _cell(wall, "wall")
+    if any(not (isinstance(c, int | np.integer) and -1 <= c <= 4) for row in wall for c in row):
+        raise ValueError("wall must hold -1 (empty) or a colour 0..4")
+    return wall
+
+
+def complete_rows_of(wall) -> int:
+    """§8.2: the complete horizontal rows of one colour wall (-1 empty, else the colour)."""
+    return sum(all(c >= 0 for c in row) for row in _colour_wall(wall))
+
+
+def complete_cols_of(wall) -> int:
+    """§8.2: the complete vertical columns of one colour wall."""
+    wall = _colour_wall(wall)
+    return sum(all(wall[r][j] >= 0 for r in range(5)) for j in range(5))
+
+
+def complete_colours_of(wall) -> int:
+    """§8.2 / §9.5: the colours with all 5 tiles on one colour wall, wherever they are (so one
+    count serves both walls)."""
+    wall = _colour_wall(wall)
+    return sum(sum(row.count(c) for row in wall) == 5 for c in range(5))
+
+
+def end_bonus(wall, rules: RuleSet = PRINTED_RULES) -> int:
+    """§8.2: the end bonus of one colour wall: per complete row, column and colour, the rules'
+    bonus (2, 7 and 10 printed)."""
+    return (
+        rules.row_bonus * complete_rows_of(wall)
+        + rules.column_bonus * complete_cols_of(wall)
+        + rules.colour_bonus * complete_colours_of(wall)
+    )
+
+
 def winner_seats(scores: list[int], rows: list[int]) -> list[int]:
     """§8.3: highest score, then most complete rows among the tied only, then shared."""
+    if len(scores) < 1 or len(scores) != len(rows):
+        raise ValueError(
+            f"scores and rows must be the same length, at least 1; got {len(scores)} and "
+            f"{len(rows)}"
+        )
     best = max(scores)
     tied = [p for p, s in enumerate(scores) if s == best]
     most = max(rows[p] for p in tied)
@@ -403,8 +474,8 @@ class ReferenceGame:
         return points
 
     def floor_penalty_of(self, objects: int) -> int:
-        """§5.3: slot k (left to right) costs ``rules.floor[k]``; the first `objects` slots."""
-        return sum(self.rules.floor[: min(objects, self.floor_slots)])
+        """§5.3: the floor penalty of `objects` on a floor line of this game's rules."""
+        return floor_penalty(objects, self.rules)
 
     def _end_round(self, choose_column) -> None:
         marker_points = self.rules.marker_points  # None unless the marker costs points
@@ -428,13 +499,9 @@ class ReferenceGame:
         elif self.marker_holder >= 0:
             self.start_player = self.marker_holder
         self.current = self.start_player
-        rows, cols, colours = self.complete_rows(), self.complete_cols(), self.complete_colours()
-        r = self.rules
-        self.bonus = [
-            r.row_bonus * a + r.column_bonus * b + r.colour_bonus * c
-            for a, b, c in zip(rows, cols, colours, strict=True)
-        ]
-        if max(rows) >= r.end_rows:  # §8.1: ends after tiling; bonuses after the clamp (§8.2.1)
+        self.bonus = [end_bonus(w, self.rules) for w in self.wall]
+        # §8.1: ends after tiling; bonuses after the clamp (§8.2.1)
+        if max(self.complete_rows()) >= self.rules.end_rows:
             self.scores = [s + b for s, b in zip(self.scores, self.bonus, strict=True)]
             self._finish("row_completed")
         elif self.round >= self.max_rounds:  # §10.6
@@ -479,14 +546,13 @@ class ReferenceGame:
     # ------------------------------------------------------------------ §8 end, records
 
     def complete_rows(self) -> list[int]:
-        return [sum(all(c >= 0 for c in row) for row in w) for w in self.wall]
+        return [complete_rows_of(w) for w in self.wall]
 
     def complete_cols(self) -> list[int]:
-        return [sum(all(w[r][j] >= 0 for r in range(5)) for j in range(5)) for w in self.wall]
+        return [complete_cols_of(w) for w in self.wall]
 
     def complete_colours(self) -> list[int]:
-        # §8.2 / §9.5: a colour counts when all 5 of its tiles are on the wall, wherever they are
-        return [sum(sum(row.count(c) for row in w) == 5 for c in range(5)) for w in self.wall]
+        return [complete_colours_of(w) for w in self.wall]
 
     def snapshot(self) -> dict:
         """The canonical state dict shared with the batch engine (plain lists and ints)."""
