@@ -5,10 +5,10 @@ For each case below, one chunk of games is played (``--games N`` each; the servi
 20,000 heuristic games) and timed:
 
 - ``leaders``: the leader records' share of play. The engine counts the lead inside its round
-  end (`sim.compiled.count_lead`), so it is timed alone: called for every round of every game of
-  the chunk, in a compiled loop, on the chunk's final scores;
+  end (`sim.rules.compiled.count_lead`), so it is timed alone: called for every round of every game
+  of the chunk, in a compiled loop, on the chunk's final scores;
 - ``decisions``: the decision turns' share of play. The engine counts the legal picks inside its
-  pick (`sim.compiled.pick` calls `legal_count`), so the chunk is played twice more, each in a
+  pick (`sim.rules.compiled.pick` calls `legal_count`), so the chunk is played twice more, each in a
   fresh process: by this tree, and by a copy of its `sim/` with those four lines of `pick` taken
   out (the A/B); the difference of the two play times (best of ``--repeats``, CPU time, the two
   run by turns) is the count's cost, shown as measured (noise can make it negative) and counted
@@ -54,7 +54,7 @@ def _leaders_seconds(records) -> float:
     import numba
     import numpy as np
 
-    from sim import compiled
+    from sim.rules import compiled
 
     # The fields of the engine's state that count_lead reads and writes.
     Lead = namedtuple(
@@ -92,7 +92,7 @@ def _leaders_seconds(records) -> float:
     return best
 
 
-# The four lines of `sim.compiled.pick` that count the turn's legal picks (decision turns).
+# The four lines of `sim.rules.compiled.pick` that count the turn's legal picks (decision turns).
 COUNTING = """    legal = legal_count(S, i)
     S.legal_actions[i] += legal
     if legal > 1:
@@ -102,10 +102,10 @@ COUNTING = """    legal = legal_count(S, i)
 # Run in a fresh process with PYTHONPATH at one tree: the best CPU time of `repeats` chunks.
 PLAY_TIMER = """
 import json, sys, time
-from sim.alloc import tune_allocator
+from sim.jobs.alloc import tune_allocator
 tune_allocator()
-from sim.play import play_games
-from sim.spec import JobSpec
+from sim.jobs.play import play_games
+from sim.jobs.spec import JobSpec
 cfg, games, repeats = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 spec = JobSpec.from_dict({"configurations": [cfg], "games": games, "seed": 1})
 c = spec.configurations[0]
@@ -124,10 +124,10 @@ def _tree_without_counting(folder: Path) -> Path:
     import shutil
 
     shutil.copytree(ROOT / "sim", folder / "sim", ignore=shutil.ignore_patterns("__pycache__"))
-    compiled = folder / "sim" / "compiled.py"
+    compiled = folder / "sim" / "rules" / "compiled.py"
     text = compiled.read_text()
     if COUNTING not in text:
-        raise SystemExit("bench/balance.py: sim/compiled.py's pick no longer has COUNTING")
+        raise SystemExit("bench/balance.py: sim/rules/compiled.py's pick no longer has COUNTING")
     compiled.write_text(text.replace(COUNTING, "", 1))
     return folder
 
@@ -148,8 +148,8 @@ def _measure(args, stripped: Path) -> list[dict]:
     """One row per case (see the module's docstring)."""
     import numpy as np
 
-    from sim.play import play_games
-    from sim.spec import JobSpec
+    from sim.jobs.play import play_games
+    from sim.jobs.spec import JobSpec
     from sim.stats import count
     from sim.stats.balance import count_balance, count_balance_paired
 
@@ -196,7 +196,7 @@ def _measure(args, stripped: Path) -> list[dict]:
 
 
 def main() -> None:
-    from sim.alloc import tune_allocator
+    from sim.jobs.alloc import tune_allocator
 
     tune_allocator()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -27,13 +27,13 @@ CONFIGS = [
 
 
 def main() -> None:
-    from sim.alloc import tune_allocator
+    from sim.jobs.alloc import tune_allocator
 
-    tune_allocator()  # every process that plays sets the allocator (sim.alloc)
+    tune_allocator()  # every process that plays sets the allocator (sim.jobs.alloc)
     import redis
 
-    from sim.play import play_games
-    from sim.spec import JobSpec
+    from sim.jobs.play import play_games
+    from sim.jobs.spec import JobSpec
     from sim.stats import count
     from workers.settings import Settings
     from workers.store import JobStore

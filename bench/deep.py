@@ -2,9 +2,10 @@
 
 For each budget (``deep:nodes=N``) and table (players, wall) it plays a mirrored-pairs match
 against an opponent (`azulsim compare`'s job: every deal P times with the bots rotated), in this
-process (`sim.local.run_local`, one worker), and records the score with its 95 % interval (pairs as
-the unit, `sim.stats.groups`), the Elo, and the CPU per move of both sides (`sim.play.BotClock`:
-`deep` accounts its own; the opponent's class is marked to account its CPU here too).
+process (`sim.jobs.local.run_local`, one worker), and records the score with its 95 % interval
+(pairs as the unit, `sim.stats.groups`), the Elo, and the CPU per move of both sides
+(`sim.jobs.play.BotClock`: `deep` accounts its own; the opponent's class is marked to account its
+CPU here too).
 
 Writes ``bench/results/deep.json`` (rows appended per run configuration, keyed by the command).
 
@@ -27,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 from service.cli.compare import compare_document  # noqa: E402
 from sim.bots import make_bot  # noqa: E402
 from sim.bots.playout import ready  # noqa: E402
-from sim.local import run_local  # noqa: E402
-from sim.spec import JobSpec  # noqa: E402
+from sim.jobs.local import run_local  # noqa: E402
+from sim.jobs.spec import JobSpec  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "deep.json"
 

@@ -1,7 +1,7 @@
 """Engine throughput: uniform-random games in-process on one core.
 
-Plays games of `random` bots through `sim.play.play_games` (the same path a job takes) in chunks
-until `--seconds` have passed, and prints one JSON object per line per configuration::
+Plays games of `random` bots through `sim.jobs.play.play_games` (the same path a job takes) in
+chunks until `--seconds` have passed, and prints one JSON object per line per configuration::
 
     {"players": 2, "wall": "coloured", "games": ..., "seconds": ..., "games_per_second": ...,
      "cpu_seconds": ..., "games_per_cpu_second": ..., "batch": 16384, "first_batch_seconds": ...}
@@ -29,12 +29,12 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 from machine import cpu_model  # noqa: E402  (bench/, the script's own directory)
 
-from sim.play import DEFAULT_BATCH, play_games  # noqa: E402
-from sim.spec import Configuration  # noqa: E402
+from sim.jobs.play import DEFAULT_BATCH, play_games  # noqa: E402
+from sim.jobs.spec import Configuration  # noqa: E402
 
 FIRST_BATCH = (
     "import time; t = time.perf_counter(); "
-    "from sim.play import play_games; from sim.spec import Configuration; "
+    "from sim.jobs.play import play_games; from sim.jobs.spec import Configuration; "
     "play_games(Configuration(players={p}, bots=['random'] * {p}, wall='{w}'), 0, 0, 1000); "
     "print(time.perf_counter() - t)"
 )
@@ -79,9 +79,9 @@ def measure(players: int, wall: str, seconds: float, seed: int = 1) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from sim.alloc import tune_allocator
+    from sim.jobs.alloc import tune_allocator
 
-    tune_allocator()  # every process that plays sets the allocator (sim.alloc)
+    tune_allocator()  # every process that plays sets the allocator (sim.jobs.alloc)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4], choices=[2, 3, 4])
     parser.add_argument("--wall", nargs="+", default=["coloured"], choices=["coloured", "gray"])

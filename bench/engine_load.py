@@ -3,7 +3,7 @@
 Each measurement runs in a fresh Python process (the engine loads once per process, at its first
 game): the process imports what the API server imports for a replay, then times its first
 ``ReplayGame`` (`service.replay.replay_game`, one game recorded step by step) and a second one,
-and the first and second `sim.play.play_games` call of a worker. The cache is warm (the machine
+and the first and second `sim.jobs.play.play_games` call of a worker. The cache is warm (the machine
 code is loaded from numba's cache, not compiled); a ``--cold`` run points the cache at an empty
 folder and so includes the compile. Writes ``bench/results/engine_load.json``.
 
@@ -31,9 +31,9 @@ def mark(label, t0):
     out[label] = {"cpu_seconds": round(time.process_time() - t0, 3), "rss_mb": rss()}
 out = {}
 t0 = time.process_time()
-import sim.play, sim.spec, service.replay
+import sim.jobs.play, sim.jobs.spec, service.replay
 mark("imports", t0)
-from sim.spec import JobSpec, Configuration
+from sim.jobs.spec import JobSpec, Configuration
 spec = JobSpec(
     configurations=[Configuration(2, ["greedy", "heuristic"], wall="gray")], games=10, seed=1
 )
@@ -44,7 +44,7 @@ t0 = time.process_time()
 service.replay.replay_game(spec, 0, 4)
 mark("second_replay_game", t0)
 t0 = time.process_time()
-sim.play.play_games(Configuration(2, ["random", "greedy"]), 1, 0, 1000)
+sim.jobs.play.play_games(Configuration(2, ["random", "greedy"]), 1, 0, 1000)
 mark("then_1000_random_greedy_games", t0)
 print(json.dumps(out))
 """

@@ -26,11 +26,11 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from sim import engine  # noqa: E402
 from sim.bots import external  # noqa: E402
 from sim.bots.features import unpack  # noqa: E402
 from sim.bots.random_bot import RandomBot  # noqa: E402
-from sim.engine import wall_colours  # noqa: E402
+from sim.rules import engine  # noqa: E402
+from sim.rules.engine import wall_colours  # noqa: E402
 
 EXAMPLE = ROOT / "docs" / "examples" / "random_bot.py"
 

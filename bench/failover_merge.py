@@ -51,8 +51,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from service.stack import SentinelGroup
-    from sim.chunk import play_chunk
-    from sim.spec import JobSpec
+    from sim.jobs.chunk import play_chunk
+    from sim.jobs.spec import JobSpec
     from workers.settings import load_settings
     from workers.store import JobStore, connect
 

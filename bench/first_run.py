@@ -2,7 +2,7 @@
 
 Clones this repository (its committed HEAD) into a temporary directory, runs ``make demo`` there
 (venv creation and install included: pip's cache is whatever this machine has) and records when
-the statistics table appeared and when the command ended. Target (issue 5): statistics within 60 s.
+the statistics table appeared and when the command ended. Target: statistics within 60 s.
 Writes bench/results/first_run.json::
 
     python bench/first_run.py

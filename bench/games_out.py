@@ -2,8 +2,8 @@
 
 Plays one chunk of ``--chunk`` greedy-vs-random games (default 50,000; CPU time measured), then
 writes ``--games`` rows (default 1,000,000) as the chunks of a job would be written: one chunk file
-per chunk (`sim.gamerows.write_chunk`, the played records with their game indices moved on), and
-gathers them into one file (`gather`), as service workers and ``azulsim export`` do, and writes
+per chunk (`sim.jobs.gamerows.write_chunk`, the played records with their game indices moved on),
+and gathers them into one file (`gather`), as service workers and ``azulsim export`` do, and writes
 the same rows straight into one file as ``azulsim simulate --games-out`` does (`GamesWriter`).
 Reports, in process CPU time (the machine is shared), rows per second of writing and of
 gathering, the cost per game against playing it, and the peak RSS before and after writing (flat
@@ -35,9 +35,9 @@ def _rss_mb() -> float:
 def main() -> None:
     import pyarrow.parquet as pq
 
-    from sim.gamerows import gather, write_chunk
-    from sim.play import play_games
-    from sim.spec import JobSpec
+    from sim.jobs.gamerows import gather, write_chunk
+    from sim.jobs.play import play_games
+    from sim.jobs.spec import JobSpec
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=1_000_000)
@@ -71,7 +71,7 @@ def main() -> None:
         rss_gathered = _rss_mb()
         # In process (`simulate --games-out` without a baseline): chunks stream straight into
         # the file.
-        from sim.gamerows import GamesWriter
+        from sim.jobs.gamerows import GamesWriter
 
         t0 = time.process_time()
         with GamesWriter(work / "direct.parquet", spec) as writer:

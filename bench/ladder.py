@@ -13,7 +13,7 @@ Sections:
 - 4p: one bot against three copies of the bot below it in the ladder, and all four bots at one
   table (seats rotated);
 - throughput: self-play games per second of CPU time (``time.process_time``) through
-  `sim.play.play_games`, 2p and 4p.
+  `sim.jobs.play.play_games`, 2p and 4p.
 
 A game counts as a win for a bot when it is among the winners (RULES §8.3; a shared win counts,
 and shared wins are reported apart); truncated games (RULES §10.7) are left out of win rates.
@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT))
 
 from machine import cpu_model  # noqa: E402  (bench/, the script's own directory)
 
-from sim.play import play_games  # noqa: E402
-from sim.spec import Configuration  # noqa: E402
+from sim.jobs.play import play_games  # noqa: E402
+from sim.jobs.spec import Configuration  # noqa: E402
 from sim.stats.derive import wilson  # noqa: E402
 
 LADDER = ["random", "greedy", "heuristic", "rollout"]
@@ -85,12 +85,12 @@ def head_to_head(bots: list[str], games: int, wall: str = "coloured") -> dict:
 
 
 def throughput(bot: str, players: int, games: int) -> dict:
-    from sim import self_play
+    from sim.jobs import self_play
 
     config = Configuration(players, [bot] * players)
     play_games(config, SEED, 0, min(games, 200))  # warm up imports and tables
     if games >= self_play.MIN_GAMES:
-        # A large random or heuristic self-play call is compiled (sim.self_play): load the
+        # A large random or heuristic self-play call is compiled (sim.jobs.self_play): load the
         # kernels once here, as a worker does at its first chunk.
         play_games(config, SEED, 0, self_play.MIN_GAMES)
     t0, w0 = time.process_time(), time.perf_counter()
@@ -259,9 +259,9 @@ def write_docs(text: str) -> None:
 
 
 def main(argv=None) -> None:
-    from sim.alloc import tune_allocator
+    from sim.jobs.alloc import tune_allocator
 
-    tune_allocator()  # every process that plays sets the allocator (sim.alloc)
+    tune_allocator()  # every process that plays sets the allocator (sim.jobs.alloc)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--games", type=int, default=2000, help="2p games per pair")
     parser.add_argument("--games4", type=int, default=1000, help="4p games per table")

@@ -1,6 +1,6 @@
 """Games per CPU-second of self-play and mixed line-ups, for a side-by-side comparison of two trees.
 
-Each row plays one line-up through `sim.play.play_games` (the path every chunk takes) in this
+Each row plays one line-up through `sim.jobs.play.play_games` (the path every chunk takes) in this
 process, after a warm-up that loads the compiled engine, and reports games per CPU-second
 (``time.process_time``: this process's CPU, so other load on a shared machine matters less than
 for wall time). ``plugin`` is a bot of this script's own, as a third-party bot would be: the
@@ -51,11 +51,11 @@ def _plugin_bot():
 
 def play(lineup, wall: str, games: int):
     from sim.bots import make_bot
-    from sim.play import play_batch
-    from sim.spec import Configuration, first_player, seat_assignment
+    from sim.jobs.play import play_batch
+    from sim.jobs.spec import Configuration, first_player, seat_assignment
 
     names = list(lineup)
-    unique = list(dict.fromkeys(names))  # one object per spec, as `sim.play.set_table` makes
+    unique = list(dict.fromkeys(names))  # one object per spec, as `sim.jobs.play.set_table` makes
     bots = [_plugin_bot() if n == "plugin" else make_bot(n) for n in unique]
     config = Configuration(2, ["random" if n == "plugin" else n for n in names], wall=wall)
     ids = np.arange(games, dtype=np.int64)
@@ -73,7 +73,7 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="games per row times this")
     parser.add_argument("--walls", default="coloured,gray")
     args = parser.parse_args()
-    from sim.alloc import tune_allocator
+    from sim.jobs.alloc import tune_allocator
 
     tune_allocator()
     # Load what either tree compiles: a tree may compile whole-game self-play only for calls of

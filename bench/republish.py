@@ -1,4 +1,4 @@
-"""Publishes the reconciler adds in a burst and in a backlog: the target is 0 (issue 10, item 2).
+"""Publishes the reconciler adds in a burst and in a backlog: the target is 0 (docs/reliability.md).
 
 Starts a private redis-server, an in-process API server (`service.testing.ServerThread`) and
 Celery worker processes (``python -m service worker``, reconciler sweeping every second), with

@@ -11,8 +11,8 @@ in-process (`service.cli.main` with ``--json``), and its figure.
    3 and 4 players.
 
 Sweeps and tournaments are played here through the job specs their commands build
-(`sim.sweep.sweep_spec`, `sim.tournament.tournament_spec`), once, so that the figure (the report's
-study row) and the table come from the same statistics.
+(`sim.experiments.sweep.sweep_spec`, `sim.experiments.tournament.tournament_spec`), once, so that
+the figure (the report's study row) and the table come from the same statistics.
 
 Writes the spec files and figures under docs/research/, bench/results/research.json, and the
 figures' numbers into docs/research.md between its ``<!-- study:NAME -->`` markers (the ladders
@@ -150,8 +150,8 @@ def tuning(games: int, confirm_games: int) -> dict:
     the report's sweep row of the same statistics), then ``azulsim compare`` of the best value
     against the default heuristic."""
     from service.report import figure
-    from sim.local import run_local
-    from sim.sweep import sweep_spec
+    from sim.experiments.sweep import sweep_spec
+    from sim.jobs.local import run_local
 
     bots = "heuristic:floor=0..3/0.5,greedy"
     from sim.bots.registry import split_bot_list
@@ -194,8 +194,8 @@ def ladder(games: int, players: int = 2) -> dict:
     """``azulsim tournament random greedy heuristic rollout search`` (its job played here once);
     with 3 or 4 players every table of that many of them, in every order of its seats."""
     from service.report import figure
-    from sim.local import run_local
-    from sim.tournament import tournament_spec
+    from sim.experiments.tournament import tournament_spec
+    from sim.jobs.local import run_local
 
     spec = tournament_spec(LADDER, players, games_per_pair=games, seed=SEED, anchor="random")
     doc = run_local(spec, workers=1).statistics()

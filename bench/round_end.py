@@ -1,6 +1,6 @@
-"""Deferred round ends: how long games wait for a round end before it runs (`sim.play`).
+"""Deferred round ends: how long games wait for a round end before it runs (`sim.jobs.play`).
 
-`sim.play.play_batch` lets games whose round ran dry wait until ``width // ROUND_END_FRACTION``
+`sim.jobs.play.play_batch` lets games whose round ran dry wait until ``width // ROUND_END_FRACTION``
 of the batch needs a round end. This plays the same uniform-random games with several fractions
 (``width``: no waiting, every round end at once) and prints games per CPU second of this process
 (`time.process_time`, so other load on the machine matters less than for wall time)::
@@ -28,9 +28,9 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 from machine import cpu_model  # noqa: E402  (bench/, the script's own directory)
 
-import sim.play  # noqa: E402
-from sim.play import DEFAULT_BATCH, play_games  # noqa: E402
-from sim.spec import Configuration  # noqa: E402
+import sim.jobs.play  # noqa: E402
+from sim.jobs.play import DEFAULT_BATCH, play_games  # noqa: E402
+from sim.jobs.spec import Configuration  # noqa: E402
 
 FRACTIONS = (DEFAULT_BATCH, 24, 12, 6, 3)
 
@@ -40,7 +40,7 @@ def measure(players: int, games: int, repeat: int) -> list[dict]:
     play_games(config, 1, 0, 2000)  # warm caches and tables
     out, reference = [], None
     for fraction in FRACTIONS:
-        sim.play.ROUND_END_FRACTION = fraction
+        sim.jobs.play.ROUND_END_FRACTION = fraction
         best = None
         for _ in range(repeat):
             t = time.process_time()
@@ -65,19 +65,19 @@ def measure(players: int, games: int, repeat: int) -> list[dict]:
 
 
 def main() -> None:
-    from sim.alloc import tune_allocator
+    from sim.jobs.alloc import tune_allocator
 
-    tune_allocator()  # every process that plays sets the allocator (sim.alloc)
+    tune_allocator()  # every process that plays sets the allocator (sim.jobs.alloc)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--games", type=int, default=4 * DEFAULT_BATCH)
     parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
     args = parser.parse_args()
-    saved = sim.play.ROUND_END_FRACTION
+    saved = sim.jobs.play.ROUND_END_FRACTION
     try:
         rows = [row for p in args.players for row in measure(p, args.games, args.repeat)]
     finally:
-        sim.play.ROUND_END_FRACTION = saved
+        sim.jobs.play.ROUND_END_FRACTION = saved
     result = {"cpu": cpu_model(), "batch": DEFAULT_BATCH, "chosen": saved, "rows": rows}
     path = ROOT / "bench" / "results" / "round_end.json"
     path.write_text(json.dumps(result, indent=1) + "\n")

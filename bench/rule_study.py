@@ -1,8 +1,9 @@
 """The rule study of docs/research.md ("A rule study: the column bonus and the floor"), regenerated.
 
 Three ``azulsim`` commands, run here in-process: the balance through `service.cli.main` with
-``--json``, the two sweeps as the job their command builds (`sim.sweep.sweep_spec`), played once
-with its game rows (`sim.local.run_local`, ``games_out``) for the per-game points margin:
+``--json``, the two sweeps as the job their command builds (`sim.experiments.sweep.sweep_spec`),
+played once with its game rows (`sim.jobs.local.run_local`, ``games_out``) for the per-game points
+margin:
 
 1. ``azulsim balance``: heuristic self-play at 2 and 4 players under the printed rules and nine
    variants (column bonus 3 to 10; a harsher and a gentler floor), each paired with the printed
@@ -86,7 +87,7 @@ def _quote(arg: str) -> str:
 
 def margin(rules: str, baseline: str, games: int) -> dict:
     """``azulsim sweep --rules RULES --bots heuristic,greedy --players 2,4``, its job played here
-    once with its game rows (`sim.local.run_local`, ``games_out``): per value, the sweep's row
+    once with its game rows (`sim.jobs.local.run_local`, ``games_out``): per value, the sweep's row
     (the heuristic's win rate, the paired difference to the baseline, the printed value) and, from
     the rows, the heuristic's points minus greedy's mean in each game, its mean with a 95 %
     interval and its paired difference to the baseline's same game (same deal and seats)."""
@@ -96,8 +97,8 @@ def margin(rules: str, baseline: str, games: int) -> dict:
     import pyarrow.parquet as pq
 
     from sim.bots.registry import split_bot_list
-    from sim.local import run_local
-    from sim.sweep import sweep_spec
+    from sim.experiments.sweep import sweep_spec
+    from sim.jobs.local import run_local
 
     spec = sweep_spec(split_bot_list("heuristic,greedy"), games=games, seed=SEED, players=[2, 4],
                       rules=rules, baseline=baseline)  # fmt: skip

@@ -83,8 +83,8 @@ def start_redis(workdir: Path) -> tuple[subprocess.Popen, int]:
 
 def chunk_counters(players: int, games: int = 2000) -> dict[str, int]:
     """The counters of one real chunk (what a worker merges)."""
-    from sim.play import play_games
-    from sim.spec import Configuration
+    from sim.jobs.play import play_games
+    from sim.jobs.spec import Configuration
     from sim.stats import count
 
     config = Configuration(players, BOTS[players])
@@ -92,9 +92,9 @@ def chunk_counters(players: int, games: int = 2000) -> dict[str, int]:
 
 
 def greedy_games_per_cpu_second(games: int = 65536) -> float:
-    from sim.alloc import tune_allocator
-    from sim.play import play_games
-    from sim.spec import Configuration
+    from sim.jobs.alloc import tune_allocator
+    from sim.jobs.play import play_games
+    from sim.jobs.spec import Configuration
 
     tune_allocator()
     config = Configuration(2, ["greedy", "greedy"])
@@ -141,7 +141,7 @@ def command_stats(client) -> dict[str, dict]:
 def measure(port: int, players: int, clients: int, seconds: float) -> dict:
     import redis
 
-    from sim.spec import Configuration, JobSpec
+    from sim.jobs.spec import Configuration, JobSpec
     from workers.settings import Settings
     from workers.store import JobStore
 

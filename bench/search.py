@@ -9,8 +9,8 @@ Run from the repository root::
 Cost, CPU time of this process (`time.process_time`, the least of 3 runs), 2 players, coloured
 wall, 2,000 games in one batch (as `play_games` plays a chunk):
 
-- **self-play**: every seat the bot, through `sim.play.play_games`; per game and, "batched", per
-  decision (all games of the batch searched together);
+- **self-play**: every seat the bot, through `sim.jobs.play.play_games`; per game and, "batched",
+  per decision (all games of the batch searched together);
 - **against rollout**: the bot in one seat, `rollout` in the other (mirrored pairs); only the time
   inside the bot's own ``act`` is counted, per game, and `heuristic` against `rollout` is timed the
   same way for the ratio;
@@ -45,12 +45,12 @@ sys.path.insert(0, str(ROOT))
 from inprocess import azulsim  # noqa: E402  (bench/, the script's own directory)
 from machine import cpu_model  # noqa: E402  (bench/, the script's own directory)
 
-from sim import engine  # noqa: E402
-from sim.alloc import tune_allocator  # noqa: E402
 from sim.bots import make_bot  # noqa: E402
-from sim.play import play_games, play_table, set_table  # noqa: E402
-from sim.rng import BOT, game_keys  # noqa: E402
-from sim.spec import Configuration, first_player  # noqa: E402
+from sim.jobs.alloc import tune_allocator  # noqa: E402
+from sim.jobs.play import play_games, play_table, set_table  # noqa: E402
+from sim.jobs.spec import Configuration, first_player  # noqa: E402
+from sim.rules import engine  # noqa: E402
+from sim.rules.rng import BOT, game_keys  # noqa: E402
 
 SEED = 20261201
 BUDGETS = {
@@ -73,7 +73,7 @@ CURVE = [
     "search:width=8,replies=6,depth=3",
 ]
 # --cost-grid: time per game over greedy's at 2, 3 and 4 players, for the declared cost
-# (`sim.bots.round_search.search_cost`, an upper bound of these: tests/test_search_bot.py checks).
+# (`sim.bots.search.search_cost`, an upper bound of these: tests/test_search_bot.py checks).
 GRID = [
     "search:width=2,replies=1,depth=0",
     "search:width=4,replies=3,depth=1",
@@ -326,7 +326,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small counts (a smoke run)")
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite docs/bots.md")
     args = ap.parse_args()
-    tune_allocator()  # as every process that plays a job does (sim.local, workers)
+    tune_allocator()  # as every process that plays a job does (sim.jobs.local, workers)
     if args.quick:
         args.games, args.cost_games, args.single = 240, 200, 20
     result = run(args)

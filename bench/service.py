@@ -4,8 +4,8 @@ Starts the local stack (`service.stack.Stack`: a private redis-server, one Celer
 `--workers` pool processes, the gRPC server), submits one job of `--games` games of 2-player
 ``greedy`` vs ``greedy`` through the API, watches it to the end and reports games/s end to end
 (from submit to SUCCEEDED). For scale, it also measures the in-process single-core rate in this
-process — `sim.play.play_games` plus `sim.stats.count` on chunks of the same size the workers use —
-and reports ``ratio = end-to-end rate / (workers x single-core rate)``: 1.0 would be perfect
+process — `sim.jobs.play.play_games` plus `sim.stats.count` on chunks of the same size the workers
+use — and reports ``ratio = end-to-end rate / (workers x single-core rate)``: 1.0 would be perfect
 scaling with no overhead from the queue, Redis merges or the API.
 
     python bench/service.py                      # 2,000,000 games, 2 workers
@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 from service.client import Client  # noqa: E402
 from service.stack import Stack  # noqa: E402
-from sim.play import play_games  # noqa: E402
-from sim.spec import JobSpec  # noqa: E402
+from sim.jobs.play import play_games  # noqa: E402
+from sim.jobs.spec import JobSpec  # noqa: E402
 from sim.stats import count  # noqa: E402
 
 
@@ -52,9 +52,9 @@ def single_core_rate(spec: JobSpec, chunk: int, seconds: float) -> tuple[float, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from sim.alloc import tune_allocator
+    from sim.jobs.alloc import tune_allocator
 
-    tune_allocator()  # every process that plays sets the allocator (sim.alloc)
+    tune_allocator()  # every process that plays sets the allocator (sim.jobs.alloc)
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--games", type=int, default=2_000_000, help="games in the job (default 2M)")
     p.add_argument("--workers", type=int, default=2, help="worker pool processes (default 2)")

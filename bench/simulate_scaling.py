@@ -2,7 +2,7 @@
 
 Runs ``azulsim simulate --players 2 --bots greedy,greedy --games N --seed 7 --json`` once per
 worker count, reads the run's own ``timing`` section, checks that both runs print the same
-statistics, and writes ``bench/results/simulate_scaling.json``. Target (issue 4): on this 2-core
+statistics, and writes ``bench/results/simulate_scaling.json``. Target: on this 2-core
 machine, 2 workers run at ≥ 1.8× the speed of 1 on a 1,000,000-game job.
 
 Usage: ``python bench/simulate_scaling.py [--games 1000000] [--workers 1 2]``

@@ -1,9 +1,9 @@
-"""The speed table of issue 11: self-play games per CPU-second of each built-in bot on one core.
+"""The speed table (README.md): self-play games per CPU-second of each built-in bot on one core.
 
-Each row plays one configuration of self-play through `sim.play.play_games` (the path a chunk
-takes) in this process, pinned to one core, after the allocator is set (`sim.alloc`) and a warm-up,
-and reports games per CPU-second (``time.process_time``: whole-process CPU time, so the other load
-on a shared machine matters little) and per wall second. Rows:
+Each row plays one configuration of self-play through `sim.jobs.play.play_games` (the path a chunk
+takes) in this process, pinned to one core, after the allocator is set (`sim.jobs.alloc`) and a
+warm-up, and reports games per CPU-second (``time.process_time``: whole-process CPU time, so the
+other load on a shared machine matters little) and per wall second. Rows:
 
 - random, greedy, heuristic, 2 and 4 players, and rollout (width 4) and search (default budget),
   2 players, self-play on the coloured wall; random, greedy and heuristic self-play plays whole
@@ -70,7 +70,7 @@ GAMES = {
 
 
 def _timed(config, games: int):
-    from sim.play import play_games
+    from sim.jobs.play import play_games
 
     cpu0, wall0 = time.process_time(), time.perf_counter()
     records = play_games(config, 2, 0, games)
@@ -78,9 +78,9 @@ def _timed(config, games: int):
 
 
 def measure(bot: str, players: int, wall: str, games: int) -> dict:
-    from sim import self_play
-    from sim.play import play_games
-    from sim.spec import Configuration
+    from sim.jobs import self_play
+    from sim.jobs.play import play_games
+    from sim.jobs.spec import Configuration
 
     config = Configuration(players, [bot] * players, wall=wall)
     play_games(config, 1, 0, min(games, 500))  # imports, tables, first heap growth
@@ -97,7 +97,7 @@ def measure(bot: str, players: int, wall: str, games: int) -> dict:
         "target": TARGETS.get((bot, players)) if wall == "coloured" else None,
     }
     if bot in ("random", "greedy", "heuristic"):
-        # Their self-play plays whole games compiled (sim.self_play); the figure of the engine
+        # Their self-play plays whole games compiled (sim.jobs.self_play); the figure of the engine
         # stepped with the bots' numpy choices beside it (what mixing them with a Python bot gets).
         row["path"] = "compiled" if games >= self_play.MIN_GAMES else "stepped"
         saved, self_play.MIN_GAMES = self_play.MIN_GAMES, float("inf")
@@ -114,9 +114,9 @@ def rule_variants(quick: bool) -> dict:
     """The rule variants' rows (module docstring): printed and `VARIANT` measured by turns."""
     import statistics
 
-    from sim.play import play_games
-    from sim.rulesets import RuleSet
-    from sim.spec import Configuration
+    from sim.jobs.play import play_games
+    from sim.jobs.spec import Configuration
+    from sim.rules.rulesets import RuleSet
 
     out = {"variant": VARIANT, "target_ratio": VARIANT_TARGET, "repeats": RULE_REPEATS, "rows": []}
     for bot in ("random", "greedy"):
@@ -199,7 +199,7 @@ def simulate_memory(seconds: float, bots: str = "greedy,greedy", wall: str = "co
 
 
 def main(argv: list[str] | None = None) -> int:
-    from sim.alloc import tune_allocator
+    from sim.jobs.alloc import tune_allocator
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="an eighth of the games")
@@ -215,8 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     tune_allocator()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    from sim import engine
     from sim.bots import playout
+    from sim.rules import engine
 
     cpu0 = time.process_time()
     engine.kernels()  # numba's import and the engine's load (or compile): once per process

@@ -24,8 +24,8 @@ bench/results/sprt.json::
    counters and the check points, as a share of the chunk's play and count.
 
 Every repetition is an independent sequence of pairs (its own groups of the deal stream); the
-test at each check point is `sim.stopping.evaluate`'s (the exact GSPRT of the pentanomial, its
-bounds moved in for the check-point interval by `sim.stopping.overshoot`). ``--uncorrected``
+test at each check point is `sim.jobs.stopping.evaluate`'s (the exact GSPRT of the pentanomial, its
+bounds moved in for the check-point interval by `sim.jobs.stopping.overshoot`). ``--uncorrected``
 reads the nominal bounds instead, to show what the correction buys. Times
 are CPU seconds of this process (time.process_time), so other load on the machine matters less.
 """
@@ -47,8 +47,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sim.bots import make_bot  # noqa: E402
-from sim.play import play_batch, play_games  # noqa: E402
-from sim.spec import Configuration, JobSpec, deal_keys, first_player, seat_assignment  # noqa: E402
+from sim.jobs.play import play_batch, play_games  # noqa: E402
+from sim.jobs.spec import Configuration, JobSpec, deal_keys, first_player, seat_assignment  # noqa: E402
+from sim.jobs.stopping import evaluate  # noqa: E402
 from sim.stats import count  # noqa: E402
 from sim.stats.derive import wilson  # noqa: E402
 from sim.stats.groups import UNIT, count_groups, focal_points  # noqa: E402
@@ -58,7 +59,6 @@ from sim.stats.sprt import (  # noqa: E402
     pentanomial_moments,
     score_to_elo,
 )
-from sim.stopping import evaluate  # noqa: E402
 
 ALPHA = BETA = 0.05
 WIDTH = 40.0  # elo1 - elo0
@@ -67,7 +67,7 @@ WIDTH = 40.0  # elo1 - elo0
 def play_pairs(config: Configuration, seed: int, groups: np.ndarray) -> np.ndarray:
     """Half-points (0..4) of the focal bot in each mirrored pair `groups` (-1: a truncated pair).
 
-    The same set-up as `sim.play.play_games`, for an arbitrary set of groups in one batch.
+    The same set-up as `sim.jobs.play.play_games`, for an arbitrary set of groups in one batch.
     """
     games = (groups[:, None] * 2 + np.arange(2)).reshape(-1)
     specs = list(config.bot_specs)
@@ -95,7 +95,7 @@ def run_sprts(config, seed, reps, elo0, elo1, check_pairs, max_pairs, block=120)
 
     Verdict 1: H1 accepted, 0: H0 accepted, -1: undecided after `max_pairs`. Repetition r plays
     groups ``r * max_pairs ..``, a block of pairs at a time for all undecided repetitions at once.
-    Each check point is `sim.stopping.evaluate` of a job whose rule reads every `check_pairs`
+    Each check point is `sim.jobs.stopping.evaluate` of a job whose rule reads every `check_pairs`
     pairs, on the counters of the repetition's pairs so far (bounds corrected as a job's are).
     """
     spec = JobSpec.from_dict({
@@ -210,7 +210,7 @@ def variance_gain(bots, games, seed, resamples=400):
 
 def overhead(bots, games, check_every, repeats=3):
     """CPU share of a chunk spent on mirrored groups and the stop checks."""
-    from sim.sequential import rule_counters
+    from sim.jobs.sequential import rule_counters
 
     spec = JobSpec.from_dict({
         "configurations": [{"players": 2, "bots": list(bots), "seating": "mirrored"}],
@@ -262,9 +262,9 @@ def main() -> None:
     name = "sprt_uncorrected.json" if args.uncorrected else "sprt.json"
     args.out = args.out or str(ROOT / "bench" / "results" / name)
     if args.uncorrected:
-        import sim.stopping
+        import sim.jobs.stopping
 
-        sim.stopping.overshoot = lambda *a: 0.0
+        sim.jobs.stopping.overshoot = lambda *a: 0.0
     reps = 40 if args.quick else args.reps
     began = time.process_time()
     greedy = Configuration(2, ("greedy", "greedy"), "mirrored")

@@ -2,9 +2,9 @@
 
 The job is ``azulsim sweep --bots 'heuristic:floor=0..4.5/0.5,marker=0..0.9/0.1,greedy' --games
 10000``: 100 paired configurations, 1,000,000 games. Its chunks are cut as the service cuts them
-(`sim.chunk.chunk_games_for` at the default AZULSIM_CHUNK_GAMES); this plays the first ``--chunks``
-of them (default 2) as a worker does (`sim.chunk.play_chunk`), merges each into a private
-redis-server (`JobStore.merge_chunk`, one Lua script) and reports, in process CPU time (the
+(`sim.jobs.chunk.chunk_games_for` at the default AZULSIM_CHUNK_GAMES); this plays the first
+``--chunks`` of them (default 2) as a worker does (`sim.jobs.chunk.play_chunk`), merges each into a
+private redis-server (`JobStore.merge_chunk`, one Lua script) and reports, in process CPU time (the
 machine is shared), play, count and merge per chunk and the job's Redis memory after each chunk
 (`MEMORY USAGE` of every key of the job). Memory after chunk 1 and after chunk 2 are equal when it
 is independent of the games played. Writes bench/results/sweep_service.json::
@@ -49,10 +49,10 @@ def _cpu() -> float:
 def main() -> None:
     import redis
 
-    from sim.chunk import chunk_games_for, chunks_total
-    from sim.play import play_games
-    from sim.sequential import count_chunk
-    from sim.sweep import sweep_spec
+    from sim.experiments.sweep import sweep_spec
+    from sim.jobs.chunk import chunk_games_for, chunks_total
+    from sim.jobs.play import play_games
+    from sim.jobs.sequential import count_chunk
     from workers.settings import Settings
     from workers.store import JobStore
 

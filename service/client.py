@@ -3,7 +3,7 @@
 ::
 
     from service.client import Client
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
 
     with Client("127.0.0.1:50051") as c:
         spec = JobSpec.from_dict({"configurations": [{"players": 2, "bots": ["greedy", "random"]}],
@@ -109,10 +109,10 @@ class Client:
     ) -> tuple[pb.Job, bool]:
         """Submit a job spec; returns ``(job, created)``.
 
-        `spec` is a `sim.spec.JobSpec`, a `pb.JobSpec`, or the spec's JSON form as a dict (the
+        `spec` is a `sim.jobs.spec.JobSpec`, a `pb.JobSpec`, or the spec's JSON form as a dict (the
         spec file format, e.g. ``{"configurations": [{"bots": ["greedy", "random"]}]}``, with
         the CLI's defaults; see `convert.spec_from_document`). A configuration's rules travel
-        with it: ``{"bots": [...], "rules": {"column_bonus": 5}}`` (`sim.rulesets`)."""
+        with it: ``{"bots": [...], "rules": {"column_bonus": 5}}`` (`sim.rules.rulesets`)."""
         if isinstance(spec, Mapping):
             spec = convert.spec_from_document(spec)
         msg = spec if isinstance(spec, pb.JobSpec) else convert.spec_to_proto(spec)
@@ -171,9 +171,10 @@ class Client:
         return doc["ratings"]
 
     def frame(self, job_id: str, table: str = "statistics", timeout: float | None = None):
-        """A table of the job's statistics as a pandas DataFrame (`sim.frames`): ``statistics``,
-        ``turn_order``, ``ratings``, ``head_to_head``, ``sweep`` or ``comparison``."""
-        from sim import frames
+        """A table of the job's statistics as a pandas DataFrame (`sim.stats.frames`):
+        ``statistics``, ``turn_order``, ``ratings``, ``head_to_head``, ``sweep`` or
+        ``comparison``."""
+        from sim.stats import frames
 
         if table not in frames.FRAMES:
             raise ValueError(f"table must be one of {', '.join(frames.FRAMES)}; got {shown(table)}")

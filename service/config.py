@@ -31,6 +31,7 @@ class ServerConfig:
     max_message_bytes: int = setting("AZULSIM_MAX_MESSAGE_BYTES", 4 * 1024 * 1024, COUNT)
     max_watches: int = setting("AZULSIM_MAX_WATCHES", 256, COUNT)  # concurrent WatchJob streams
     max_replays: int = setting("AZULSIM_MAX_REPLAYS", 2, COUNT)  # concurrent ReplayGame calls
+    max_exports: int = setting("AZULSIM_MAX_EXPORTS", 2, COUNT)  # concurrent ExportGames calls
     # Bearer tokens; when set, every call but health and reflection needs
     # ``authorization: Bearer <token>`` (else UNAUTHENTICATED).
     auth_tokens: tuple[str, ...] = setting("AZULSIM_AUTH_TOKENS", (), TOKENS, doc_default="unset")

@@ -19,10 +19,10 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from sim.constants import DEFAULT_MAX_ROUNDS
+from sim.jobs.spec import JobSpec
 from sim.quote import shown
-from sim.rulesets import MAX_MARKER_POINTS, RuleSet
-from sim.spec import JobSpec
+from sim.rules.constants import DEFAULT_MAX_ROUNDS
+from sim.rules.rulesets import MAX_MARKER_POINTS, RuleSet
 
 from .api import azulsim_pb2 as pb
 
@@ -54,7 +54,7 @@ WALL = {pb.WALL_UNSPECIFIED: "coloured", pb.WALL_COLOURED: "coloured", pb.WALL_G
 WALL_TO_PB = {"coloured": pb.WALL_COLOURED, "gray": pb.WALL_GRAY}
 MARKER = {pb.Rules.MARKER_FLOOR: "floor", pb.Rules.MARKER_OFF: "off"}
 MARKER_TO_PB = {v: k for k, v in MARKER.items()}
-# The Rules message's whole-number fields, named as the rule set's keys (`sim.rulesets.KEYS`).
+# The Rules message's whole-number fields, named as the rule set's keys (`sim.rules.rulesets.KEYS`).
 RULE_NUMBERS = (
     "row_bonus",
     "column_bonus",
@@ -129,7 +129,7 @@ def spec_from_proto(msg: pb.JobSpec, has_spec: bool = True, path: str = "spec") 
 def spec_from_document(data: Any) -> JobSpec:
     """A job spec from its JSON form, as a spec file or the Python client gives it.
 
-    The format is `sim.spec.JobSpec.from_dict`'s (``"seating": "rotate"``, defaults as on the
+    The format is `sim.jobs.spec.JobSpec.from_dict`'s (``"seating": "rotate"``, defaults as on the
     command line). The proto's JSON mapping of `JobSpec` — what grpcurl sends: ``SEATING_ROTATE``,
     int64 numbers as strings, ``maxRounds`` — is read too, and so is a whole `SubmitJobRequest`
     (``{"spec": …, "request_id": …}``). Errors are those of the file format.
@@ -153,7 +153,7 @@ def spec_from_document(data: Any) -> JobSpec:
 
 
 def rules_from_proto(m: pb.Rules, path: str) -> dict[str, Any]:
-    """The JSON form of a `Rules` message (`sim.rulesets.RuleSet.from_dict`): only the fields
+    """The JSON form of a `Rules` message (`sim.rules.rulesets.RuleSet.from_dict`): only the fields
     it sets, so unset ones stay the printed game's; the values are checked there, the marker's
     encoding here (errors name ``path.field``)."""
     out: dict[str, Any] = {n: getattr(m, n) for n in RULE_NUMBERS if m.HasField(n)}
@@ -211,7 +211,7 @@ def rule_set_from_proto(m: pb.Rules, wall: str, max_rounds: int, path: str = "ru
 
 def stop_from_proto(m: pb.StopRule, path: str) -> dict[str, Any]:
     """The spec's ``stop`` dict of a `StopRule` (proto zeros read as the defaults); the values
-    are validated by `sim.stopping.StopRule`."""
+    are validated by `sim.jobs.stopping.StopRule`."""
     if m.rule not in STOP_RULES:
         raise ValueError(f"{path}.rule must be SPRT or PRECISION; got {m.rule}")
     rule = STOP_RULES[m.rule]
@@ -375,7 +375,7 @@ def stopping_summary(info: Any, spec: JobSpec) -> dict[str, Any] | None:
     """The ``stopping`` section of a job with a rule, from its record's stored prefix state."""
     if spec.stop is None:
         return None
-    from sim.sequential import Prefix
+    from sim.jobs.sequential import Prefix
 
     raw = getattr(info, "stopping", "") or ""
     return Prefix.restore(spec, json.loads(raw) if raw else None).summary()
@@ -484,7 +484,7 @@ def _counts(values) -> pb.TileCounts:
 
 
 def state_to_proto(s: dict[str, Any]) -> pb.GameState:
-    """A `GameState` from a `sim.engine.snapshot` dict."""
+    """A `GameState` from a `sim.rules.engine.snapshot` dict."""
     return pb.GameState(
         round=s["round"],
         turn=s["turn"],

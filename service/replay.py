@@ -1,11 +1,12 @@
 """Replay one game of a job move by move (the ``ReplayGame`` RPC; ``azulsim replay`` renders it,
 `service.cli.replay`).
 
-Game ``g`` of a configuration depends only on ``(seed, g, configuration)`` (DESIGN.md §2), so it
-can be played again alone: `sim.play`'s driver plays a batch of one game with the job's set-up
-(`sim.play.set_table`: seats, start player, bots) and a `sim.play.Recorder` takes the table
-(`sim.engine.snapshot`) after each deal, pick and wall tiling. One game is a few hundred engine
-calls on a batch of one: milliseconds, so the server may do it in-process; it never plays batches.
+Game ``g`` of a configuration depends only on ``(seed, g, configuration)`` (docs/design.md,
+"Determinism"), so it can be played again alone: `sim.jobs.play`'s driver plays a batch of one game
+with the job's set-up (`sim.jobs.play.set_table`: seats, start player, bots) and a
+`sim.jobs.play.Recorder` takes the table (`sim.rules.engine.snapshot`) after each deal, pick and
+wall tiling. One game is a few hundred engine calls on a batch of one: milliseconds, so the server
+may do it in-process; it never plays batches.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from sim import engine
-from sim.actions import describe
-from sim.constants import END_REASONS
-from sim.play import Recorder, play_table, set_table
-from sim.rulesets import PRINTED_RULES, RuleSet
-from sim.spec import JobSpec
+from sim.jobs.play import Recorder, play_table, set_table
+from sim.jobs.spec import JobSpec
+from sim.rules import engine
+from sim.rules.actions import describe
+from sim.rules.constants import END_REASONS
+from sim.rules.rulesets import PRINTED_RULES, RuleSet
 
 DEAL, PICK, WALL_TILING = "DEAL", "PICK", "WALL_TILING"
 
@@ -30,7 +31,7 @@ class Step:
     """One step: a deal, a pick by `seat` of `action`, or a wall tiling; `state` is after it."""
 
     kind: str
-    state: dict[str, Any]  # sim.engine.snapshot of the game after the step
+    state: dict[str, Any]  # sim.rules.engine.snapshot of the game after the step
     seat: int = -1
     action: int = -1
 
@@ -42,7 +43,7 @@ class Step:
 @dataclass
 class GameReplay:
     """A whole game: who sat where, every step, the result and the rules it was played under
-    (`rules`: the whole rule set, wall and round cap included, `sim.rulesets.RuleSet.of`)."""
+    (`rules`: the whole rule set, wall and round cap included, `sim.rules.rulesets.RuleSet.of`)."""
 
     configuration: int
     game: int

@@ -417,7 +417,7 @@ def study_kind(doc: Mapping[str, Any]) -> str | None:
 def _draw_ratings(sub, doc: Mapping[str, Any]) -> None:
     """A tournament: Elo with its 95 % interval per bot (strongest on top), and the head-to-head
     matrix of observed score rates."""
-    from sim.tournament import head_to_head_matrix
+    from sim.experiments.tournament import head_to_head_matrix
 
     ratings = doc["ratings"]
     sub.suptitle(

@@ -1,10 +1,10 @@
 """The balance study's row of `service.report`: ``azulsim balance --json`` drawn.
 
-Four panels from the document's ``balance_sheet`` (`sim.balance.balance_document`): the balance
-table (each measure's value per player count and rule set, the paired difference to the first
-rule set beside it), the lead-change distribution, the decisiveness curve (share of games whose
-winner leads for good from round d on, cumulative), and the restricted-play win rates with their
-95 % intervals against the fair share.
+Four panels from the document's ``balance_sheet`` (`sim.experiments.balance_lab.balance_document`):
+the balance table (each measure's value per player count and rule set, the paired difference to the
+first rule set beside it), the lead-change distribution, the decisiveness curve (share of games
+whose winner leads for good from round d on, cumulative), and the restricted-play win rates with
+their 95 % intervals against the fair share.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""A stand-in for `sim.play.play_games` that makes plausible records without playing (tests).
+"""A stand-in for `sim.jobs.play.play_games` that makes plausible records without playing (tests).
 
 `fake_play_games` has the signature of ``play_games`` and the same determinism contract: game
 ``g``'s record depends only on ``(seed, g, config)``. Values are drawn from a private stream of
-`sim.rng`; scores are small so that ties (and shared wins) are frequent; about 1 game in 8 is
+`sim.rules.rng`; scores are small so that ties (and shared wins) are frequent; about 1 game in 8 is
 truncated. Winners follow RULES §8.3 on the drawn scores and rows; truncated games have none.
 """
 
@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import rng
-from sim.constants import END_NO_TILES, END_ROUND_CAP, END_ROW_COMPLETED
-from sim.records import GameRecords
-from sim.scoring import winners
+from sim.rules import rng
+from sim.rules.constants import END_NO_TILES, END_ROUND_CAP, END_ROW_COMPLETED
+from sim.rules.records import GameRecords
+from sim.rules.scoring import winners
 
 FAKE_STREAM = 97
 
 
 def fake_play_games(config, seed: int, start: int, stop: int, max_rounds: int = 100) -> GameRecords:
     """Records of games ``[start, stop)`` of `config`, drawn rather than played."""
-    from sim.spec import first_player, seat_assignment
+    from sim.jobs.spec import first_player, seat_assignment
 
     games = np.arange(start, stop, dtype=np.int64)
     n, players = games.size, config.players

@@ -26,7 +26,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from service.client import Client
-from sim.spec import JobSpec
+from sim.jobs.spec import JobSpec
 
 
 def _job(job) -> dict:

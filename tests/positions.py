@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import engine
 from sim.bots import make_bot
-from sim.rng import BOT, game_keys
-from sim.spec import first_player
+from sim.jobs.spec import first_player
+from sim.rules import engine
+from sim.rules.rng import BOT, game_keys
 
 
 def random_positions(players: int, wall: str, games: int = 40, seed: int = 5):

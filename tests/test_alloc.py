@@ -1,4 +1,4 @@
-"""The allocator is set in every process that plays (`sim.alloc`, issue 11 item 1).
+"""The allocator is set in every process that plays (`sim.jobs.alloc`, docs/engine.md).
 
 Without it, heuristic play faults in about 18 fresh pages per game (its numpy temporaries are
 mmap'd and unmapped every step); with it, well under one. The bound below sits between the two.
@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # per game of this process and of its (reaped) pool children.
 SCRIPT = """
 import json, resource, sys
-from sim.local import run_local
-from sim.spec import Configuration, JobSpec
+from sim.jobs.local import run_local
+from sim.jobs.spec import Configuration, JobSpec
 
 workers, games = int(sys.argv[1]), int(sys.argv[2])
 def spec(n):
@@ -63,7 +63,7 @@ def test_page_faults_per_game_bounded(workers):
 
 
 def test_tune_allocator_is_in_force():
-    from sim.alloc import tune_allocator
+    from sim.jobs.alloc import tune_allocator
 
     assert tune_allocator() is True  # glibc: mallopt accepted every setting
     assert tune_allocator() is True  # idempotent

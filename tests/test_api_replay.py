@@ -13,9 +13,9 @@ from service import convert
 from service.api import azulsim_pb2 as pb
 from service.cli.replay import format_replay
 from service.replay import DEAL, PICK, WALL_TILING, replay_game
-from sim.local import run_local
-from sim.play import play_games
-from sim.spec import JobSpec
+from sim.jobs.local import run_local
+from sim.jobs.play import play_games
+from sim.jobs.spec import JobSpec
 
 CONFIGS = [
     {"players": 2, "bots": ["greedy", "random"]},

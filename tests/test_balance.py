@@ -1,8 +1,8 @@
 """Balance measures checked against an independent computation from per-game rows.
 
-The games are played by the batch engine (`sim.play.play_table`) with a recorder that keeps every
-pick and every gray-wall column; each game is then replayed on the reference engine
-(`sim.goldens.play_reference`), and the measures are computed here in plain Python from the
+The games are played by the batch engine (`sim.jobs.play.play_table`) with a recorder that keeps
+every pick and every gray-wall column; each game is then replayed on the reference engine
+(`sim.rules.goldens.play_reference`), and the measures are computed here in plain Python from the
 reference's scores after each wall tiling: lead changes, the rounds each seat trailed,
 decisiveness, comebacks, seat balance, and the paired differences of two rule sets. The decision
 turns are counted here too, from the reference's position before each pick (`choices_by_hand`).
@@ -15,12 +15,12 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from sim.constants import END_REASONS
-from sim.goldens import play_reference
-from sim.local import run_local
-from sim.play import Recorder, play_table, set_table
-from sim.reference import ReferenceGame
-from sim.spec import Configuration, JobSpec
+from sim.jobs.local import run_local
+from sim.jobs.play import Recorder, play_table, set_table
+from sim.jobs.spec import Configuration, JobSpec
+from sim.rules.constants import END_REASONS
+from sim.rules.goldens import play_reference
+from sim.rules.reference import ReferenceGame
 from sim.stats import count, derive, merge_all
 from sim.stats.balance import (
     CHOICES,
@@ -347,7 +347,7 @@ def test_paired_rule_sets_match_the_differences_by_hand():
 
 
 def test_balance_job_statistics_are_the_same_for_any_workers_and_chunks():
-    from sim.balance import balance_spec
+    from sim.experiments.balance_lab import balance_spec
 
     spec = balance_spec(
         ["printed", "wall=gray,max_rounds=7"], [2, 3], "greedy", ["marker", "five"], games=30
@@ -359,8 +359,8 @@ def test_balance_job_statistics_are_the_same_for_any_workers_and_chunks():
     strip = lambda r: {k: v for k, v in r.statistics().items() if k != "timing"}  # noqa: E731
     assert strip(one) == strip(two)
     # and the counters are those of the games counted one configuration at a time
-    from sim.play import play_games
-    from sim.sequential import count_chunk
+    from sim.jobs.play import play_games
+    from sim.jobs.sequential import count_chunk
 
     records = [
         play_games(c, spec.seed, 0, spec.games, spec.max_rounds_of(c)) for c in spec.configurations

@@ -11,7 +11,7 @@ from service.cli import main
 from service.config import ServerConfig
 from service.server import make_backend
 from service.testing import ServerThread
-from sim.rulesets import RuleSet
+from sim.rules.rulesets import RuleSet
 from workers.settings import load_settings
 
 ARGS = ["balance", "--rules", "printed", "--rules", "wall=gray,max_rounds=7", "--games", "12",
@@ -101,8 +101,8 @@ def test_two_rule_sets_at_2_3_4_players_as_one_service_job(
 
 
 def test_a_balance_job_is_known_by_its_shape():
-    from sim.balance import balance_spec, is_balance_job
-    from sim.spec import JobSpec
+    from sim.experiments.balance_lab import balance_spec, is_balance_job
+    from sim.jobs.spec import JobSpec
 
     spec = balance_spec(["printed", "wall=gray"], [2, 4], "greedy", ["floor"], games=10)
     assert is_balance_job(spec) and is_balance_job(JobSpec.from_dict(spec.to_dict()))

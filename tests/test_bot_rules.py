@@ -1,6 +1,6 @@
-"""The bots play the rules they are given (sim/rulesets.py): every value of the heuristic (and so of
-rollout, search and deep, whose candidates and position values are the heuristic's) and greedy's
-choice read the state's rule set, in numpy and in the compiled kernels alike.
+"""The bots play the rules they are given (sim/rules/rulesets.py): every value of the heuristic (and
+so of rollout, search and deep, whose candidates and position values are the heuristic's) and
+greedy's choice read the state's rule set, in numpy and in the compiled kernels alike.
 
 Positions come from the printed engine with the state's rule set replaced: what is checked is what
 the bots read of the rules, whatever engine dealt the position.
@@ -13,15 +13,15 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sim import engine
-from sim.actions import encode
 from sim.bots import make_bot
 from sim.bots.base import column_table
 from sim.bots.features import column_keys, substate
 from sim.bots.greedy import greedy_actions
 from sim.bots.heuristic import HeuristicBot, _Evaluation, game_ending, seat_line_values
 from sim.bots.playout import candidates, position_values, round_values
-from sim.rulesets import PRINTED_RULES, RuleSet
+from sim.rules import engine
+from sim.rules.actions import encode
+from sim.rules.rulesets import PRINTED_RULES, RuleSet
 from tests.positions import random_positions
 from tests.test_playout import _reference_candidates
 

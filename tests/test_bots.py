@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim import engine
-from sim.actions import encode
 from sim.bots import make_bot, parse_bot_spec
 from sim.bots.features import column_masks, first_max, substate
 from sim.bots.greedy import greedy_actions
 from sim.bots.heuristic import HeuristicBot
-from sim.bots.search import RolloutBot
-from sim.play import play_batch, play_games
-from sim.scoring import placement_points
-from sim.spec import Configuration, first_player
+from sim.bots.rollout import RolloutBot
+from sim.jobs.play import play_batch, play_games
+from sim.jobs.spec import Configuration, first_player
+from sim.rules import engine
+from sim.rules.actions import encode
+from sim.rules.scoring import placement_points
 from tests.positions import random_positions
 
 BOTS = ["random", "greedy", "heuristic", "heuristic:floor=2.5,centre=0", "rollout:width=2"]
@@ -93,7 +93,7 @@ def test_same_seed_same_games_whatever_the_chunking(bots, wall, games):
     whole = play_games(config, 21, 0, games)
     cuts = (0, games // 7, games // 2, games)
     parts = [play_games(config, 21, a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
-    from sim.records import GameRecords
+    from sim.rules.records import GameRecords
 
     _records_equal(whole, GameRecords.concat(parts))
     # And in a batch narrower than the games (continuous batching, other slots).

@@ -12,8 +12,8 @@ two Celery worker nodes (prefork, 2 children each, the reconciler sweeping every
 ``api``    SIGKILL the API server and start it again on the same port.
 
 Whatever fired, the job must end SUCCEEDED with statistics equal to a clean in-process run
-(`sim.local.run_local`) and counters equal one for one: no game lost or counted twice. The short
-variant (one fault of each kind) is in the default run; the slow one draws 12 faults.
+(`sim.jobs.local.run_local`) and counters equal one for one: no game lost or counted twice. The
+short variant (one fault of each kind) is in the default run; the slow one draws 12 faults.
 Each run prints a ``CHAOS`` line (``-s``) with the faults fired and the figures.
 """
 
@@ -32,8 +32,8 @@ import redis
 from service.api import azulsim_pb2 as pb
 from service.client import Client
 from service.stack import RedisServer, free_port
-from sim.local import run_local
-from sim.spec import JobSpec
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
 from tests.faults_util import FAULT_PREAMBLE, ApiProcess, busy_children, pid_alive
 from tests.waits import wait_until
 from workers.settings import load_settings

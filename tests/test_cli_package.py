@@ -1,4 +1,4 @@
-"""The CLI is a package without import circles (issue 17 item 4): the command modules import what
+"""The CLI is a package without import circles: the command modules import what
 they share from `service.cli.common`, never each other's private names, and nothing in `service/`
 imports back in a circle."""
 

@@ -59,8 +59,8 @@ def test_a_sample_without_variation_is_flagged_not_called_precise(capsys):
     the precision rule 'reaches' a zero-width interval; the comparison says why that is no
     answer."""
     from service.cli.compare import compare_document, format_compare
-    from sim.local import run_local
-    from sim.spec import JobSpec
+    from sim.jobs.local import run_local
+    from sim.jobs.spec import JobSpec
 
     spec = JobSpec.from_dict({
         "configurations": [{"players": 2, "bots": ["heuristic", "heuristic"],
@@ -90,7 +90,7 @@ def test_replay_numbers_wall_columns_from_1_as_pattern_lines():
 
     from service.cli.replay import format_replay, replay_json
     from service.replay import replay_game
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
 
     spec = JobSpec.from_dict({"configurations": [{"bots": ["greedy", "greedy"]}], "games": 2})
     replay = replay_game(spec, 0, 0)

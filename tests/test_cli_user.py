@@ -1,4 +1,4 @@
-"""The CLI as a newcomer meets it (issue 14), driven through the installed `azulsim` with its
+"""The CLI as a newcomer meets it, driven through the installed `azulsim` with its
 output on pipes: pipes that close early, counts written as people write them, one-line errors,
 help for every command, the jobs table, job id prefixes, and the small things in between."""
 

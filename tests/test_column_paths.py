@@ -13,8 +13,8 @@ import pytest
 from sim.bots.greedy import GreedyBot
 from sim.bots.heuristic import HeuristicBot
 from sim.bots.random_bot import RandomBot
-from sim.play import play_batch
-from sim.spec import first_player
+from sim.jobs.play import play_batch
+from sim.jobs.spec import first_player
 
 
 def _seat_by_seat(cls):

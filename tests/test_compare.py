@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from service.replay import DEAL, replay_game
-from sim.local import run_local
-from sim.play import play_games
-from sim.sequential import Prefix, play_joint
-from sim.spec import JobSpec
+from sim.jobs.local import run_local
+from sim.jobs.play import play_games
+from sim.jobs.sequential import Prefix, play_joint
+from sim.jobs.spec import JobSpec
 from sim.stats import count, merge_all
 from sim.stats.groups import UNIT, count_groups, count_paired
 from sim.stats.sprt import llr_pentanomial

@@ -98,8 +98,8 @@ def test_report_draws_the_llr_path(tmp_path, capsys):
     from PIL import Image
 
     from service import report
-    from sim.local import run_local
-    from sim.spec import JobSpec
+    from sim.jobs.local import run_local
+    from sim.jobs.spec import JobSpec
 
     spec = JobSpec.from_dict({
         "configurations": [{"players": 2, "bots": ["heuristic", "greedy"], "seating": "mirrored"}],

@@ -1,6 +1,6 @@
 """Stopping rules through the service: real Redis, real Celery workers, a real gRPC server.
 
-The job must stop at the same game with the same statistics as `sim.local.run_local`, whatever
+The job must stop at the same game with the same statistics as `sim.jobs.local.run_local`, whatever
 the chunk size, the worker count, the order chunks finish in, duplicates, or a worker SIGKILLed
 between parking a chunk and advancing the prefix.
 """
@@ -20,9 +20,9 @@ from service.config import ServerConfig
 from service.convert import spec_from_proto, spec_to_proto
 from service.server import make_backend
 from service.testing import ServerThread
-from sim.chunk import chunk_games_for, chunks_total, play_chunk
-from sim.local import run_local
-from sim.spec import JobSpec
+from sim.jobs.chunk import chunk_games_for, chunks_total, play_chunk
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
 from tests.waits import wait_job
 from workers.app import make_app
 from workers.dispatch import submit

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim import engine
 from sim.bots import deep, make_bot, parse_bot_spec
 from sim.bots.features import substate
 from sim.bots.playout import candidates, play_out, round_values
 from sim.bots.registry import get_bot_info
-from sim.spec import JobSpec
+from sim.jobs.spec import JobSpec
+from sim.rules import engine
 from tests.positions import random_positions
 
 COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
@@ -123,7 +123,7 @@ def test_registered_with_a_cost_that_grows_with_the_budget():
 
 
 def test_games_replay_and_cpu_is_accounted():
-    from sim.local import run_local
+    from sim.jobs.local import run_local
     from sim.stats.cpu import strip
 
     spec = JobSpec.from_dict(

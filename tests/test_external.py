@@ -19,12 +19,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim import engine
 from sim.bots import external, make_bot, parse_bot_spec
 from sim.bots.external import ExternalBot, ExternalBotError
 from sim.bots.random_bot import RandomBot
-from sim.local import run_local
-from sim.spec import JobSpec
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
+from sim.rules import engine
 from tests.waits import generous
 
 REPO = Path(__file__).resolve().parent.parent
@@ -355,7 +355,7 @@ def test_cpu_per_move_is_counted_per_bot_from_what_the_bot_reports(tmp_path):
     )  # fmt: skip
     one = run_local(spec, workers=1, chunk_size=40)
     two = run_local(spec, workers=1, chunk_size=10)
-    from sim.play import play_games
+    from sim.jobs.play import play_games
     from sim.stats.cpu import strip
 
     records = play_games(spec.configurations[0], 2, 0, 40)
@@ -397,7 +397,7 @@ def test_each_request_tells_the_bot_the_rules(tmp_path):
     # wall and round cap) and its label; a bot that plays the printed game only can refuse others.
     import dataclasses
 
-    from sim.rulesets import RuleSet
+    from sim.rules.rulesets import RuleSet
 
     seen = tmp_path / "rules.jsonl"
     argv = _script(

@@ -22,8 +22,8 @@ from service.server import make_backend
 from service.testing import ServerThread
 from sim.bots import external
 from sim.bots.registry import unregister_bot
-from sim.local import run_local
-from sim.spec import JobSpec
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
 from workers.settings import load_settings
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "random_bot.py"

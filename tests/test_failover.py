@@ -4,7 +4,7 @@ Celery workers that find the primary through the Sentinels (``AZULSIM_REDIS_SENT
 
 The primary is SIGKILLed mid-job and never started again: the Sentinels promote the replica, the
 workers and the test's own client follow them, and the job ends with the counters of a clean
-in-process run (`sim.local.run_local`) — no chunk lost, none counted twice — and, for an SPRT
+in-process run (`sim.jobs.local.run_local`) — no chunk lost, none counted twice — and, for an SPRT
 job, the same stop point. Each test prints a ``FAULT`` line with the recovery time (from the kill
 to the next chunk merged on the new primary); docs/reliability.md "Failover" has the figures.
 The split-brain case (the primary partitioned away while it still takes writes) is in
@@ -21,8 +21,8 @@ import pytest
 import redis
 
 from service.stack import SentinelGroup
-from sim.local import run_local
-from sim.spec import JobSpec
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
 from tests.faults_util import FAULT_PREAMBLE, busy_children
 from tests.test_compare_service import SPEC as SPRT_SPEC
 from tests.test_compare_service import summary_of

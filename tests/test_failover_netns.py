@@ -32,7 +32,7 @@ import pytest
 import redis
 
 from service.stack import redis_binary
-from sim.local import run_local
+from sim.jobs.local import run_local
 from tests.faults_util import FAULT_PREAMBLE, busy_children
 from tests.netns import Network
 from tests.test_faults import CHUNKS, FAST_LIMITS, SPEC, report
@@ -161,7 +161,7 @@ class SplitStack:
     def submit(self) -> str:
         """Submit `SPEC` from the worker host, through the Sentinels (as the API would)."""
         code = (
-            "import json; from sim.spec import JobSpec; from workers.app import make_app; "
+            "import json; from sim.jobs.spec import JobSpec; from workers.app import make_app; "
             "from workers.dispatch import submit; from workers.settings import load_settings; "
             "from workers.store import JobStore, connect; s = load_settings(); "
             f"spec = JobSpec.from_dict(json.loads({json.dumps(json.dumps(SPEC.to_dict()))})); "

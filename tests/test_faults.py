@@ -1,5 +1,6 @@
 """Faults on real processes: a job's final counters must equal a clean run of the same spec and
-seed (`sim.local.run_local`), counter for counter, whatever is killed or restarted while it runs.
+seed (`sim.jobs.local.run_local`), counter for counter, whatever is killed or restarted while it
+runs.
 
 Every test runs real ``redis-server``, Celery worker (prefork) and, where it matters, gRPC server
 processes; faults are real signals (SIGKILL of a pool child, of a whole worker node, of Redis, of
@@ -24,8 +25,8 @@ import pytest
 import redis
 
 from service.stack import RedisServer
-from sim.local import run_local
-from sim.spec import JobSpec
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
 from tests.faults_util import FAULT_PREAMBLE, ApiProcess, busy_children
 from tests.waits import logs_of, wait_job, wait_until
 from workers.app import make_app
@@ -828,7 +829,7 @@ def test_lost_script_reply(script, proxy, aof_env, expected, celery_worker_proce
 
 # --- 9. a retried chunk of a job with a stopping rule ----------------------------------------
 
-# Stops at game 420 (chunk 20 of 100 chunks of 20 games) in-process (`sim.local.run_local`).
+# Stops at game 420 (chunk 20 of 100 chunks of 20 games) in-process (`sim.jobs.local.run_local`).
 SPRT_SPEC = JobSpec.from_dict(
     {
         "configurations": [{"players": 2, "bots": ["heuristic", "greedy"], "seating": "mirrored"}],

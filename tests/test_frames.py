@@ -1,4 +1,4 @@
-"""The Python path for notebooks (sim/frames.py): plain rows and pandas DataFrames of the
+"""The Python path for notebooks (sim/stats/frames.py): plain rows and pandas DataFrames of the
 statistics, turn order, ratings, sweeps and comparisons, equal to the document they come from."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sim.local import run_local
-from sim.spec import JobSpec
-from sim.sweep import sweep_spec
-from sim.tournament import tournament_spec
+from sim.experiments.sweep import sweep_spec
+from sim.experiments.tournament import tournament_spec
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Property-based fuzzing of every RPC against one running server (real Redis, no worker).
 
-Hypothesis generates the request messages of all eight ``azulsim.v1.AzulSim`` methods: valid
+Hypothesis generates the request messages of all ten ``azulsim.v1.AzulSim`` methods: valid
 requests with at most one field broken in a known way (so the expected status and the field the
 error must name are known), random and malformed values (huge and negative numbers, odd and
 empty strings, unknown bots and parameters, random job ids), random bytes in place of a message,
@@ -39,7 +39,7 @@ from service.config import ServerConfig
 from service.server import make_backend
 from service.testing import ServerThread
 from sim.bots.registry import parse_bot_spec
-from sim.rulesets import RuleSet
+from sim.rules.rulesets import RuleSet
 from workers.settings import load_settings  # noqa: E402
 
 C = grpc.StatusCode
@@ -520,6 +520,14 @@ def test_get_cancel_statistics_watch_by_job_id(server, job_id, known, interval):
         assert code == C.OK and pb.Job.FromString(reply).job_id == job_id
     else:
         assert code == C.NOT_FOUND, (code, details)
+    # ExportGames streams a job's records: neither known job asked for any.
+    code, details, _ = server.watch(pb.ExportGamesRequest(job_id=job_id), "ExportGames")
+    if code_id:
+        assert code == code_id and "job_id" in details, (code, details)
+    elif job_id in server.known:
+        assert code == C.FAILED_PRECONDITION and "game_records" in details, (code, details)
+    else:
+        assert code == C.NOT_FOUND and job_id in details, (code, details)
     if not known:  # cancelling the known jobs is covered below; keep the QUEUED one queued
         code, details, _ = server.unary("CancelJob", pb.CancelJobRequest(job_id=job_id))
         if code_id:
@@ -628,8 +636,8 @@ def test_list_bots(server, junk):
 
 
 METHODS = ["SubmitJob", "GetJob", "ListJobs", "WatchJob", "CancelJob", "GetStatistics",
-           "StreamStatistics", "ListBots", "ReplayGame"]  # fmt: skip
-STREAMS = ("WatchJob", "StreamStatistics")
+           "StreamStatistics", "ListBots", "ReplayGame", "ExportGames"]  # fmt: skip
+STREAMS = ("WatchJob", "StreamStatistics", "ExportGames")
 
 
 @fuzz_settings(400)

@@ -1,5 +1,5 @@
-"""Every game as a row (sim/gamerows.py): the rows are the records, the file is the same whatever
-the chunking, workers or chunk-file order, and pandas and polars read it as is."""
+"""Every game as a row (sim/jobs/gamerows.py): the rows are the records, the file is the same
+whatever the chunking, workers or chunk-file order, and pandas and polars read it as is."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from sim.chunk import chunks_total
-from sim.gamerows import gather, play_chunk_with_rows, spec_digest, write_chunk
-from sim.local import run_local
-from sim.play import play_games
-from sim.spec import JobSpec
-from sim.sweep import sweep_spec
+from sim.experiments.sweep import sweep_spec
+from sim.jobs.chunk import chunks_total
+from sim.jobs.gamerows import gather, play_chunk_with_rows, spec_digest, write_chunk
+from sim.jobs.local import run_local
+from sim.jobs.play import play_games
+from sim.jobs.spec import JobSpec
 
 SPEC = JobSpec.from_dict(
     {
@@ -155,7 +155,7 @@ def test_the_long_form_is_one_row_per_game_and_seat_with_one_type_per_column(gam
     """`write_long`: a row per seat a table has (no null seats 2-3 for two players, so no float
     NaN columns in pandas), each seat's figures equal to the wide row's, and per-bot wins that
     add up to the statistics'."""
-    from sim.gamerows import long_schema, write_long
+    from sim.jobs.gamerows import long_schema, write_long
 
     path = games_file
     out = tmp_path / "long.parquet"

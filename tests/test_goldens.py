@@ -1,4 +1,4 @@
-"""Golden games (tests/goldens/*.json, written by ``python -m sim.goldens --regenerate``).
+"""Golden games (tests/goldens/*.json, written by ``python -m sim.rules.goldens --regenerate``).
 
 Each golden is replayed move by move on the reference engine and, once it exists, on the batch
 engine; every dealt factory, bag/lid after the deal, move, column choice, score, board after tiling
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from sim import RULES_VERSION, goldens
+from sim import RULES_VERSION
+from sim.rules import goldens
 
 NAMES = sorted(goldens.GOLDENS)
 
@@ -35,7 +36,8 @@ def test_golden_replays_on_reference(golden):
 
 
 def test_golden_policy_is_stable(golden):
-    # The BOT-stream policy still picks the recorded moves (sim.rng and legal ordering unchanged).
+    # The BOT-stream policy still picks the recorded moves (sim.rules.rng and legal ordering
+    # unchanged).
     name, g = golden
     assert goldens.play_reference(*goldens.GOLDENS[name]) == g
 
@@ -48,7 +50,7 @@ def test_golden_replays_on_batch_engine(golden):
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_gray_goldens_have_column_choices(players):
     # One gray-wall golden per player count, replayed above through the compiled engine that
-    # plays every job's games (`sim.play.play_batch`).
+    # plays every job's games (`sim.jobs.play.play_batch`).
     g = goldens.load(f"{players}p_gray")
     assert g["players"] == players and g["wall"] == "gray"
     assert any(r["columns"] for r in g["rounds"])

@@ -24,7 +24,7 @@ from sim.bots.features import (
     row_cell_values,
 )
 from sim.bots.heuristic import HeuristicBot
-from sim.bots.search import RolloutBot
+from sim.bots.rollout import RolloutBot
 from tests.positions import random_positions
 
 # (points, bonus, floor): the heuristic's ranges are points, bonus, floor in [0, 5]; its dead end
@@ -108,7 +108,7 @@ def test_column_keys_are_cached_per_bonus():
 
 
 def test_rollout_takes_the_heuristics_gray_columns():
-    """sim/bots/search.py, step 4: rollout's own columns in the game are the heuristic's with its
+    """sim/bots/rollout.py, step 4: rollout's own columns in the game are the heuristic's with its
     weights, as in its play-outs (they were the base class's uniform ones)."""
     st, keys = random_positions(2, "gray", games=200, seed=3)
     slots = np.flatnonzero(~st.done)

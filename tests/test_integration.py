@@ -1,7 +1,7 @@
 """End to end through real processes: redis-server, Celery worker subprocesses, the gRPC server.
 
-Statistics read over gRPC must equal an in-process run (`sim.local.run_local`) of the same spec and
-seed, document for document; a replayed game must equal the same game of an in-process run.
+Statistics read over gRPC must equal an in-process run (`sim.jobs.local.run_local`) of the same spec
+and seed, document for document; a replayed game must equal the same game of an in-process run.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from service.client import Client
 from service.config import ServerConfig
 from service.server import make_backend
 from service.testing import ServerThread
-from sim.local import run_local
-from sim.play import play_games
-from sim.spec import JobSpec
+from sim.jobs.local import run_local
+from sim.jobs.play import play_games
+from sim.jobs.spec import JobSpec
 from tests.waits import generous
 from workers.settings import load_settings  # noqa: E402
 

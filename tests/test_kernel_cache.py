@@ -1,5 +1,5 @@
-"""The compiled engine's cache (sim/kernel_cache.py, sim/compile_once.py): the engine
-(sim/compiled.py) and the search bots' play-outs (sim/bots/kernels.py).
+"""The compiled engine's cache (sim/rules/kernel_cache.py, sim/rules/compile_once.py): the engine
+(sim/rules/compiled.py) and the search bots' play-outs (sim/bots/kernels.py).
 
 Processes that start together (a worker's pool, test runners) find no cached machine code; one
 compiles and writes numba's cache while the others wait on the lock, then load it. Each must play
@@ -22,15 +22,15 @@ from pathlib import Path
 
 import pytest
 
-from sim import kernel_cache
+from sim.rules import kernel_cache
 from tests.waits import generous
 
 ROOT = Path(__file__).resolve().parent.parent
 
 PLAY = """
-from sim import self_play
-from sim.play import play_games
-from sim.spec import Configuration
+from sim.jobs import self_play
+from sim.jobs.play import play_games
+from sim.jobs.spec import Configuration
 for wall in ("coloured", "gray"):
     records = play_games(Configuration(2, ["search", "rollout"], wall=wall), 3, 0, 20)
     print(int(records.scores.sum()), int(records.turns.sum()))
@@ -75,8 +75,8 @@ def test_processes_starting_together_compile_once_and_play_the_same_games(tmp_pa
 
 def _numba_imported_after(*calls: str) -> list[bool]:
     """In a fresh process, whether numba is imported after each of the `calls` (in turn)."""
-    script = "import sys\nfrom sim import self_play\nfrom sim.bots import make_bot\n"
-    script += "from sim.play import play_games\nfrom sim.spec import Configuration as C\n"
+    script = "import sys\nfrom sim.jobs import self_play\nfrom sim.bots import make_bot\n"
+    script += "from sim.jobs.play import play_games\nfrom sim.jobs.spec import Configuration as C\n"
     script += "".join(f"{call}\nprint('numba' in sys.modules)\n" for call in calls)
     return [
         line == "True"
@@ -102,28 +102,27 @@ def test_specs_and_bots_do_without_numba_until_a_game_is_played():
 
 
 def test_every_compiled_module_is_in_the_cache_key():
-    # The modules sim/compiled.py and sim/bots/kernels.py import from sim, and so compile in.
-    sim = ROOT / "sim"
+    # The modules sim/rules/compiled.py and sim/bots/kernels.py import from sim, and so compile in.
     found = set()
-    for name in ("compiled.py", "bots/kernels.py"):
-        tree = ast.parse((sim / name).read_text())
-        here = (sim / name).parent
+    for name in ("sim/rules/compiled.py", "sim/bots/kernels.py"):
+        tree = ast.parse((ROOT / name).read_text())
+        here = (ROOT / name).parent
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level:
                 base = here
                 for _ in range(node.level - 1):
                     base = base.parent
                 target = base.joinpath(*(node.module or "").split(".")) if node.module else base
-                found.add(str(target.with_suffix(".py").relative_to(sim)))
+                found.add(str(target.with_suffix(".py").relative_to(ROOT)))
     assert found <= set(kernel_cache.SOURCES), found - set(kernel_cache.SOURCES)
 
 
 def test_an_edit_of_any_compiled_module_selects_another_cache(tmp_path, monkeypatch):
-    copy = tmp_path / "sim"
+    copy = tmp_path
     for name in kernel_cache.SOURCES:
         (copy / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / "sim" / name, copy / name)
-    monkeypatch.setattr(kernel_cache, "_SIM", copy)
+        shutil.copy(ROOT / name, copy / name)
+    monkeypatch.setattr(kernel_cache, "ROOT", copy)
     keys = {kernel_cache.source_key()}
     assert keys == {kernel_cache.source_key()}  # the same sources, the same folder
     for name in kernel_cache.SOURCES:
@@ -134,8 +133,8 @@ def test_an_edit_of_any_compiled_module_selects_another_cache(tmp_path, monkeypa
 
 
 PLAY_SMALL = """
-from sim.play import play_games
-from sim.spec import Configuration
+from sim.jobs.play import play_games
+from sim.jobs.spec import Configuration
 for bots in (["random", "greedy"], ["rollout", "random"]):
     records = play_games(Configuration(2, bots, wall="gray"), 3, 0, 6)
     print(int(records.scores.sum()), int(records.turns.sum()))
@@ -143,8 +142,8 @@ for bots in (["random", "greedy"], ["rollout", "random"]):
 
 
 PLAY_RANDOM = """
-from sim.play import play_games
-from sim.spec import Configuration
+from sim.jobs.play import play_games
+from sim.jobs.spec import Configuration
 print(int(play_games(Configuration(2, ["random"] * 2, wall="gray"), 3, 0, 6).scores.sum()))
 """
 
@@ -229,7 +228,7 @@ def test_a_completed_warm_up_loads_without_the_lock(tmp_path):
     # side: one started while the lock is held (as by a compile of other code) plays at once.
     import fcntl
 
-    from sim import compile_once, engine
+    from sim.rules import compile_once, engine
 
     engine.kernels()  # compiled or loaded here, under the lock if this cache had no marker yet
     marker = compile_once.done_marker(engine._warm)

@@ -1,5 +1,5 @@
 """The lead through a game (`GameRecords.lead_changes`, `trailing_rounds`, `last_trailing_round`):
-the engine's counts, kept at every wall tiling (sim/compiled.py `count_lead`), against the
+the engine's counts, kept at every wall tiling (sim/rules/compiled.py `count_lead`), against the
 reference engine's score history (`ReferenceGame.lead`), and through every path that plays games.
 """
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim import engine, rng
-from sim.play import play_games
-from sim.reference import ReferenceGame
-from sim.spec import Configuration, first_player
+from sim.jobs.play import play_games
+from sim.jobs.spec import Configuration, first_player
+from sim.rules import engine, rng
+from sim.rules.reference import ReferenceGame
 
 
 def test_the_reference_counts_the_lead_from_its_score_history():

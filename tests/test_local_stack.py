@@ -1,6 +1,6 @@
 """`azulsim up` as a user runs it: a local stack that keeps its jobs and results in a data
-directory across a restart (issue 10 item 7), and `azulsim watch` on a job that waits in the queue
-behind another (issue 14 item 5). A real redis-server, Celery worker and API server, started and
+directory across a restart, and `azulsim watch` on a job that waits in the queue
+behind another. A real redis-server, Celery worker and API server, started and
 stopped by the installed `azulsim` itself."""
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""Differential test: the batch engine (`sim.engine`) against the reference engine, in lockstep.
+"""Differential test: the batch engine (`sim.rules.engine`) against the reference engine, in
+lockstep.
 
 B games of one configuration are played at once on both engines with the same seed and game ids;
-``first_player`` is ``pick(uniform32(deal_key, START_COUNTER), players)`` (the `sim.rng`
+``first_player`` is ``pick(uniform32(deal_key, START_COUNTER), players)`` (the `sim.rules.rng`
 start-player counter). Each step the action of every running game is uniform over its legal ids
-on the BOT stream (counter ``turn * 8``, as in `sim.goldens`), and gray-wall columns are uniform
-over the legal columns (counter ``COLUMN_COUNTER + (round * 4 + seat) * 5 + row``), identically on
-both sides.
+on the BOT stream (counter ``turn * 8``, as in `sim.rules.goldens`), and gray-wall columns are
+uniform over the legal columns (counter ``COLUMN_COUNTER + (round * 4 + seat) * 5 + row``),
+identically on both sides.
 
 Compared at every step, for every game:
 - the legal mask (batch) against ``legal_actions()`` (reference);
@@ -29,14 +30,11 @@ import warnings
 import numpy as np
 import pytest
 
-from sim import (
-    engine,  # noqa: E402
-    rng,
-)
-from sim.constants import END_REASONS
-from sim.goldens import record_of
-from sim.reference import ReferenceGame
-from sim.spec import first_player
+from sim.jobs.spec import first_player
+from sim.rules import engine, rng  # noqa: E402
+from sim.rules.constants import END_REASONS
+from sim.rules.goldens import record_of
+from sim.rules.reference import ReferenceGame
 
 COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
 SAMPLE = 16  # games per step whose engine.snapshot dict is compared (rotating over the batch)
@@ -64,7 +62,7 @@ def flat(s: dict) -> list[int]:
 def _batch_rows(st) -> np.ndarray:
     """(B, K) int64: `flat` of every slot's snapshot, read straight from the BatchState arrays.
 
-    A fast path only: it follows the state layout of sim/state.py and is checked against
+    A fast path only: it follows the state layout of sim/rules/state.py and is checked against
     `engine.snapshot` at every step; if the layout changes it fails that check (or raises) and
     `run_lockstep` falls back to `engine.snapshot` for every game.
     """
@@ -95,8 +93,8 @@ def _batch_rows(st) -> np.ndarray:
 def run_lockstep(
     players: int, wall: str, seed: int, n_games: int, max_rounds: int = 100, rule_set=None
 ) -> dict:
-    """Play `n_games` in lockstep under `rule_set` (a `sim.rulesets.RuleSet`, default the printed
-    game); assert agreement throughout. Returns end-reason counts."""
+    """Play `n_games` in lockstep under `rule_set` (a `sim.rules.rulesets.RuleSet`, default the
+    printed game); assert agreement throughout. Returns end-reason counts."""
     games = np.arange(n_games, dtype=np.int64)
     first = first_player(seed, games, players)  # the jobs' own rule
     st = engine.new_games(
@@ -201,7 +199,8 @@ def run_lockstep(
 
 
 def leaders_of(recs, i: int) -> dict:
-    """Row `i`'s leader records (`sim.compiled.count_lead`) in `ReferenceGame.lead`'s format."""
+    """Row `i`'s leader records (`sim.rules.compiled.count_lead`) in `ReferenceGame.lead`'s
+    format."""
     return {
         "lead_changes": int(recs.lead_changes[i]),
         "trailing_rounds": recs.trailing_rounds[i].tolist(),
@@ -210,7 +209,8 @@ def leaders_of(recs, i: int) -> dict:
 
 
 def decisions_of(recs, i: int) -> dict:
-    """Row `i`'s choice counts (`sim.compiled.legal_count`) in `ReferenceGame.decisions`' format."""
+    """Row `i`'s choice counts (`sim.rules.compiled.legal_count`) in `ReferenceGame.decisions`'
+    format."""
     return {
         "decision_turns": int(recs.decision_turns[i]),
         "legal_actions": int(recs.legal_actions[i]),

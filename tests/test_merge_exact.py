@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import redis
 
-from sim.spec import Configuration, JobSpec
+from sim.jobs.spec import Configuration, JobSpec
 from sim.stats import merge
 from workers.settings import load_settings
 from workers.store import JobStore

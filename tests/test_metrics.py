@@ -240,7 +240,7 @@ def test_real_worker_serves_metrics_and_logs_json(azulsim_env, celery_worker_pro
     """One worker (prefork, 2 processes) with AZULSIM_METRICS_PORT and AZULSIM_LOG_FORMAT=json
     plays a 4-chunk job; its endpoint sums both pool processes and every line it logged while
     running a chunk is JSON with the job id and the chunk index."""
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
     from workers.app import make_app
     from workers.dispatch import submit
     from workers.store import JobStore

@@ -5,8 +5,8 @@ two workers and the client. Each test runs a job through the whole stack (submit
 client host through the API, played by both workers) while a fault hits the network, then
 checks what must hold:
 
-* the job SUCCEEDED with counters equal to a clean in-process run (`sim.local.run_local`) and
-  the API's statistics document equal to `sim.local.simulate`'s: nothing lost, nothing counted
+* the job SUCCEEDED with counters equal to a clean in-process run (`sim.jobs.local.run_local`) and
+  the API's statistics document equal to `sim.jobs.local.simulate`'s: nothing lost, nothing counted
   twice;
 * every worker that can reach Redis again takes a chunk again within 60 s of the heal (a probe
   job is submitted when the main job left it nothing to take).
@@ -25,8 +25,8 @@ import uuid
 
 import pytest
 
-from sim.local import run_local, simulate
-from sim.spec import JobSpec
+from sim.jobs.local import run_local, simulate
+from sim.jobs.spec import JobSpec
 from tests.conftest import require_netns
 from tests.waits import wait_until
 
@@ -270,7 +270,7 @@ def test_stale_namespaces_of_a_dead_run_are_removed():
         _ip("netns", "del", name, check=False)
 
 
-# --- the scenarios of issue 16 ---------------------------------------------------------------
+# --- the network-fault scenarios (docs/reliability.md) --------------------------------------------
 
 
 @pytest.mark.parametrize("down_s", [5, 60])

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim import engine
 from sim.bots import kernels, make_bot
 from sim.bots.features import (
     COLOURED_CELL,
@@ -46,9 +45,10 @@ from sim.bots.playout import (
     play_picks,
     round_values,
 )
-from sim.play import play_games
-from sim.spec import Configuration, first_player
-from sim.tables import POP5
+from sim.jobs.play import play_games
+from sim.jobs.spec import Configuration, first_player
+from sim.rules import engine
+from sim.rules.tables import POP5
 from tests.positions import random_positions
 
 COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from sim.bots import ENTRY_POINT_GROUP, get_bot_info, list_bots, parse_bot_spec, unregister_bot
-from sim.play import play_games
-from sim.spec import Configuration, JobSpec
+from sim.jobs.play import play_games
+from sim.jobs.spec import Configuration, JobSpec
 
 PLUGIN_DIR = Path(__file__).parent / "plugin_pkg"
 NAME = "edge_demo"
@@ -49,7 +49,7 @@ def test_entry_point_is_visible_to_importlib_metadata(installed):
 def test_plugin_bot_keeps_its_declared_cost(installed):
     """A plug-in's ``cost`` survives loading through the entry point, so its chunks shrink like
     a slow built-in's (it was dropped: 20 loaded as 1.0, full-size chunks)."""
-    from sim.chunk import chunk_games_for
+    from sim.jobs.chunk import chunk_games_for
 
     assert get_bot_info(NAME).cost_of({"end": "first"}) == 20.0
     job = JobSpec.from_dict(

@@ -2,8 +2,8 @@
 
 `check_invariants(snapshot, players, wall, legal=None)` only reads the canonical snapshot dict (and
 optionally the legal action ids), so it runs unchanged on the reference engine and on the batch
-engine (`sim.engine.snapshot`); tests/test_lockstep.py reuses it. The batch variant below is skipped
-until `sim.engine` can be imported.
+engine (`sim.rules.engine.snapshot`); tests/test_lockstep.py reuses it. The batch variant below is
+skipped until `sim.rules.engine` can be imported.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.actions import FLOOR, encode
-from sim.constants import factories_for, wall_colour
-from sim.reference import ReferenceGame
+from sim.rules.actions import FLOOR, encode
+from sim.rules.constants import factories_for, wall_colour
+from sim.rules.reference import ReferenceGame
 
 COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
 
@@ -67,7 +67,7 @@ def check_invariants(s: dict, players: int, wall: str, legal=None) -> None:
     Parameters
     ----------
     s : dict
-        Canonical snapshot (see sim.reference).
+        Canonical snapshot (see sim.rules.reference).
     players : int
     wall : str
         ``'coloured'`` or ``'gray'``.
@@ -166,7 +166,7 @@ def test_reference_invariants(players, wall, seed, game, first, max_rounds, line
 
 @pytest.mark.parametrize("players, wall", COMBOS)
 def test_batch_engine_invariants(players, wall):
-    from sim import engine, rng
+    from sim.rules import engine, rng
 
     batch, seed = 12, 4242
     games = np.arange(batch)

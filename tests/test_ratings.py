@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from sim.local import run_local
-from sim.spec import JobSpec
+from sim.experiments.tournament import head_to_head_matrix, tournament_spec
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
 from sim.stats import derive
 from sim.stats.intervals import Z95
 from sim.stats.ratings import ELO_PER_NAT, PRIOR_DRAWS, fit, information
-from sim.tournament import head_to_head_matrix, tournament_spec
 
 
 def _neg_loglik(free, points, meetings, anchor):

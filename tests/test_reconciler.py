@@ -1,4 +1,4 @@
-"""The reconciler tells a chunk that waits from one that is lost (issue 10, item 2).
+"""The reconciler tells a chunk that waits from one that is lost (docs/reliability.md).
 
 Real Redis, real Celery messages (published by `workers.dispatch.submit`), real workers where a
 chunk must be played. Sweeps are run in the test process with a simulated clock (`now`) where
@@ -14,8 +14,8 @@ import time
 import pytest
 import redis
 
-from sim.local import run_local
-from sim.spec import JobSpec
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
 from tests.faults_util import FAULT_PREAMBLE
 from tests.waits import wait_job, wait_until
 from workers.app import make_app
@@ -244,7 +244,7 @@ def test_the_lease_is_renewed_while_the_chunk_plays_and_never_outlives_its_job(a
 SUBMIT_AND_DIE = r"""
 import os, signal, sys
 import redis
-from sim.spec import JobSpec
+from sim.jobs.spec import JobSpec
 from workers.app import make_app
 from workers.dispatch import submit
 from workers.settings import load_settings

@@ -1,4 +1,5 @@
-"""The reference engine against RULES.md, rule by rule (§3-§10, the §15 decisions, §11.2 vectors).
+"""The reference engine against docs/rules.md, rule by rule (§3-§10, the §15 decisions, §11.2
+vectors).
 
 Positions are built with `ReferenceGame.from_position`; a round is ended by giving the seat to move
 the last tile(s) on the table.
@@ -9,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim import rng
-from sim.actions import CENTRE, FLOOR, encode, n_actions
-from sim.constants import FLOOR_CUM, wall_colour
-from sim.reference import MARKER, ReferenceGame, placement_points
+from sim.rules import rng
+from sim.rules.actions import CENTRE, FLOOR, encode, n_actions
+from sim.rules.constants import FLOOR_CUM, wall_colour
+from sim.rules.reference import MARKER, ReferenceGame, placement_points
 from tests.test_properties import tiles_per_colour
 from tests.twin import mirror_steps  # noqa: F401  (fixture)
 

@@ -184,7 +184,7 @@ def test_entry_point_may_be_a_factory_function(tmp_path, monkeypatch):
         sys.modules.pop("t_azul_plugin2", None)
 
 
-# --- strict numbers and one canonical spec per bot (issue 10, item 4) ----------------------------
+# --- strict numbers and one canonical spec per bot (docs/bots.md) -------------------------------
 
 
 @pytest.mark.parametrize(

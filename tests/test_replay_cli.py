@@ -10,9 +10,9 @@ import pytest
 
 from service.cli.replay import MARKER, annotate, format_replay, replay_json
 from service.replay import PICK, WALL_TILING, replay_game
-from sim.actions import FLOOR, decode
-from sim.constants import COLOURS
-from sim.spec import JobSpec
+from sim.jobs.spec import JobSpec
+from sim.rules.actions import FLOOR, decode
+from sim.rules.constants import COLOURS
 from tests.cli_util import azulsim, in_process_server  # noqa: F401 - fixture
 
 CONFIGS = [

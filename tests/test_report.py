@@ -106,8 +106,8 @@ def test_report_of_a_job_through_the_api(azulsim_env, tmp_path):
     from service.config import ServerConfig
     from service.server import make_backend
     from service.testing import ServerThread
-    from sim.local import run_local
-    from sim.spec import JobSpec
+    from sim.jobs.local import run_local
+    from sim.jobs.spec import JobSpec
     from workers.app import make_app
     from workers.settings import load_settings
     from workers.tasks import run_chunk

@@ -8,10 +8,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from sim import engine
 from sim.bots.registry import parse_bot_spec
-from sim.play import Recorder, play_table, set_table
-from sim.spec import Configuration, JobSpec
+from sim.jobs.play import Recorder, play_table, set_table
+from sim.jobs.spec import Configuration, JobSpec
+from sim.rules import engine
 
 
 class Checker(Recorder):
@@ -108,7 +108,7 @@ def test_a_restricted_bot_plays_in_any_configuration():
             "ratings": {"anchor": "greedy"},
         }
     )
-    from sim.local import run_local
+    from sim.jobs.local import run_local
 
     doc = run_local(spec, workers=1).statistics()
     assert doc["configurations"][0]["bots"]["restricted:bot=greedy,never=floor"]["player_games"]

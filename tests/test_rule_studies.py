@@ -1,7 +1,7 @@
-"""Studies that vary the rules (sim/sweep.py, sim/tournament.py, service/cli compare, sweep,
-tournament, report): rule values as configurations with their rule sets, pairing only where the
-rules deal alike, sweep groups of line-ups and player counts each read on its own, and the
-outputs naming the rule sets by label."""
+"""Studies that vary the rules (sim/experiments/sweep.py, sim/experiments/tournament.py, service/cli
+compare, sweep, tournament, report): rule values as configurations with their rule sets, pairing
+only where the rules deal alike, sweep groups of line-ups and player counts each read on its own,
+and the outputs naming the rule sets by label."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import pytest
 
 from service.cli import main
 from service.convert import spec_from_proto, spec_to_proto
-from sim.local import run_local
-from sim.rulesets import RuleSet
-from sim.spec import JobSpec
-from sim.sweep import sweep_spec
-from sim.tournament import tournament_spec
+from sim.experiments.sweep import sweep_spec
+from sim.experiments.tournament import tournament_spec
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
+from sim.rules.rulesets import RuleSet
 
 
 def test_a_rule_range_is_one_configuration_per_value_all_paired():
@@ -300,7 +300,7 @@ def test_bad_rules_over_the_proto_name_the_field():
 
 
 def test_sweep_frame_has_the_rule_and_each_rows_group(grouped):
-    from sim.frames import sweep_rows
+    from sim.stats.frames import sweep_rows
 
     spec, result = grouped
     rows = sweep_rows(result.statistics())

@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim import engine
-from sim.constants import END_REASONS
-from sim.reference import ReferenceGame
-from sim.rulesets import KEYS, RuleSet
-from sim.tables import unpack_sources
+from sim.rules import engine
+from sim.rules.constants import END_REASONS
+from sim.rules.reference import ReferenceGame
+from sim.rules.rulesets import KEYS, RuleSet
+from sim.rules.tables import unpack_sources
 from tests.test_lockstep import run_lockstep
 
 VECTORS = json.loads(
@@ -158,11 +158,11 @@ def test_lockstep_rule_set(players, wall, text):
 
 @pytest.mark.parametrize("wall", ["coloured", "gray"])
 def test_configuration_plays_its_rules(wall, monkeypatch):
-    """A configuration's games play its rule set through the play layer (`sim.play.play_games`),
-    compiled whole or stepped, the same games either way."""
-    from sim import self_play
-    from sim.play import play_games
-    from sim.spec import Configuration
+    """A configuration's games play its rule set through the play layer
+    (`sim.jobs.play.play_games`), compiled whole or stepped, the same games either way."""
+    from sim.jobs import self_play
+    from sim.jobs.play import play_games
+    from sim.jobs.spec import Configuration
 
     rules = RuleSet.parse("column_bonus=5,colour_bonus=1,marker=off,tiles_per_factory=3")
     config = Configuration(2, ["random", "greedy"], wall=wall, rules=rules)

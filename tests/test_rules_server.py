@@ -13,7 +13,7 @@ import pytest
 import service.cli as cli
 from service.api import azulsim_pb2 as pb
 from service.client import Client
-from sim.rulesets import RuleSet
+from sim.rules.rulesets import RuleSet
 
 pytest.importorskip("workers.store")
 

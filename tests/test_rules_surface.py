@@ -20,10 +20,10 @@ from service.cli.common import rule_set, rules_of
 from service.cli.output import format_table, job_json
 from service.cli.replay import floor_penalty, format_replay, replay_json, tiling
 from service.replay import GameReplay
-from sim.gamerows import long_table, records_table
-from sim.local import run_local
-from sim.rulesets import KEYS, PRINTED_RULES, RuleSet
-from sim.spec import JobSpec
+from sim.jobs.gamerows import long_table, records_table
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
+from sim.rules.rulesets import KEYS, PRINTED_RULES, RuleSet
 from tests.fake_play import fake_play_games
 from tests.test_simulate_cli import run
 
@@ -315,7 +315,7 @@ def test_the_replays_scoring_follows_its_rules():
 def _plays_rule_sets() -> bool:
     import inspect
 
-    from sim.play import play_batch
+    from sim.jobs.play import play_batch
 
     return "rule_set" in inspect.signature(play_batch).parameters
 

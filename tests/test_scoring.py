@@ -1,4 +1,5 @@
-"""sim.scoring against every vector of rules_vectors.json (RULES.md §0.3), plus shape/value checks.
+"""sim.rules.scoring against every vector of rules_vectors.json (docs/rules.md), plus shape/value
+checks.
 
 tests/data/rules_vectors.json is a verbatim copy of ../shared/vectors/rules_vectors.json.
 """
@@ -13,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import reference, scoring
-from sim.constants import FLOOR_CUM, wall_colour
+from sim.rules import reference, scoring
+from sim.rules.constants import FLOOR_CUM, wall_colour
 
 VECTORS = json.loads((Path(__file__).parent / "data" / "rules_vectors.json").read_text())
 
@@ -105,7 +106,8 @@ def test_tiebreak_vectors_batched_by_player_count():
             assert np.flatnonzero(m).tolist() == v.values[0]["expected"]
 
 
-# ---- vectors cited in RULES.md but not shipped (the rule text is what counts) ----------------
+# ---- vectors cited in docs/rules.md but not shipped (the rule text is what counts)
+# ----------------
 
 
 def test_gray_colour_bonus_counts_tiles_anywhere():

@@ -1,4 +1,4 @@
-"""The `search` bot (sim/bots/round_search.py): legal, pure, deterministic, Max-N back-up, strength.
+"""The `search` bot (sim/bots/search.py): legal, pure, deterministic, Max-N back-up, strength.
 
 Its defining property is checked against `rollout`: with one reply and play-outs to the end of the
 round, the next seat's reply is the heuristic's pick and the search *is* `rollout` of the same
@@ -13,13 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim import engine
-from sim.bots import make_bot, parse_bot_spec, round_search
+from sim.bots import make_bot, parse_bot_spec
+from sim.bots import search as search_module
 from sim.bots.registry import get_bot_info
-from sim.bots.round_search import SearchBot
-from sim.play import play_batch, play_games
-from sim.records import GameRecords
-from sim.spec import Configuration, first_player
+from sim.bots.search import SearchBot
+from sim.jobs.play import play_batch, play_games
+from sim.jobs.spec import Configuration, first_player
+from sim.rules import engine
+from sim.rules.records import GameRecords
 from tests.positions import random_positions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +44,7 @@ def test_legal_pure_and_independent_of_batch_and_keys(players, wall, monkeypatch
         if isinstance(value, np.ndarray):
             assert np.array_equal(value, getattr(st, name)), name
     # Another order, other keys and groups of 7 games: the same pick for every game.
-    monkeypatch.setattr(round_search, "GROUP", 7)
+    monkeypatch.setattr(search_module, "GROUP", 7)
     order = slots[::-1]
     again = bot.act(st, order, np.zeros(order.size, np.uint64))
     assert np.array_equal(again[::-1], actions)
@@ -82,10 +83,10 @@ def test_max_n_backs_up_the_reply_the_next_seat_prefers():
         ]
     )
     copies = np.arange(2)
-    theirs = round_search._margins(value, np.array([1, 1]), copies)
+    theirs = search_module._margins(value, np.array([1, 1]), copies)
     assert theirs.tolist() == [[-6.0, -8.0], [7.0, -5.0]]
     chosen = theirs.argmax(axis=0)  # reply 1 to candidate 0, reply 1 to candidate 1
-    mine = round_search._margins(value, np.array([0, 0]), copies)[chosen, copies]
+    mine = search_module._margins(value, np.array([0, 0]), copies)[chosen, copies]
     assert mine.tolist() == [-7.0, 5.0]  # candidate 1 is better for seat 0 once seat 1 answers
 
 

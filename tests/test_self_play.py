@@ -1,4 +1,4 @@
-"""Whole games in compiled code (sim/self_play.py, `compiled.play_games`) against the engine
+"""Whole games in compiled code (sim/jobs/self_play.py, `compiled.play_games`) against the engine
 stepped pick by pick with the bots' own (numpy) choices, as `play_batch` plays any line-up.
 
 `self_play.play_compiled` must leave every game exactly as the stepped engine and the `random`
@@ -16,17 +16,18 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
-from sim import engine, rng, self_play
 from sim.bots import make_bot
 from sim.bots.base import turn_uniforms
 from sim.bots.greedy import GreedyBot, greedy_actions
 from sim.bots.random_bot import RandomBot
-from sim.constants import END_NO_TILES, END_ROUND_CAP
-from sim.play import play_games
-from sim.rulesets import RuleSet
-from sim.sampling import uniform_legal
-from sim.spec import Configuration
-from sim.tables import NTH_DEST_FLAT
+from sim.bots.sampling import uniform_legal
+from sim.jobs import self_play
+from sim.jobs.play import play_games
+from sim.jobs.spec import Configuration
+from sim.rules import engine, rng
+from sim.rules.constants import END_NO_TILES, END_ROUND_CAP
+from sim.rules.rulesets import RuleSet
+from sim.rules.tables import NTH_DEST_FLAT
 
 
 class NumpyRandom(RandomBot):
@@ -77,7 +78,7 @@ def numpy_play(st, keys, steps=None, bot=BOT):
 def assert_same_state(a, b):
     for f in fields(a):
         x, y = getattr(a, f.name), getattr(b, f.name)
-        if f.name == "wall_cells":  # cells the wall does not hold are not cleared (sim.state)
+        if f.name == "wall_cells":  # cells the wall does not hold are not cleared (sim.rules.state)
             np.testing.assert_array_equal(engine.wall_colours(a), engine.wall_colours(b))
         elif isinstance(x, np.ndarray):
             np.testing.assert_array_equal(x, y, err_msg=f.name)

@@ -193,6 +193,40 @@ def test_limits(start):
     assert "the replay of game 0 (" in details and "message limit of 4,096" in details
 
 
+def test_exports_beyond_the_limit_are_refused_while_one_runs(api_server, tmp_path):
+    """ExportGames gathers a job's records into a temporary file: at most `max_exports` at once;
+    one more is RESOURCE_EXHAUSTED naming the limit, and a slot frees when an export ends."""
+    import threading
+
+    from service.server.backend import Precondition
+
+    server = api_server(max_exports=1)
+    entered, release = threading.Event(), threading.Event()
+
+    def slow_export(job_id, out):  # stands for the gather of a large job's records
+        entered.set()
+        release.wait(generous(30))
+        raise Precondition(f"no records of job {job_id}")
+
+    client = Client(server.address, timeout=generous(30))
+    job, _ = client.submit(_spec())
+    server.backend.export_games = slow_export
+    first: list[tuple[grpc.StatusCode, str]] = []
+    holder = threading.Thread(
+        target=lambda: first.append(_code(client.export_games, job.job_id, tmp_path / "a"))
+    )
+    holder.start()
+    assert entered.wait(generous(30))
+    code, details = _code(client.export_games, job.job_id, tmp_path / "b")
+    assert code == C.RESOURCE_EXHAUSTED and "1 exports are running" in details, details
+    release.set()
+    holder.join(generous(30))
+    assert first == [(C.FAILED_PRECONDITION, f"no records of job {job.job_id}")]
+    entered.clear()
+    release.set()  # the slot is free again: the next export runs (and ends as the backend says)
+    assert _code(client.export_games, job.job_id, tmp_path / "c")[0] == C.FAILED_PRECONDITION
+
+
 def test_queued_limit_holds_for_submits_with_request_ids(start):
     """Issue 10 item 1: with AZULSIM_MAX_QUEUED_JOBS=3 and no workers, five submits each with a
     new request id: three accepted, the fourth and fifth RESOURCE_EXHAUSTED (a missing request
@@ -434,7 +468,7 @@ def test_statistics_replies_follow_every_merge_and_state(start, azulsim_env):
     each merge, and the cancel, shows at once."""
     import redis
 
-    from sim.chunk import play_chunk
+    from sim.jobs.chunk import play_chunk
     from sim.stats import derive
     from workers.store import JobStore
 

@@ -1,4 +1,4 @@
-"""The local runner (sim.local) and ``azulsim simulate``, on the fake play function.
+"""The local runner (sim.jobs.local) and ``azulsim simulate``, on the fake play function.
 
 The fake (`tests.fake_play.fake_play_games`) has play_games' signature and determinism contract, so
 these tests pin the runner and the CLI without the batch engine; one test at the end runs the real
@@ -20,9 +20,9 @@ import pytest
 import service.cli as cli
 from service.cli.progress import Estimate, TerminalProgress
 from sim.bots.registry import Param, register_bot
-from sim.chunk import MAX_CHUNK, MIN_CHUNK, chunk_ranges, default_chunk_size
-from sim.local import run_local
-from sim.spec import JobSpec
+from sim.jobs.chunk import MAX_CHUNK, MIN_CHUNK, chunk_ranges, default_chunk_size
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
 from tests.fake_play import fake_play_games
 from tests.waits import generous
 

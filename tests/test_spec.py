@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from sim import rng
 from sim.bots.registry import Param, register_bot, unregister_bot
-from sim.spec import Configuration, JobSpec, first_player, seat_assignment
+from sim.jobs.spec import Configuration, JobSpec, first_player, seat_assignment
+from sim.rules import rng
 
 
 @pytest.fixture(autouse=True)

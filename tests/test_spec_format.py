@@ -14,7 +14,7 @@ from google.protobuf import json_format
 from service import convert
 from service.api import azulsim_pb2 as pb
 from service.client import Client
-from sim.spec import JobSpec
+from sim.jobs.spec import JobSpec
 from tests.cli_util import azulsim, in_process_server, user_env  # noqa: F401 - fixture
 
 REPO = Path(__file__).resolve().parent.parent

@@ -17,8 +17,8 @@ from service.config import ServerConfig
 from service.convert import spec_to_proto, statistics_joined, statistics_parts
 from service.server import make_backend
 from service.testing import ServerThread
-from sim.local import run_local
-from sim.sweep import sweep_spec
+from sim.experiments.sweep import sweep_spec
+from sim.jobs.local import run_local
 from tests.waits import wait_until
 from workers.settings import load_settings
 

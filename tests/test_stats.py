@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.bots.registry import register_bot
-from sim.constants import END_NO_TILES, END_ROUND_CAP, END_ROW_COMPLETED
-from sim.records import GameRecords
-from sim.scoring import winners as winners_of
-from sim.spec import Configuration, JobSpec
+from sim.jobs.spec import Configuration, JobSpec
+from sim.rules.constants import END_NO_TILES, END_ROUND_CAP, END_ROW_COMPLETED
+from sim.rules.records import GameRecords
+from sim.rules.scoring import winners as winners_of
 from sim.stats import count, derive, merge, merge_all, moments, wilson
 from tests.fake_play import fake_play_games
 

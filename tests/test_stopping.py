@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim.spec import Configuration, JobSpec, deal_keys, first_player, seat_assignment
-from sim.stopping import StopRule
+from sim.jobs.spec import Configuration, JobSpec, deal_keys, first_player, seat_assignment
+from sim.jobs.stopping import StopRule
 
 
 def job(**over):
@@ -167,7 +167,7 @@ def test_sprt_bounds_move_in_by_siegmunds_correction():
     """evaluate's bounds: nominal +- 0.583 sqrt(m (s1 - s0)^2 / var), written out by hand."""
     import math
 
-    from sim.stopping import evaluate
+    from sim.jobs.stopping import evaluate
 
     spec = JobSpec.from_dict(job(stop={"rule": "sprt", "elo0": -10, "elo1": 30,
                                        "check_every": 40}))  # fmt: skip

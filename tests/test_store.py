@@ -8,9 +8,9 @@ import random
 import pytest
 import redis
 
-from sim.chunk import chunk_games_range, chunks_total, play_chunk
-from sim.local import run_local
-from sim.spec import Configuration, JobSpec
+from sim.jobs.chunk import chunk_games_range, chunks_total, play_chunk
+from sim.jobs.local import run_local
+from sim.jobs.spec import Configuration, JobSpec
 from sim.stats import derive
 from workers.settings import Settings, load_settings
 from workers.store import (
@@ -95,7 +95,7 @@ def test_create_get_and_idempotency(store):
     assert store.count_queued(at_least=5) == 2  # far below: SCARD alone
     assert store.count_queued(at_least=2) == 1
     assert store.count_queued() == 1
-    # An unknown request id is unknown (it read back as the string "None": issue 10 item 1).
+    # An unknown request id is unknown (it read back as the string "None").
     assert store.job_for_request("never-sent") is None
     assert store.job_for_request("req-1") == job.job_id
 
@@ -121,7 +121,7 @@ def test_list_jobs_newest_first_with_stable_pages(store):
 
 @pytest.mark.parametrize(
     "token",
-    # The plain integers the token used to be, and what int() took besides (issue 10 item 3);
+    # The plain integers the token used to be, and what int() took besides;
     # base64 of other payloads, non-canonical encodings, and long values.
     [
         "3",
@@ -294,7 +294,7 @@ def test_unavailable_redis_raises_store_unavailable(azulsim_env):
 
 
 def test_chunks_of_slow_bots_are_smaller():
-    from sim.chunk import MIN_CHUNK_GAMES, chunk_games_for
+    from sim.jobs.chunk import MIN_CHUNK_GAMES, chunk_games_for
 
     def spec(*bots, games=10**6):
         return JobSpec(

@@ -38,8 +38,8 @@ def test_tournament_usage_errors(extra, message, capsys):
 
 
 def test_report_of_a_tournament(tmp_path, capsys):
-    from sim.local import simulate
-    from sim.tournament import tournament_spec
+    from sim.experiments.tournament import tournament_spec
+    from sim.jobs.local import simulate
 
     doc = simulate(tournament_spec(["random", "greedy", "heuristic"], games_per_pair=20), workers=1)
     path = tmp_path / "stats.json"
@@ -87,8 +87,8 @@ def test_sweep_usage_errors(bots, message, capsys):
 
 
 def test_report_of_a_grid_sweep(tmp_path):
-    from sim.local import simulate
-    from sim.sweep import sweep_spec
+    from sim.experiments.sweep import sweep_spec
+    from sim.jobs.local import simulate
 
     doc = simulate(sweep_spec(["heuristic:floor=0|2,marker=0|1", "greedy"], games=20), workers=1)
     path = tmp_path / "stats.json"
@@ -106,8 +106,8 @@ def test_report_of_a_grid_sweep(tmp_path):
 
 def test_html_report_of_a_sweep_draws_the_study_once(tmp_path):
     from service.report import html_page
-    from sim.local import simulate
-    from sim.sweep import sweep_spec
+    from sim.experiments.sweep import sweep_spec
+    from sim.jobs.local import simulate
 
     doc = simulate(sweep_spec(["heuristic:floor=0|1|2", "greedy"], games=20), workers=1)
     page = html_page(doc)

@@ -15,8 +15,8 @@ from service.config import ServerConfig
 from service.convert import spec_from_proto, spec_to_proto
 from service.server import make_backend
 from service.testing import ServerThread
-from sim.local import run_local
-from sim.tournament import tournament_spec
+from sim.experiments.tournament import tournament_spec
+from sim.jobs.local import run_local
 from workers.settings import load_settings
 
 TOURNAMENT = tournament_spec(["random", "greedy", "heuristic"], games_per_pair=60, seed=9)
@@ -109,7 +109,7 @@ def test_game_records_of_a_service_job_export_equal_to_in_process(
     import pyarrow.parquet as pq
 
     from service.cli import main
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
 
     spec = JobSpec.from_dict(
         {

@@ -1,5 +1,6 @@
-"""Sweeps (sim/sweep.py, sim/stats/sweep.py): expansion of ranges, lists and grids, errors naming
-the field, pairing on the same deals, and the sweep section against a plain loop over real games."""
+"""Sweeps (sim/experiments/sweep.py, sim/stats/focal.py): expansion of ranges, lists and grids,
+errors naming the field, pairing on the same deals, and the sweep section against a plain loop over
+real games."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ import numpy as np
 import pytest
 
 from service.convert import spec_from_proto, spec_to_proto
-from sim.local import run_local
-from sim.play import play_games
-from sim.spec import JobSpec
+from sim.experiments.sweep import expand_range, sweep_spec
+from sim.jobs.local import run_local
+from sim.jobs.play import play_games
+from sim.jobs.spec import JobSpec
 from sim.stats import derive
 from sim.stats.intervals import Z95, wilson
-from sim.sweep import expand_range, sweep_spec
 
 
 @pytest.mark.parametrize(
@@ -141,7 +142,7 @@ def test_sweep_is_chunking_independent(swept):
 
 
 def test_holm_adjusts_step_down():
-    from sim.stats.sweep import holm
+    from sim.stats.focal import holm
 
     adjusted = holm({1: 0.01, 2: 0.04, 3: 0.03, 4: None})  # m = 4: a missing p still counts
     assert adjusted[1] == pytest.approx(0.04) and adjusted[3] == pytest.approx(0.09)
@@ -154,7 +155,7 @@ def test_each_value_is_tested_against_the_best_on_the_same_games(swept):
     two-sided z-test p from the games both finished, Holm-adjusted over the other values."""
     import math
 
-    from sim.stats.sweep import ALPHA, holm
+    from sim.stats.focal import ALPHA, holm
 
     spec, _, doc = swept
     sw = doc["sweep"]

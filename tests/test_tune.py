@@ -1,5 +1,5 @@
-"""SPSA tuning (sim/tune.py, ``azulsim tune``): the arithmetic, validation, the same path for the
-same seed in-process and through the service, the check, and the report of the path."""
+"""SPSA tuning (sim/experiments/tune.py, ``azulsim tune``): the arithmetic, validation, the same
+path for the same seed in-process and through the service, the check, and the report of the path."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from service.cli.tune import _player, _run
-from sim import tune
-from sim.tune import Tuning
+from sim.experiments import tune
+from sim.experiments.tune import Tuning
 from tests.cli_util import azulsim
 
 
@@ -68,7 +68,7 @@ def test_bad_arguments_name_the_field(bot, names, kw, message, monkeypatch):
 
 
 def _local(spec):
-    from sim.local import run_local
+    from sim.jobs.local import run_local
 
     return run_local(spec, workers=1).statistics()
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim.play import play_games
-from sim.spec import Configuration, JobSpec
+from sim.jobs.play import play_games
+from sim.jobs.spec import Configuration, JobSpec
 from sim.stats import count, derive, merge
 from sim.stats.intervals import Z95
 

@@ -14,7 +14,7 @@ import time
 import pytest
 import redis
 
-from sim.spec import JobSpec
+from sim.jobs.spec import JobSpec
 from tests.waits import wait_until
 from workers.app import make_app
 from workers.dispatch import submit

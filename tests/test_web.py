@@ -23,9 +23,9 @@ from service.client import Client
 from service.config import ServerConfig
 from service.server import make_backend
 from service.testing import ServerThread
-from sim.balance import balance_document, balance_spec
-from sim.sweep import sweep_spec
-from sim.tournament import tournament_spec
+from sim.experiments.balance_lab import balance_document, balance_spec
+from sim.experiments.sweep import sweep_spec
+from sim.experiments.tournament import tournament_spec
 from tests.waits import wait_until
 from tests.web_util import LONG, PLAIN, SPRT, TOKEN, Tables, fetch
 from workers.settings import load_settings
@@ -433,7 +433,7 @@ def test_a_new_statistics_section_is_one_entry_and_one_template(monkeypatch, tmp
 def test_boards_draw_every_tile_of_the_table():
     from service.replay import replay_game
     from service.web.board import table_svg
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
 
     spec = JobSpec.from_dict(PLAIN)
     replay = replay_game(spec, 0, 2)

@@ -176,7 +176,7 @@ def test_stopping_rule_page_draws_the_llr_path_against_its_bounds(stack, chrome)
 
 def test_balance_job_page_shows_its_balance_sheet(stack, chrome):
     from service.cli.balance import _cell
-    from sim.balance import balance_document, balance_spec
+    from sim.experiments.balance_lab import balance_document, balance_spec
 
     s, client = stack
     spec = balance_spec(["printed", "wall=gray"], [2], "greedy", ["five"], games=40, seed=2)

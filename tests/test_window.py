@@ -10,9 +10,9 @@ import time
 import pytest
 import redis
 
-from sim.chunk import play_chunk
-from sim.local import run_local
-from sim.spec import JobSpec
+from sim.jobs.chunk import play_chunk
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
 from tests.waits import wait_job
 from workers.app import make_app
 from workers.broker import chunk_of_raw

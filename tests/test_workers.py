@@ -1,7 +1,7 @@
 """Jobs through real Celery workers on a real Redis: no eager mode, no fakes.
 
 Each test starts a worker subprocess (``celery_worker_process``, prefork pool) on its own Redis
-database, prefix and queue; the job's counters must equal `sim.local.run_local`'s exactly.
+database, prefix and queue; the job's counters must equal `sim.jobs.local.run_local`'s exactly.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import time
 import pytest
 import redis
 
-from sim.local import run_local
-from sim.spec import JobSpec
+from sim.jobs.local import run_local
+from sim.jobs.spec import JobSpec
 from sim.stats import derive
 from tests.waits import wait_job, wait_until
 from workers.app import celery_config, make_app
@@ -182,13 +182,13 @@ def test_cancel_stops_a_running_job(stack, env, celery_worker_process):
 
 
 BREAK_CHUNK_2 = """
-import sim.play
-_play = sim.play.play_games
+import sim.jobs.play
+_play = sim.jobs.play.play_games
 def _broken(config, seed, start, stop, max_rounds=100):
     if config.players == 2 and start == 100:
         raise RuntimeError("injected failure")
     return _play(config, seed, start, stop, max_rounds)
-sim.play.play_games = _broken
+sim.jobs.play.play_games = _broken
 """
 
 
@@ -204,8 +204,8 @@ def test_failing_chunk_fails_the_job_after_max_attempts(stack, env, celery_worke
 
 
 SLOW_FIRST_ATTEMPT = """
-import os, time, sim.play
-_play = sim.play.play_games
+import os, time, sim.jobs.play
+_play = sim.jobs.play.play_games
 def _slow_once(config, seed, start, stop, max_rounds=100):
     marker = os.environ["AZULSIM_TEST_MARKER"]
     if config.players == 4 and start == 0 and not os.path.exists(marker):
@@ -214,7 +214,7 @@ def _slow_once(config, seed, start, stop, max_rounds=100):
         os.rename(marker + ".tmp", marker)
         time.sleep(120)
     return _play(config, seed, start, stop, max_rounds)
-sim.play.play_games = _slow_once
+sim.jobs.play.play_games = _slow_once
 """
 
 

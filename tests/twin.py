@@ -1,10 +1,10 @@
 """Mirror every `ReferenceGame.step` on the batch engine and compare, for the rule tests.
 
 `mirror_steps` patches `ReferenceGame.step` so that a game's first step builds a one-game batch
-twin from the reference's snapshot (`sim.engine.from_snapshots`), and every step then checks that
-both engines agree: the same legal actions before the step, the same verdict on an illegal action
-(ValueError on both, neither changed), and equal snapshots, accumulators and records after it.
-Gray-wall columns chosen by a test's callback are replayed on the twin in the same order per
+twin from the reference's snapshot (`sim.rules.engine.from_snapshots`), and every step then checks
+that both engines agree: the same legal actions before the step, the same verdict on an illegal
+action (ValueError on both, neither changed), and equal snapshots, accumulators and records after
+it. Gray-wall columns chosen by a test's callback are replayed on the twin in the same order per
 (seat, row), so the callback runs once, as the test expects.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim import engine
-from sim.reference import ReferenceGame
+from sim.rules import engine
+from sim.rules.reference import ReferenceGame
 
 
 def _twin_of(g: ReferenceGame):

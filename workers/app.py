@@ -18,7 +18,7 @@ import time
 
 from celery import Celery, bootsteps, signals
 
-from sim.alloc import tune_allocator
+from sim.jobs.alloc import tune_allocator
 
 from . import logs as log_setup
 from . import metrics
@@ -178,7 +178,7 @@ def make_app(settings: Settings | None = None) -> Celery:
 
 
 def _tune_allocator_in_workers() -> None:
-    """Every process that plays chunks sets the allocator once (`sim.alloc`): the worker's main
+    """Every process that plays chunks sets the allocator once (`sim.jobs.alloc`): the worker's main
     process before the pool forks (children inherit it; the solo pool plays there) and each pool
     child when it starts."""
 
@@ -191,17 +191,17 @@ def _tune_allocator_in_workers() -> None:
 
 def _load_engine_in_children() -> None:
     """Every process that plays chunks loads the compiled engine and the bots' kernels (numba's
-    cache, `sim.compile_once`) when it starts, before it takes a chunk: a pool child reports up
-    to the pool only after ``worker_process_init``, and the solo pool sends it before it consumes.
-    Loaded in its first chunk instead, the load counted against that chunk's time limits: on a
-    busy machine it took longer than a short soft limit, the chunk was retried at the back of
+    cache, `sim.rules.compile_once`) when it starts, before it takes a chunk: a pool child reports
+    up to the pool only after ``worker_process_init``, and the solo pool sends it before it
+    consumes. Loaded in its first chunk instead, the load counted against that chunk's time limits:
+    on a busy machine it took longer than a short soft limit, the chunk was retried at the back of
     the queue, and a job with a stopping rule stopped late. Not loaded in the main process before
     the pool forks: that delays the worker's start (``ready``) by the load, and the main process
     plays nothing."""
 
     def load(**_):
-        from sim import engine
         from sim.bots import playout
+        from sim.rules import engine
 
         log = logging.getLogger("azulsim.workers")
         began = time.monotonic()

@@ -1,7 +1,7 @@
 """Submit a job: create it in the store, then publish the first chunks as plain Celery tasks.
 
-No chord, no group, no result backend (DESIGN.md §5): each chunk is an independent message with
-JSON arguments ``[job_id, chunk]``, merged idempotently by ``merge_chunk.lua``.
+No chord, no group, no result backend (docs/design.md, "Jobs"): each chunk is an independent message
+with JSON arguments ``[job_id, chunk]``, merged idempotently by ``merge_chunk.lua``.
 
 Chunks are published lazily, in a window: submit publishes the first ``publish_window`` chunks
 (so its time does not grow with the job's size), and each merged chunk publishes the chunks that
@@ -15,7 +15,7 @@ carry their publish time, and the reconciler publishes those it then finds missi
 
 from __future__ import annotations
 
-from sim.spec import JobSpec
+from sim.jobs.spec import JobSpec
 
 from .publish import publish_chunks, publish_window
 from .store import JobInfo, JobStore

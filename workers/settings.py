@@ -114,7 +114,7 @@ class Settings:
     watchdog_s: float = setting("AZULSIM_WATCHDOG_S", 420.0, NUMBER)
     liveness_file: str = setting("AZULSIM_LIVENESS_FILE", "", doc_default="unset")
     remote_control: bool = setting("AZULSIM_REMOTE_CONTROL", False, FLAG)
-    # Per-game records of jobs with game_records (`sim.gamerows`): a directory shared by the
+    # Per-game records of jobs with game_records (`sim.jobs.gamerows`): a directory shared by the
     # cluster, one folder per job, gathered by `azulsim export`; unset: such jobs are refused.
     games_dir: str = setting("AZULSIM_GAMES_DIR", "", doc_default="unset")
 

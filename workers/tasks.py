@@ -8,7 +8,7 @@ A chunk task has two JSON arguments, ``(job_id, chunk)``. Its steps:
    that kills its process), give the attempt a lease on the chunk and move the job to RUNNING;
 2. while a thread renews the lease (`workers.leases`: the reconciler leaves a leased chunk
    alone), load the spec (parsed once per process), then play and count the chunk's games with
-   `sim.chunk.play_chunk` (the function `sim.local` uses too);
+   `sim.jobs.chunk.play_chunk` (the function `sim.jobs.local` uses too);
 3. check the job is still running, then merge with ``merge_chunk.lua`` (which checks again,
    atomically, and test-and-sets the chunk's done bit, so a duplicate never counts twice);
 4. with replicas to wait for (``AZULSIM_REDIS_WAIT_REPLICAS``, 1 with Sentinels), ``WAIT`` for
@@ -39,7 +39,7 @@ from typing import Any
 
 from celery.exceptions import Reject
 
-from sim.chunk import play_chunk  # a module global: tests/faults_util.py wraps it
+from sim.jobs.chunk import play_chunk  # a module global: tests/faults_util.py wraps it
 
 from .leases import keep_lease
 from .publish import TASK_NAME, publish_window
@@ -90,7 +90,7 @@ def run_chunk(app, job_id: str, chunk: int) -> dict[str, Any]:
         with keep_lease(store, job_id, chunk):  # the reconciler leaves a leased chunk alone
             job = store.get_job(job_id)
             if job.spec.game_records:  # every game as a row, to the cluster's shared directory
-                from sim.gamerows import job_directory, play_chunk_with_rows
+                from sim.jobs.gamerows import job_directory, play_chunk_with_rows
 
                 directory = job_directory(settings.games_dir, job_id)
                 result = play_chunk_with_rows(job.spec, job.chunk_games, chunk, directory)
@@ -167,7 +167,7 @@ def advance(store: JobStore, job) -> str:
     """Move the prefix of `job` (a stopping rule) over every chunk parked in order; the job's
     state after. A stop inside a chunk has that chunk's games up to the check point played again
     here and counted alone (game g plays the same every time)."""
-    from sim.sequential import Prefix, play_joint
+    from sim.jobs.sequential import Prefix, play_joint
 
     spec = job.spec
     while True:

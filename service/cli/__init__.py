@@ -5,7 +5,7 @@
 - `output`: statistics as table, JSON or CSV; jobs as lines, table cells and plain JSON
 - `progress`: the progress displays (a `rich` bar on a terminal, a line every 2 s otherwise) and
   following a job to its end
-- `simulate`: ``simulate`` (in-process, `sim.local`)
+- `simulate`: ``simulate`` (in-process, `sim.jobs.local`)
 - `compare`: ``compare`` (two bots head to head or against a field, with a stopping rule)
 - `jobs`: ``submit``, ``watch``, ``stats``, ``cancel``, ``jobs``, ``bots`` (API calls)
 - `replay`: ``replay`` (one game as text a person can check, or plain JSON)

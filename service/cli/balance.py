@@ -1,16 +1,16 @@
 """``azulsim balance``: rule sets side by side, with the measures of game-design research.
 
-One job (`sim.balance.balance_spec`) plays, at each player count, every rule set with the same
-line-up in every seat (seats rotated), each rule set paired with the first (``--rules``' first,
-the printed game by default) on the same deals and seats game for game, and the restricted-play
-configurations: one bot forbidden one strategic element against ``P - 1`` unrestricted copies.
-It prints, per player count, each measure with its 95 % interval and, for every other rule set,
-the paired difference to the first with its interval; then the restricted-play table (the
-restricted bot's win rate beside its fair share 1/P; a large loss means the element matters).
+One job (`sim.experiments.balance_lab.balance_spec`) plays, at each player count, every rule set
+with the same line-up in every seat (seats rotated), each rule set paired with the first
+(``--rules``' first, the printed game by default) on the same deals and seats game for game, and the
+restricted-play configurations: one bot forbidden one strategic element against ``P - 1``
+unrestricted copies. It prints, per player count, each measure with its 95 % interval and, for every
+other rule set, the paired difference to the first with its interval; then the restricted-play table
+(the restricted bot's win rate beside its fair share 1/P; a large loss means the element matters).
 
 A rule set is ``printed`` or ``key=value`` pairs: ``wall=gray``, ``max_rounds=30``,
-``wall=gray,max_rounds=30`` (`sim.rulesets`). ``--json`` prints the statistics document with the
-balance sheet under ``balance_sheet``; ``azulsim report --from FILE`` draws it. ``--server``
+``wall=gray,max_rounds=30`` (`sim.rules.rulesets`). ``--json`` prints the statistics document with
+the balance sheet under ``balance_sheet``; ``azulsim report --from FILE`` draws it. ``--server``
 runs the same job through the service: the same document.
 """
 
@@ -60,7 +60,7 @@ def add_balance(subparsers: argparse._SubParsersAction) -> None:
 
 def balance_job(args: argparse.Namespace):
     """The job spec of the command line (UsageError names the option)."""
-    from sim.balance import balance_spec
+    from sim.experiments.balance_lab import balance_spec
 
     try:
         players = [int(x) for x in args.players.split(",")]
@@ -91,7 +91,7 @@ def balance_job(args: argparse.Namespace):
 
 def balance_output(stats: dict[str, Any]) -> dict[str, Any]:
     """The ``--json`` document: the statistics document (no timing) and its balance sheet."""
-    from sim.balance import balance_document
+    from sim.experiments.balance_lab import balance_document
 
     out = {k: v for k, v in stats.items() if k != "timing"}
     out["balance_sheet"] = balance_document(out)

@@ -50,7 +50,7 @@ class Parser(argparse.ArgumentParser):
 
 def plain(text: str) -> str:
     """A docstring as --help text: the reST markup (````--sprt LO,HI````, ``**head to head**``,
-    ```sim.spec```) taken off, since a terminal shows it raw."""
+    ```sim.jobs.spec```) taken off, since a terminal shows it raw."""
     text = re.sub(r"``(.+?)``", r"\1", text, flags=re.S)
     text = re.sub(r"\*\*(.+?)\*\*", r"\1", text, flags=re.S)
     return re.sub(r"(?<![\w`])`([^`\n]+)`(?!`)", r"\1", text)
@@ -82,9 +82,9 @@ def whole_number(text: str) -> int:
 
 
 def rule_set(text: str):
-    """An argparse type for ``--rules``: a `sim.rulesets.RuleSet` from its text (``printed``,
+    """An argparse type for ``--rules``: a `sim.rules.rulesets.RuleSet` from its text (``printed``,
     ``column_bonus=5,floor=1/2/3``); a bad one is a one-line usage error naming the rule."""
-    from sim.rulesets import RuleSet
+    from sim.rules.rulesets import RuleSet
 
     try:
         return RuleSet.parse(text)
@@ -105,7 +105,7 @@ def add_rules_option(
     help: str = RULES_HELP,  # noqa: A002
     parse: bool = True,
 ) -> None:
-    """``--rules TEXT``: ``args.rules`` is a `sim.rulesets.RuleSet` (the text itself with
+    """``--rules TEXT``: ``args.rules`` is a `sim.rules.rulesets.RuleSet` (the text itself with
     ``parse=False``, for a sweep's ranges), or None when not given (printed: `rules_of`)."""
     p.add_argument("--rules", type=rule_set if parse else str, metavar="RULES", help=help)
 
@@ -113,7 +113,7 @@ def add_rules_option(
 def rules_of(args: argparse.Namespace, option: str = "rules"):
     """The rule set of option `option` (``--rules``; the printed game's when it was not given);
     a text value is parsed here, a bad one a `UsageError` naming the option and the rule."""
-    from sim.rulesets import PRINTED_RULES, RuleSet
+    from sim.rules.rulesets import PRINTED_RULES, RuleSet
 
     value = getattr(args, option, None)
     if value is None:
@@ -139,12 +139,13 @@ def add_spec_options(p: argparse.ArgumentParser) -> None:
 
 
 def spec_from_args(args: argparse.Namespace):
-    """The `sim.spec.JobSpec` that `add_spec_options` (or ``--spec FILE``) describe; `ValueError`
-    names the field of a bad value. Left-out options take the spec file format's defaults."""
+    """The `sim.jobs.spec.JobSpec` that `add_spec_options` (or ``--spec FILE``) describe;
+    `ValueError` names the field of a bad value. Left-out options take the spec file format's
+    defaults."""
     import dataclasses
 
     from sim.bots.registry import split_bot_list
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
 
     from ..convert import spec_from_document
 
@@ -182,9 +183,9 @@ def spec_from_args(args: argparse.Namespace):
 
 def rules_for(rules, args: argparse.Namespace) -> dict:
     """A configuration's ``rules`` object from ``--rules`` (its wall and round cap go to the
-    configuration's own fields, `sim.spec.Configuration.from_dict`); a wall or round cap that
+    configuration's own fields, `sim.jobs.spec.Configuration.from_dict`); a wall or round cap that
     ``--wall`` or ``--max-rounds`` gives otherwise is a usage error."""
-    from sim.rulesets import RuleSet
+    from sim.rules.rulesets import RuleSet
 
     out = rules.changed()
     wall = getattr(args, "wall", None)

@@ -1,6 +1,6 @@
 """``azulsim compare A B``: is bot A stronger than B, and by how much (docs/statistics.md).
 
-Two ways to ask, both in one job of `sim.spec.JobSpec`:
+Two ways to ask, both in one job of `sim.jobs.spec.JobSpec`:
 
 - **head to head** (default): one configuration, A against B (``--players N``: A against N-1
   copies of B), ``mirrored`` seating: every deal is played P times with the bots rotated through
@@ -41,8 +41,8 @@ import argparse
 import sys
 from typing import Any
 
-from sim.constants import DEFAULT_MAX_ROUNDS
 from sim.quote import shown
+from sim.rules.constants import DEFAULT_MAX_ROUNDS
 
 from ..report import STOP_REASONS
 from .common import (
@@ -173,7 +173,7 @@ def degenerate(out: dict[str, Any]) -> str | None:
 def compare_spec(args: argparse.Namespace):
     """The job spec of a comparison (raises UsageError naming the option)."""
     from sim.bots.registry import split_bot_list
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
 
     _refuse_the_same_bot(args.a, args.b)
     against = split_bot_list(args.against) if args.against else []
@@ -247,7 +247,7 @@ def _vs_rules_spec(args: argparse.Namespace, players: int, rules):
     (``--vs-rules``), mirrored, paired when the rule sets deal alike: as baseline and paired
     configuration when they also share the wall (a stopping rule reads A's paired points), else
     through `JobSpec.pairs`."""
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
 
     second = rules_of(args, "vs_rules")
     if args.wall is not None and second.wall == "coloured":
@@ -308,7 +308,7 @@ def _option_names(message: str) -> str:
 
 def compare_document(doc: dict[str, Any]) -> dict[str, Any]:
     """The ``--json`` document of a comparison from a job's statistics document."""
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
 
     spec = JobSpec.from_dict(doc["spec"])
     stopping = doc.get("stopping") or {}
@@ -364,7 +364,7 @@ def _head_to_head(g: dict[str, Any]) -> dict[str, Any]:
 def _vs_rules_figures(doc: dict[str, Any], spec) -> dict[str, Any]:
     """A against B under each rule set (``under``, by label in ``rules``), and the second's
     paired differences to the first (``difference``: A's points and win rate), None unpaired."""
-    from sim.rulesets import RuleSet
+    from sim.rules.rulesets import RuleSet
 
     labels = [RuleSet.of(c, spec).label for c in spec.configurations]
     under = [
@@ -509,7 +509,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _compare_here(args: argparse.Namespace, spec) -> dict[str, Any]:
-    from sim.local import run_local
+    from sim.jobs.local import run_local
 
     from . import simulate
 

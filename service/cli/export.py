@@ -64,7 +64,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             rows = client.export_games(resolve_job_id(client, args.job), out)
     print(f"wrote {rows:,} games to {args.output}", file=sys.stderr)
     if args.long_out is not None:
-        from sim.gamerows import write_long
+        from sim.jobs.gamerows import write_long
 
         rows = write_long(out, args.long_out)
         print(f"wrote {rows:,} rows (games x seats) to {args.long_out}", file=sys.stderr)
@@ -72,7 +72,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def _gather_here(games_dir: str, job: str, out: Path) -> int:
-    from sim.gamerows import gather, job_directory
+    from sim.jobs.gamerows import gather, job_directory
 
     try:
         directory = job_directory(games_dir, job)

@@ -204,7 +204,7 @@ def add_demo(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
 
     from ..client import Client
 

@@ -3,8 +3,8 @@ plain JSON.
 
 The server sends every step with the whole table after it (`service.replay.GameReplay`). What a
 reader needs besides is derived here from consecutive tables with the scoring helpers of
-`sim.scoring` (RULES §5.3, §6, §8.2): what lies on each floor line (the first-player marker and
-tiles, in the order they fell), and for each wall tiling, per seat, the tiles placed with their
+`sim.rules.scoring` (RULES §5.3, §6, §8.2): what lies on each floor line (the first-player marker
+and tiles, in the order they fell), and for each wall tiling, per seat, the tiles placed with their
 points, the floor penalty, the clamp at 0 and, on the last one, the end bonus. Floor penalties,
 the marker and the end bonuses are those of the game's rule set (`GameReplay.rules`, docs/rules.md
 "Rule variants"), which the text's first lines and the JSON's ``rules`` show.
@@ -18,10 +18,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.actions import decode
-from sim.constants import COLOUR_LETTERS, COLOURS
-from sim.rulesets import PRINTED_RULES, RuleSet
-from sim.scoring import complete_colours, complete_cols, complete_rows, placement_points
+from sim.rules.actions import decode
+from sim.rules.constants import COLOUR_LETTERS, COLOURS
+from sim.rules.rulesets import PRINTED_RULES, RuleSet
+from sim.rules.scoring import complete_colours, complete_cols, complete_rows, placement_points
 
 from .common import add_client_options, make_client, resolve_job_id, rpc_errors, whole_number
 

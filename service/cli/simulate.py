@@ -1,4 +1,4 @@
-"""``azulsim simulate``: play a batch in this process (`sim.local`; no Redis, no Celery) and
+"""``azulsim simulate``: play a batch in this process (`sim.jobs.local`; no Redis, no Celery) and
 print its statistics."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from .common import CommandError, UsageError, add_spec_options, spec_from_args, 
 from .output import write_statistics
 from .progress import TerminalProgress
 
-# Stand-in for sim.play.play_games (tests set it); None means the real batch engine.
+# Stand-in for sim.jobs.play.play_games (tests set it); None means the real batch engine.
 PLAY: Callable[..., Any] | None = None
 
 
@@ -31,7 +31,7 @@ def add_simulate(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--spec",
         metavar="FILE",
-        help="JSON job spec (see sim/spec.py); --games, "
+        help="JSON job spec (see sim/jobs/spec.py); --games, "
         "--seed and --max-rounds override its values",
     )
     p.add_argument(
@@ -90,7 +90,7 @@ def games_out(args: argparse.Namespace, spec):
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from sim.bots.external import ExternalBotError
-    from sim.local import run_local
+    from sim.jobs.local import run_local
 
     try:
         spec = spec_from_args(args)
@@ -118,7 +118,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if bar:
             bar.close()
     if args.long_out is not None:
-        from sim.gamerows import write_long
+        from sim.jobs.gamerows import write_long
 
         rows = write_long(args.games_out, args.long_out)
         print(f"wrote {rows:,} rows (games x seats) to {args.long_out}", file=sys.stderr)

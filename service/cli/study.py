@@ -45,7 +45,7 @@ def run_to_end(spec, args: argparse.Namespace) -> tuple[str | None, dict]:
     ``--chunk-size`` where the command has it: sweep, tournament, balance)."""
     if args.server:
         return run_on_server(spec, args)
-    from sim.local import run_local
+    from sim.jobs.local import run_local
 
     from . import simulate
 

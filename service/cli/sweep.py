@@ -110,7 +110,7 @@ def _player_counts(text: str | None) -> list[int] | None:
 
 def sweep_job(args: argparse.Namespace):
     from sim.bots.registry import split_bot_list
-    from sim.sweep import sweep_spec
+    from sim.experiments.sweep import sweep_spec
 
     lineups = [split_bot_list(text) for text in args.bots]
     counts = _player_counts(args.players)
@@ -243,8 +243,8 @@ def _group_table(sw: dict[str, Any], group: dict[str, Any]) -> list[str]:
 
 def _rules_line(doc: dict[str, Any]) -> str:
     """The rules of the sweep's baseline, by label (``printed`` for the printed game)."""
-    from sim.rulesets import RuleSet
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
+    from sim.rules.rulesets import RuleSet
 
     spec = JobSpec.from_dict(doc["spec"])
     return RuleSet.of(spec.configurations[spec.baseline], spec).label

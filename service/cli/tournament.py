@@ -1,8 +1,8 @@
 """``azulsim tournament BOT BOT ...``: every pair of bots in mirrored groups, then ratings.
 
-One job (`sim.tournament.tournament_spec`): for two players one mirrored configuration per pair of
-bots; for ``--players 3`` or ``4`` one per table of that many different bots and order of its
-seats around the table (`sim.tournament.orders`). The ratings are
+One job (`sim.experiments.tournament.tournament_spec`): for two players one mirrored configuration
+per pair of bots; for ``--players 3`` or ``4`` one per table of that many different bots and order
+of its seats around the table (`sim.experiments.tournament.orders`). The ratings are
 Bradley–Terry on the Elo scale with 95 % intervals, anchored on ``--anchor`` (default: the first
 bot), fitted on every comparison of two seats (a table of 3 or 4 is decomposed into its pairs);
 docs/statistics.md states the model. Prints the rating table strongest first, the head-to-head
@@ -64,7 +64,7 @@ def add_tournament(subparsers: argparse._SubParsersAction) -> None:
 
 
 def tournament_job(args: argparse.Namespace):
-    from sim.tournament import tournament_spec
+    from sim.experiments.tournament import tournament_spec
 
     try:
         return tournament_spec(
@@ -91,8 +91,8 @@ def _fmt(x: float | None, digits: int = 0) -> str:
 
 def _rules_label(doc: dict[str, Any]) -> str:
     """The label of the rule set every game of the tournament played under."""
-    from sim.rulesets import RuleSet
-    from sim.spec import JobSpec
+    from sim.jobs.spec import JobSpec
+    from sim.rules.rulesets import RuleSet
 
     spec = JobSpec.from_dict(doc["spec"])
     return RuleSet.of(spec.configurations[0], spec).label
@@ -100,7 +100,7 @@ def _rules_label(doc: dict[str, Any]) -> str:
 
 def format_ratings(doc: dict[str, Any]) -> str:
     """The rating table, the head-to-head matrix and the model check, as text."""
-    from sim.tournament import head_to_head_matrix
+    from sim.experiments.tournament import head_to_head_matrix
 
     from .output import table
 

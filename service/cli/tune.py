@@ -1,6 +1,6 @@
 """``azulsim tune``: SPSA over a bot's numeric parameters, each iteration a batch of mirrored pairs
 between θ+δ and θ−δ, in-process or as service jobs (``--server``); then an SPRT of the tuned
-values against the start (`sim.tune`).
+values against the start (`sim.experiments.tune`).
 
 The same seed gives the same path: each match is a job whose statistics depend only on its spec,
 and the perturbation signs only on (seed, iteration). ``--json`` prints the run's document (schema
@@ -99,7 +99,7 @@ def _progress(point: dict[str, Any]) -> None:
 
 def _run(args: argparse.Namespace, tuning, play) -> dict[str, Any]:
     from service.cli.compare import compare_document
-    from sim import tune
+    from sim.experiments import tune
 
     doc = tune.run(tuning, play, on_iteration=_progress)
     if args.sprt.lower() != "none":
@@ -137,7 +137,7 @@ def format_tune(doc: dict[str, Any]) -> str:
 
 def cmd_tune(args: argparse.Namespace) -> int:
     from sim.bots.registry import split_bot_list
-    from sim.tune import Tuning
+    from sim.experiments.tune import Tuning
 
     if args.sprt.lower() != "none":
         _bounds(args.sprt)  # before the run, not after it

@@ -59,7 +59,7 @@ class Backend:
 
     def statistics(self, info) -> dict:
         """The statistics document of a job whose record `info` was just read: `sim.stats.derive`
-        of the counters merged so far (deriving is the reader's job, DESIGN.md §5), the same as
+        of the counters merged so far (deriving is the reader's job, docs/design.md), the same as
         ``azulsim simulate --json`` without its wall-clock ``timing`` (only the CPU per move of the
         bots that account it, `sim.stats.cpu`)."""
         from sim.stats import derive
@@ -95,7 +95,7 @@ class Backend:
         """Gather the per-game records of job `job_id` into the Parquet file `out`; the games
         (rows) written. The job must have asked for them and have ended (a running job's chunk
         files are still being written)."""
-        from sim.gamerows import gather, job_directory
+        from sim.jobs.gamerows import gather, job_directory
 
         from ..convert import TERMINAL
 

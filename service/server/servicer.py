@@ -36,6 +36,7 @@ class AzulSimServicer(pb_grpc.AzulSimServicer):
         self.backend, self.pool, self.config = backend, pool, config
         self.watches = 0
         self.replays = 0
+        self.exports = 0  # each gathers a job's records into a temporary Parquet file
         self.replies = StatisticsReplies()
 
     async def _abort(self, context, exc: Exception, where: Any) -> NoReturn:
@@ -184,12 +185,18 @@ class AzulSimServicer(pb_grpc.AzulSimServicer):
 
     async def ExportGames(self, request, context):
         job_id = await self._check(context, convert.check_job_id, request.job_id)
-        with tempfile.TemporaryDirectory(prefix="azulsim-export-") as tmp:
-            path = Path(tmp) / "games.parquet"
-            games = await self._call(context, self.backend.export_games, job_id, path)
-            with open(path, "rb") as f:
-                while True:
-                    data = await self._call(context, f.read, EXPORT_PIECE_BYTES)
-                    if not data:
-                        return
-                    yield pb.GameRecordsPart(data=data, games=games)
+        if self.exports >= self.config.max_exports:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{self.config.max_exports} exports are running (the server's limit); retry later",
+            )
+        self.exports += 1
+        try:
+            with tempfile.TemporaryDirectory(prefix="azulsim-export-") as tmp:
+                path = Path(tmp) / "games.parquet"
+                games = await self._call(context, self.backend.export_games, job_id, path)
+                with open(path, "rb") as f:
+                    while data := await self._call(context, f.read, EXPORT_PIECE_BYTES):
+                        yield pb.GameRecordsPart(data=data, games=games)
+        finally:
+            self.exports -= 1

@@ -1,4 +1,4 @@
-"""A game's table drawn as SVG from a `sim.engine.snapshot` (a ReplayGame step's state): the
+"""A game's table drawn as SVG from a `sim.rules.engine.snapshot` (a ReplayGame step's state): the
 factory displays and the centre, then each player's board — pattern lines, wall, floor line and
 score. Tiles are ``<rect class="tile c<colour>">`` (colours in ``static/web.css``), so the page's
 colours are the game's (blue, yellow, red, black, white)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from markupsafe import Markup, escape
 
-from sim.constants import COLOURS, wall_colour
+from sim.rules.constants import COLOURS, wall_colour
 
 T = 22  # tile size, px
 GAP = 3

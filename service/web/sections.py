@@ -41,9 +41,10 @@ SECTIONS: tuple[Section, ...] = (
 
 
 def balance_job(doc: dict[str, Any]) -> bool:
-    """Whether the document is a balance study's (`sim.balance.is_balance_job` of its spec)."""
-    from sim.balance import is_balance_job
-    from sim.spec import JobSpec
+    """Whether the document is a balance study's (`sim.experiments.balance_lab.is_balance_job` of
+    its spec)."""
+    from sim.experiments.balance_lab import is_balance_job
+    from sim.jobs.spec import JobSpec
 
     spec = doc.get("spec") or {}
     configs = spec.get("configurations") or []
@@ -194,7 +195,7 @@ def sweep_charts(sweep: dict[str, Any]) -> list[tuple[str, Markup]]:
 
 def head_to_head_map(doc: dict[str, Any]) -> Markup:
     """A tournament's matrix of observed score rates, row bot against column bot."""
-    from sim.tournament import head_to_head_matrix
+    from sim.experiments.tournament import head_to_head_matrix
 
     labels, rates = head_to_head_matrix(doc)
     grid = [[None if x is None else 100 * x for x in row] for row in rates]

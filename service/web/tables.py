@@ -123,11 +123,11 @@ def pairs(cfg: dict[str, Any]) -> Table | None:
 
 
 def balance_sheet(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """The balance sheet of a balance job (`sim.balance.balance_document`), one entry per player
-    count: its measures by rule set, each value and, for every rule set after the first, the
-    paired difference to the first, with their 95 % intervals (the cells ``azulsim balance``
-    prints); and its restricted-play table. With the measures' descriptions."""
-    from sim.balance import balance_document
+    """The balance sheet of a balance job (`sim.experiments.balance_lab.balance_document`), one
+    entry per player count: its measures by rule set, each value and, for every rule set after the
+    first, the paired difference to the first, with their 95 % intervals (the cells ``azulsim
+    balance`` prints); and its restricted-play table. With the measures' descriptions."""
+    from sim.experiments.balance_lab import balance_document
 
     from ..cli.balance import DIGITS, _cell, _num
 

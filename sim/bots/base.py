@@ -4,8 +4,8 @@ A bot is a pure function of the batch's public state, the legal actions, its par
 own random stream. Bots are vectorised: one call decides for every game in `slots`.
 
 - ``act(st, slots, keys) -> actions``: one legal action id per game of `slots` (games where the
-  seat to move is this bot). ``keys`` are the games' BOT-stream keys (`sim.rng`); decision ``k`` of
-  a game (``k = st.turn``) may use counters ``k * 8 .. k * 8 + 7``.
+  seat to move is this bot). ``keys`` are the games' BOT-stream keys (`sim.rules.rng`); decision
+  ``k`` of a game (``k = st.turn``) may use counters ``k * 8 .. k * 8 + 7``.
 - ``choose_columns(st, slots, seat, row, colours, legal, keys) -> columns``: gray wall only; a
   column for the full pattern line ``row`` of ``seat`` in each game, among the 5-bit mask
   ``legal``. Counters: ``COLUMN_COUNTER + (round * 4 + seat) * 5 + row``.
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import rng
-from ..rulesets import PRINTED_RULES, RuleSet
-from ..sampling import random_columns
-from ..state import BatchState
+from ..rules import rng
+from ..rules.rulesets import PRINTED_RULES, RuleSet
+from ..rules.state import BatchState
+from .sampling import random_columns
 
 
 def turn_uniforms(st: BatchState, slots: np.ndarray, keys: np.ndarray, k: int = 0) -> np.ndarray:
@@ -54,8 +54,8 @@ def elementwise_columns(cls):
     return cls
 
 
-# The column choices the compiled round end makes itself (`sim.compiled`'s column rules), by the
-# class's `choose_columns`: a function of the bot and the game's rule set giving its table of
+# The column choices the compiled round end makes itself (`sim.rules.compiled`'s column rules), by
+# the class's `choose_columns`: a function of the bot and the game's rule set giving its table of
 # column keys (`features.column_keys`), or UNIFORM_COLUMNS for the base class's uniformly random
 # column.
 UNIFORM_COLUMNS = "uniform"

@@ -14,10 +14,10 @@ from .restricted import PARAMS as RESTRICTED_PARAMS
 from .restricted import check as restricted_check
 from .restricted import cost as restricted_cost
 from .restricted import make_restricted
-from .round_search import PARAMS as SEARCH_PARAMS
-from .round_search import make_search, search_cost
-from .search import PARAMS as ROLLOUT_PARAMS
-from .search import make_rollout
+from .rollout import PARAMS as ROLLOUT_PARAMS
+from .rollout import make_rollout
+from .search import PARAMS as SEARCH_PARAMS
+from .search import make_search, search_cost
 
 register_bot(
     "random",

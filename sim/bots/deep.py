@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from .. import engine
+from ..rules import engine
 from .base import Bot, elementwise_columns
 from .features import first_max, substate
 from .heuristic import PARAMS as HEURISTIC_PARAMS
@@ -76,7 +76,7 @@ def shape(nodes: int, width: int) -> tuple[int, ...]:
 
 @elementwise_columns
 class DeepBot(Bot):
-    cpu_accounted = True  # its CPU per move is in the job's timing (`sim.play.BotClock`)
+    cpu_accounted = True  # its CPU per move is in the job's timing (`sim.jobs.play.BotClock`)
 
     def __init__(
         self,

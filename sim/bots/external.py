@@ -6,8 +6,8 @@ the workers) runs that command line. Running a command a job names is opt-in
 (``AZULSIM_EXTERNAL_CMD=1``): on a service it would let any client run programs on the workers.
 
 Each request is one line: a batch of positions with public information only (no bag order, no
-future deals) and their legal actions in the `sim.actions` encoding; each answer is one line with
-one action (or one gray-wall column) per position. One process per command per worker process,
+future deals) and their legal actions in the `sim.rules.actions` encoding; each answer is one line
+with one action (or one gray-wall column) per position. One process per command per worker process,
 started on first use and kept across chunks and jobs (`_PROCESSES`), closed at exit. A timeout, a
 crash, a malformed or illegal answer raises `ExternalBotError` naming the bot and the position, and
 the process is killed (the next request starts a fresh one): never a hang, never a silently wrong
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine import wall_colours
+from ..rules.engine import wall_colours
 from ..settings import Kind, from_env, setting
 from .base import Bot
 from .features import unpack
@@ -334,7 +334,7 @@ _TICK_NS = 10**9 // (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 class ExternalBot(Bot):
     """Asks the program for its moves; accounts the CPU the program spent (`outside_cpu_ns`)."""
 
-    cpu_accounted = True  # its CPU per move is in the job's timing (`sim.play.BotClock`)
+    cpu_accounted = True  # its CPU per move is in the job's timing (`sim.jobs.play.BotClock`)
 
     def __init__(
         self, argv: list[str], label: str, timeout: float, batch: int, move_ms: float = 0.0

@@ -13,10 +13,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..constants import RUN, wall_column
-from ..rulesets import PRINTED_RULES, RULE_FLOOR_CUM, RULE_FLOOR_SLOTS, RuleSet
-from ..state import BatchState
-from ..tables import POP5
+from ..rules.constants import RUN, wall_column
+from ..rules.rulesets import PRINTED_RULES, RULE_FLOOR_CUM, RULE_FLOOR_SLOTS, RuleSet
+from ..rules.state import BatchState
+from ..rules.tables import POP5
 
 CAP = np.arange(1, 6, dtype=np.int16)[:, None]  # (5, 1): capacity of pattern line r
 _R5 = np.arange(5)

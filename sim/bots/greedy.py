@@ -9,7 +9,7 @@ Definition. For a legal action ``a = (source, colour, destination)`` taking ``k`
 
 Greedy plays an action with the most ``placed``, then the fewest ``floored``. Among the ``T``
 actions left tied, it plays the ``j``-th with ``j = (u * T) >> 32``, ``u`` the bot stream's
-uniform32 at counter ``turn * 8`` (`sim.rng`), the tied actions enumerated colour by colour,
+uniform32 at counter ``turn * 8`` (`sim.rules.rng`), the tied actions enumerated colour by colour,
 then destination by destination (lines 0..4, then the floor), then source by source (the centre,
 then factories in index order). On the gray wall a full line goes to the legal column where the
 tile scores the most adjacency points on the wall as it stood before this tiling, ties leftmost.
@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import rng
-from ..rulesets import RULE_TILES_PER_FACTORY
+from ..rules import rng
+from ..rules.rulesets import RULE_TILES_PER_FACTORY
 from .base import Bot, compiled_columns, elementwise_columns
 from .features import (
     CAP,
@@ -199,7 +199,7 @@ class GreedyBot(Bot):
     def act(self, st, slots, keys) -> np.ndarray:
         """`greedy_actions`' choices, made in compiled code (`engine.bot_picks`: the pick
         whole-game self-play makes; tests/test_self_play.py checks the two agree)."""
-        from .. import engine
+        from ..rules import engine
 
         return engine.bot_picks(st, slots, keys, "greedy")
 

@@ -3,7 +3,8 @@
 Definition. The bot plays the legal action with the highest value below; ties go to the first in
 the order (source, colour) source-major (the centre, then factories in index order), then
 destination (lines 0..4, then the floor). It uses no random numbers. Every rule it counts is the
-game's rule set's (`sim.rulesets`: the state's ``rule_set``); the printed game's are in brackets.
+game's rule set's (`sim.rules.rulesets`: the state's ``rule_set``); the printed game's are in
+brackets.
 
 For the seat to move, a *line value* ``V[c, r]`` is what tiling colour ``c`` from pattern line
 ``r`` at this round's end is worth:
@@ -38,8 +39,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import compile_once
-from ..rulesets import (
+from ..rules import compile_once
+from ..rules.rulesets import (
     MARKER_FLOOR,
     MARKER_POINTS,
     MAX_TILES_PER_COLOUR,
@@ -358,7 +359,7 @@ def compiled_kernels():
         _kernels = kernels  # set first: the warm-up below calls back into this module
 
         def warm():
-            from .. import engine
+            from ..rules import engine
 
             ids = np.arange(2)
             for wall in ("coloured", "gray"):

@@ -6,8 +6,8 @@ its time went to the passes, not the arithmetic. Here each function is one compi
 games (numba), with no Python in it:
 
 - `play_picks`: the heuristic's picks to the end of each copy's round (`heuristic._Picks.best`,
-  then the engine's pick, `sim.compiled.pick`); the round ends are the engine's
-  (`sim.compiled.end_rounds`, with the heuristic's gray-wall columns);
+  then the engine's pick, `sim.rules.compiled.pick`); the round ends are the engine's
+  (`sim.rules.compiled.end_rounds`, with the heuristic's gray-wall columns);
 - `round_values`: `rollout`'s round-end value of every seat (`search.RolloutBot`, step 3);
 - `ranked_picks`: the candidate lists (`playout.candidates`).
 
@@ -22,8 +22,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..compiled import column_mask, pick
-from ..rulesets import (
+from ..rules.compiled import column_mask, pick
+from ..rules.rulesets import (
     MAX_TILES_PER_COLOUR,
     MAX_TILES_PER_FACTORY,
     RULE_COLOUR_BONUS,
@@ -31,7 +31,7 @@ from ..rulesets import (
     RULE_END_ROWS,
     RULE_ROW_BONUS,
 )
-from ..tables import POPCOUNT, WALL_COLUMN
+from ..rules.tables import POPCOUNT, WALL_COLUMN
 from .features import FLOOR_MAX_X
 
 # Kept literal in the compiled code: numba freezes module globals as constants. The rules of a
@@ -391,8 +391,8 @@ def ranked_picks(
                 ids[top] = -1
 
 
-# Without numba's reference counts (the engine's batch calls: `sim.compiled.jit`): the picks use
-# the state tuple, whose ~35 arrays would otherwise be counted up and down at every pick.
+# Without numba's reference counts (the engine's batch calls: `sim.rules.compiled.jit`): the picks
+# use the state tuple, whose ~35 arrays would otherwise be counted up and down at every pick.
 @numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def play_picks(
     S,

@@ -6,8 +6,8 @@ plays exactly the moves ``policy.act`` would, step by step, with less work:
 
 - **Compiled picks.** `kernels.play_picks` plays each copy's picks to the end of its round
   in one compiled loop (numba): the same float32 numbers as `heuristic.best_actions` and the
-  engine's own pick (`sim.compiled.pick`), without a few dozen numpy passes per pick. The round
-  ends are the engine's (`engine.end_rounds`, compiled, once per play-out).
+  engine's own pick (`sim.rules.compiled.pick`), without a few dozen numpy passes per pick. The
+  round ends are the engine's (`engine.end_rounds`, compiled, once per play-out).
 - **Line values kept.** Within a round the walls do not change. On the gray wall a seat's line
   values do not depend on its pattern lines, so they are computed once per seat and copy. On the
   coloured wall they are those of the wall "as it will be once the full lines are tiled": its masks
@@ -25,9 +25,9 @@ from dataclasses import fields
 
 import numpy as np
 
-from .. import compile_once, engine
-from ..rulesets import PRINTED_RULES, RuleSet
-from ..tables import POP5
+from ..rules import compile_once, engine
+from ..rules.rulesets import PRINTED_RULES, RuleSet
+from ..rules.tables import POP5
 from .features import (
     column_keys,
     column_masks,
@@ -231,7 +231,7 @@ def heuristic_columns(policy: HeuristicBot, rule_set: RuleSet = PRINTED_RULES):
 
 
 def play_games_out(policy: HeuristicBot, st) -> None:
-    """Every game of `st` played to its end with `policy` in every seat (`sim.self_play`): its
+    """Every game of `st` played to its end with `policy` in every seat (`sim.jobs.self_play`): its
     play-outs round after round (its picks to the round's end, then its round end), each followed
     by the next deal."""
     while True:

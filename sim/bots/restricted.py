@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..constants import wall_column
+from ..rules.constants import wall_column
 from .base import Bot
 from .registry import Param, make_bot, parse_bot_spec
 

@@ -3,8 +3,8 @@
 A bot that cannot play some configurations (an outside engine written for the coloured wall and
 two players, say) declares it here, by name: ``declare_supports(name, fn)`` with
 ``fn(params, players, wall)`` returning None when it plays that table, else the reason it does
-not. `sim.spec.Configuration` asks `refusal` for every seat, so such a job is refused when it is
-submitted (a ValueError naming the seat and the reason: INVALID_ARGUMENT on a service), rather
+not. `sim.jobs.spec.Configuration` asks `refusal` for every seat, so such a job is refused when it
+is submitted (a ValueError naming the seat and the reason: INVALID_ARGUMENT on a service), rather
 than failing at the first request the bot cannot answer. A bot that declares nothing plays every
 table (every built-in bot does).
 """

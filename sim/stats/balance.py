@@ -1,7 +1,7 @@
 """Balance counters: the measures of game-design research, counted per configuration.
 
 Counted over finished games (``end_reason == row_completed``) from the leader records that the
-engine keeps (`sim.compiled.count_lead`: the score leaders after each wall tiling; Azul scores
+engine keeps (`sim.rules.compiled.count_lead`: the score leaders after each wall tiling; Azul scores
 only at round ends, so a round is the unit of time). Keys, per configuration ``c{k}|bal|``:
 
 - ``winset.<m>``: games whose §8.3 winners are the turn-order positions of bitmask ``m`` (bit q:
@@ -17,7 +17,7 @@ only at round ends, so a round is the unit of time). Keys, per configuration ``c
 - ``comeback.<k>`` (k = 1..`COMEBACK_ROUNDS`): games won by a seat that trailed after round k;
   ``reached.<k>``: games of at least k rounds; ``comeback.final``: games won by a seat that
   trailed after the last round (decided by the end bonuses, ``decisive == R + 1``);
-- the choices of the turns (`sim.compiled.pick` counts them before every pick, whichever bot
+- the choices of the turns (`sim.rules.compiled.pick` counts them before every pick, whichever bot
   picks; a gray wall's columns are no turns): moments (``.sum``, ``.sumsq``, ``min|``/``max|``)
   of ``decision_turns`` (turns with more than one legal pick) and ``legal_actions`` (legal picks
   summed over the game's turns), and their products with the game's turns, ``.turns`` (the sum
@@ -25,7 +25,7 @@ only at round ends, so a round is the unit of time). Keys, per configuration ``c
   `sim.stats.counters`) they give the ratios ``decision_turn_share`` and ``legal_actions_mean``
   and their intervals over games, exactly (`_ratio`).
 
-Paired rule sets (`sim.spec.JobSpec.pairs`, ``c{k}|pbal|``), over the games g finished in both
+Paired rule sets (`sim.jobs.spec.JobSpec.pairs`, ``c{k}|pbal|``), over the games g finished in both
 configuration k and its baseline: ``n``; ``<m>.sum``/``.sumsq`` of the per-game difference
 ``x_k(g) - x_base(g)`` of each of `PAIRED_MEASURES`; ``win.<a>.<b>``: games whose baseline
 winners are the positions ``a`` and configuration k's the positions ``b`` (paired games share
@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from ..constants import END_REASONS, END_ROUND_CAP
-from ..records import GameRecords
+from ..rules.constants import END_REASONS, END_ROUND_CAP
+from ..rules.records import GameRecords
 from .intervals import Z95, moments, wilson
 
 Counters = dict[str, int]
@@ -51,7 +51,8 @@ Counters = dict[str, int]
 COMEBACK_ROUNDS = 5
 RATIOS = {"decision_turns": "decision_turn_share", "legal_actions": "legal_actions_mean"}
 HIST_TOP = {"lead_changes": 20, "decisive": 30}  # last, open bin of each histogram
-CHOICES = ("decision_turns", "legal_actions")  # per game, over its turns (`sim.compiled.pick`)
+# per game, over its turns (`sim.rules.compiled.pick`)
+CHOICES = ("decision_turns", "legal_actions")
 PAIRED_MEASURES = (
     "rounds", "turns", "margin", "lead_changes", "decisive", "shared", "final", *CHOICES,
 )  # fmt: skip

@@ -58,25 +58,26 @@ Mirrored configurations also count their groups, and paired configurations their
 to the baseline (``c{k}|group|...``, ``c{k}|penta|...``, ``c{k}|paired|...``; `sim.stats.groups`).
 Every configuration counts its balance measures (``c{k}|bal|...``; `sim.stats.balance`), its
 turn order per start seat and bot (``c{k}|turn|...``; `sim.stats.turn_order`), and the focal
-player (``bots[0]``) on its own (``c{k}|focal|...``; `sim.stats.sweep`).
+player (``bots[0]``) on its own (``c{k}|focal|...``; `sim.stats.focal`).
 
 Bots are grouped by their canonical label (`sim.bots.registry`), so a label that sits in two seats
 of a configuration is one group.
 
 The one exception to "the same whatever the run": ``cpu|c{k}|bot=<label>|ns`` and ``|moves``, the
-measured CPU of the bots that account theirs (`sim.stats.cpu`), added by `sim.chunk.play_chunk`.
-They merge by addition like the rest; `derive` never reads them into the statistics.
+measured CPU of the bots that account theirs (`sim.stats.cpu`), added by
+`sim.jobs.chunk.play_chunk`. They merge by addition like the rest; `derive` never reads them into
+the statistics.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..constants import END_REASONS
-from ..records import GameRecords
+from ..rules.constants import END_REASONS
+from ..rules.records import GameRecords
 from .balance import count_balance
+from .focal import count_focal
 from .groups import count_groups
-from .sweep import count_focal
 from .turn_order import count_turn_order
 
 Counters = dict[str, int]
@@ -242,7 +243,7 @@ def count(records: GameRecords, config_index: int, config) -> Counters:
     ----------
     records : the games (any subset of the job's games of this configuration, any order)
     config_index : position of the configuration in the job (the ``c{k}`` of every key)
-    config : the `sim.spec.Configuration`; its canonical bot labels name the bot groups
+    config : the `sim.jobs.spec.Configuration`; its canonical bot labels name the bot groups
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""CPU per move of the bots that account theirs (`sim.play.BotClock`), as integer counters.
+"""CPU per move of the bots that account theirs (`sim.jobs.play.BotClock`), as integer counters.
 
 Keys ``cpu|c{k}|bot=<label>|ns`` (CPU nanoseconds spent choosing, in this process and, for an
 external program, in its own) and ``cpu|c{k}|bot=<label>|moves`` (picks chosen) merge by addition

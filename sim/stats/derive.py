@@ -19,14 +19,14 @@ from __future__ import annotations
 from typing import Any
 
 from .. import RULES_VERSION
-from ..constants import END_REASONS
-from ..rulesets import RuleSet
+from ..rules.constants import END_REASONS
+from ..rules.rulesets import RuleSet
 from .balance import derive_balance, derive_balance_paired
 from .counters import GAME_MOMENTS, HISTOGRAMS, PLAYER_MOMENTS, Counters
+from .focal import derive_sweep
 from .groups import derive_groups, derive_paired
 from .intervals import Z95, moments, wilson
 from .ratings import derive_ratings
-from .sweep import derive_sweep
 from .turn_order import derive_turn_order
 
 __all__ = ["SCHEMA", "Z95", "derive", "group_rows", "moments", "wilson"]
@@ -176,7 +176,7 @@ def derive(counters: Counters, spec) -> dict[str, Any]:
     Parameters
     ----------
     counters : merged counters of any subset of the job's games (partial while running)
-    spec : the `sim.spec.JobSpec`
+    spec : the `sim.jobs.spec.JobSpec`
 
     Returns
     -------

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..records import GameRecords
+from ..rules.records import GameRecords
 from . import sprt
 
 Counters = dict[str, int]  # as sim.stats.counters (which imports this module)

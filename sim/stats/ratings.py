@@ -1,7 +1,7 @@
 """Ratings from a tournament: Bradley–Terry on the Elo scale, with 95 % intervals.
 
-The model (notes/experiments.md §3). Bot ``i`` has strength ``pi_i = exp(theta_i)``, and in one
-*comparison* of bots ``i`` and ``j``::
+The model (docs/statistics.md, "Ratings"). Bot ``i`` has strength ``pi_i = exp(theta_i)``, and in
+one *comparison* of bots ``i`` and ``j``::
 
     P(i finishes above j) = pi_i / (pi_i + pi_j)
 

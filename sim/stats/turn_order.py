@@ -2,8 +2,8 @@
 
 Rotated and mirrored seating put every bot in every seat equally often, so a per-seat table reads
 50/50 by construction; what is left of seat luck is *who starts*. The start seat of each game is
-drawn from the deal stream (`sim.spec.first_player`), independent of the bots. Counted over finished
-games of configuration ``k`` (``c{k}|turn|...``):
+drawn from the deal stream (`sim.jobs.spec.first_player`), independent of the bots. Counted over
+finished games of configuration ``k`` (``c{k}|turn|...``):
 
 - ``start={s}|pos={q}|n``, ``wins``, ``score.sum``, ``score.sumsq``: the player-games in
   turn-order position ``q`` (seat ``(s + q) % P``; position 0 starts) of the games seat ``s``
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..records import GameRecords
+from ..rules.records import GameRecords
 from .intervals import moments, wilson
 
 Counters = dict[str, int]

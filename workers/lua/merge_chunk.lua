@@ -1,4 +1,4 @@
--- Merge one chunk's counters into its job, atomically (DESIGN.md §5; notes/service.md §1.4).
+-- Merge one chunk's counters into its job, atomically (docs/design.md, "Statistics").
 --
 -- KEYS: 1 meta (hash), 2 counters (hash), 3 done (bitmap, one bit per chunk), 4 chunks (hash of
 --       per-chunk bookkeeping), 5 active-jobs set, 6 the request-id key (or the meta key again)

@@ -1,4 +1,4 @@
--- Park one chunk of a job with a stopping rule until the prefix reaches it (sim/sequential.py).
+-- Park one chunk of a job with a stopping rule until the prefix reaches it (sim/jobs/sequential.py).
 --
 -- KEYS: 1 meta, 2 counters, 3 done (bitmap), 4 chunks (bookkeeping), 5 active set, 6 request key
 --       (or meta), 7 pending (hash: chunk index -> the chunk's result, JSON)

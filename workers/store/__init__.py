@@ -1,4 +1,5 @@
-"""The Redis job store: job records, progress, counters and the atomic chunk merge (DESIGN.md §5).
+"""The Redis job store: job records, progress, counters and the atomic chunk merge (docs/design.md,
+"Jobs").
 
 One module per job: `keys` (the key names and layout), `records` (`JobInfo` from a stored hash),
 `jobs` (create, read, cancel; the merged counters), `paging` (listing), `chunks` (the chunk

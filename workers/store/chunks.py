@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sim.chunk import chunk_games_range
+from sim.jobs.chunk import chunk_games_range
 
 from .base import StoreBase
 from .errors import NotReplicated, unavailable

@@ -8,9 +8,9 @@ import uuid
 from typing import Any
 
 from sim import RULES_VERSION
-from sim.chunk import chunk_games_for, chunks_total
+from sim.jobs.chunk import chunk_games_for, chunks_total
+from sim.jobs.spec import JobSpec
 from sim.quote import shown
-from sim.spec import JobSpec
 
 from .base import StoreBase
 from .errors import JobFinished, JobNotFound, RequestConflict, unavailable

@@ -1,5 +1,5 @@
-"""The prefix protocol of jobs with a stopping rule (`sim.sequential`): chunks are parked as they
-finish and merged in game order only, the rule read at each check point on the way.
+"""The prefix protocol of jobs with a stopping rule (`sim.jobs.sequential`): chunks are parked as
+they finish and merged in game order only, the rule read at each check point on the way.
 
 - `park_chunk`: one Lua script test-and-sets the chunk's done bit and keeps its result (full
   counters and the rule's per-segment counters) in the job's ``pending`` hash;
@@ -10,7 +10,7 @@ finish and merged in game order only, the rule read at each check point on the w
   the job SUCCEEDED when the rule decided (or the last chunk is in).
 
 `workers.tasks.advance` drives them; the decision itself is computed in Python
-(`sim.sequential.Prefix`), a pure function of the prefix, so whichever worker computes it gets
+(`sim.jobs.sequential.Prefix`), a pure function of the prefix, so whichever worker computes it gets
 the same answer and the position check makes it count once.
 """
 

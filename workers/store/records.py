@@ -6,7 +6,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from sim.spec import JobSpec
+from sim.jobs.spec import JobSpec
 
 ACTIVE_STATES = ("QUEUED", "RUNNING")
 
@@ -29,7 +29,7 @@ class JobInfo:
     error: str
     rules_version: str
     chunk_games: int = 0  # games per chunk, fixed when the job was created
-    stopping: str = ""  # a stopping rule's prefix state, JSON (`sim.sequential.Prefix.state`)
+    stopping: str = ""  # a stopping rule's prefix state, JSON (`sim.jobs.sequential.Prefix.state`)
 
     @property
     def finished(self) -> bool:
@@ -38,7 +38,7 @@ class JobInfo:
 
 def text(value: Any) -> str:
     """A Redis reply as text (the client may or may not decode responses)."""
-    if value is None:  # a missing key or field: never the string "None" (issue 10 item 1)
+    if value is None:  # a missing key or field: never the string "None"
         raise TypeError("text(None): the caller must handle a missing value")
     return value.decode() if isinstance(value, bytes) else str(value)
 

@@ -10,11 +10,11 @@ import numpy as np
 
 from sim.bots import BotInfo, Param
 from sim.bots.base import Bot
-from sim.sampling import uniform_legal
+from sim.bots.sampling import uniform_legal
 
 
 class EdgeBot(Bot):
-    """Plays the first (or last) legal action in `sim.sampling`'s enumeration order."""
+    """Plays the first (or last) legal action in `sim.bots.sampling`'s enumeration order."""
 
     def __init__(self, end: str):
         self.u = np.uint64(0 if end == "first" else (1 << 32) - 1)
