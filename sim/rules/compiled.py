@@ -595,6 +595,24 @@ BOT_RANDOM = 0
 BOT_GREEDY = 1
 
 
+@inline
+def play_game(S, i, j, seat_bots, with_greedy, columns, tables, bot_keys, counts, given):
+    """Play game i (position j of the call) to its end; `with_greedy` is False when no seat is
+    greedy's (a loop without greedy's code: random self-play keeps its speed)."""
+    key = bot_keys[j]
+    while not S.done[i]:
+        if S.tiles_left[i] > 0:
+            if with_greedy and seat_bots[j, S.current[i]] == BOT_GREEDY:
+                source, colour, dest = greedy_pick(S, i, key)
+            else:
+                source, colour, dest = random_pick(S, i, key)
+            pick(S, i, source, colour, dest)
+            continue
+        end_round(S, i, j, columns, tables, bot_keys, given)
+        if not S.done[i]:
+            start_round(S, i, counts)
+
+
 @jit
 def play_games(S, slots, seat_bots, bot_keys, columns, tables, counts, given):
     """Play the games in `slots` to their end, in place: seat p of game slots[j] is the compiled
@@ -603,18 +621,13 @@ def play_games(S, slots, seat_bots, bot_keys, columns, tables, counts, given):
     wait for its round end (no tiles left); a finished one is left as it is."""
     for j in range(slots.shape[0]):
         i = slots[j]
-        key = bot_keys[j]
-        while not S.done[i]:
-            if S.tiles_left[i] > 0:
-                if seat_bots[j, S.current[i]] == BOT_GREEDY:
-                    source, colour, dest = greedy_pick(S, i, key)
-                else:
-                    source, colour, dest = random_pick(S, i, key)
-                pick(S, i, source, colour, dest)
-                continue
-            end_round(S, i, j, columns, tables, bot_keys, given)
-            if not S.done[i]:
-                start_round(S, i, counts)
+        greedy_seats = 0
+        for p in range(S.wall.shape[0]):
+            greedy_seats += seat_bots[j, p] == BOT_GREEDY
+        if greedy_seats:
+            play_game(S, i, j, seat_bots, True, columns, tables, bot_keys, counts, given)
+        else:
+            play_game(S, i, j, seat_bots, False, columns, tables, bot_keys, counts, given)
 
 
 # --- the batch calls of `sim.rules.engine`
