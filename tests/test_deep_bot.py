@@ -108,6 +108,26 @@ def test_an_ample_clock_reaches_the_node_budget():
     assert np.array_equal(quick, make_bot("deep:nodes=8").act(st, slots, keys[slots]))
 
 
+def test_an_anytime_search_sizes_its_next_search_to_the_time_left(monkeypatch):
+    """After the first 8 leaves, the next search is the largest budget the clock still fits (at
+    the last search's CPU per leaf), not the next rung of a ladder: with an ample clock and a
+    budget of 1,000 it plays the 1,000-leaf tree at once."""
+    st, keys = random_positions(2, "coloured", games=6, seed=3)
+    slots = np.flatnonzero(~st.done & (st.tiles_left > 0))
+    searched = []
+    real = deep.DeepBot.search
+
+    def spy(self, st, slots, widths):
+        searched.append(widths)
+        return real(self, st, slots, widths)
+
+    monkeypatch.setattr(deep.DeepBot, "search", spy)
+    timed = make_bot("deep:nodes=1000,ms=600000").act(st, slots, keys[slots])
+    assert searched == [deep.shape(8, 6), deep.shape(1000, 6)]
+    assert np.array_equal(timed, make_bot("deep:nodes=1000").act(st, slots, keys[slots]))
+    assert deep.leaves(1000, 6) == 864 and deep.leaves(1, 6) == 1
+
+
 def test_registered_with_a_cost_that_grows_with_the_budget():
     spec = parse_bot_spec("deep:nodes=96")
     assert spec.label == "deep"

@@ -293,3 +293,37 @@ def test_truncated_games_left_out_of_everything_but_their_counts():
     assert full["c0|truncated.round_cap"] == int((rec.end_reason == END_ROUND_CAP).sum())
     assert full["c0|truncated.no_tiles"] == int((rec.end_reason == END_NO_TILES).sum())
     assert full["c0|games"] == int((rec.end_reason == END_ROW_COMPLETED).sum())
+
+
+def test_collection_is_paused_while_a_document_is_built_and_resumes_after_the_last_block():
+    """`sim.stats.collection`: blocks in several threads at once; collection comes back on when
+    the last one ends, and stays off if it was off before the first."""
+    import gc
+    import threading
+
+    from sim.stats.collection import collection_paused
+
+    assert gc.isenabled()
+    inside, release = threading.Event(), threading.Event()
+
+    def other():
+        with collection_paused():
+            inside.set()
+            release.wait(30)
+
+    t = threading.Thread(target=other)
+    with collection_paused():
+        assert not gc.isenabled()
+        t.start()
+        assert inside.wait(30)
+    assert not gc.isenabled()  # the other thread's block still runs
+    release.set()
+    t.join(30)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collection_paused():
+            pass
+        assert not gc.isenabled()  # off before: left off
+    finally:
+        gc.enable()

@@ -222,6 +222,64 @@ def test_a_configurations_rule_set_is_shown_beside_its_wall_and_seating(web):
     assert _in_order(summary, [described, "bots greedy, random"])
 
 
+def test_the_jobs_list_and_the_game_picker_name_a_configurations_rule_set_unless_printed(web):
+    """The one-line spec summary (the jobs list) and the job page's game picker give each
+    configuration's rule-set label, as its statistics name it, when it is not ``printed``."""
+    for name in ("plain", "balance"):
+        job_id = web.jobs[name]
+        doc = json.loads(web.client.statistics(job_id).statistics_json)
+        _, listed, _ = fetch(f"{web.url}/jobs?size=200")
+        (row,) = [ln for ln in listed.split("<tr ")[1:] if f'data-job="{job_id}"' in ln]
+        summary = Tables(row).texts.get("spec") or row.split('class="spec">')[1].split("<")[0]
+        _, page, _ = fetch(f"{web.url}/jobs/{job_id}")
+        options = page.split('name="configuration">')[1].split("</select>")[0]
+        shown = 0
+        for cfg in doc["configurations"]:
+            k, bots = cfg["index"], ", ".join(cfg["seat_bots"])
+            label = cfg.get("rules")
+            extra = f", rules {escape(label)}" if label else ""
+            option = f'<option value="{k}">{k}: {escape(bots)} ({cfg["players"]}p{extra})</option>'
+            assert option in options, (name, k, options[:400])
+            if k < 3:  # the summary names the first three
+                assert f"{escape(bots)} ({cfg['players']}p" in summary
+                if label:
+                    assert f"rules {escape(label)})" in summary, (summary, label)
+            shown += bool(label)
+        assert shown  # each job has a configuration of another rule set
+    assert "rules printed" not in listed
+
+
+def test_a_rule_set_label_of_the_summary_is_the_statistics_label():
+    """`rule_set_label` of a stored spec is `sim.rules.rulesets.RuleSet.of`'s label, the job's round
+    cap included where the configuration has none."""
+    from service.convert import spec_to_proto
+    from service.web.jobs import rule_set_label, spec_summary
+    from sim.jobs.spec import JobSpec
+    from sim.rules.rulesets import RuleSet
+
+    spec = JobSpec.from_dict({
+        "configurations": [
+            {"players": 2, "bots": ["greedy", "random"]},
+            {"players": 2, "bots": ["greedy", "random"], "wall": "gray"},
+            {"players": 3, "bots": ["greedy"] * 3, "max_rounds": 12},
+            {"players": 2, "bots": ["greedy", "random"], "rules": {"column_bonus": 9}},
+        ],
+        "games": 10,
+        "seed": 1,
+        "max_rounds": 20,
+    })  # fmt: skip
+    message = spec_to_proto(spec)
+    labels = [rule_set_label(c, message) for c in message.configurations]
+    assert labels == [RuleSet.of(c, spec).label for c in spec.configurations]
+    assert (
+        labels[0] == "max_rounds=20" and "wall=gray" in labels[1] and "column_bonus=9" in labels[3]
+    )
+    plain = {k: v for k, v in spec.to_dict().items() if k != "max_rounds"}
+    printed = spec_to_proto(JobSpec.from_dict(plain))
+    assert rule_set_label(printed.configurations[0], printed) == "printed"
+    assert "(2p)" in spec_summary(printed) and "rules wall=gray" in spec_summary(printed)
+
+
 def test_getstatistics_after_a_page_answers_what_it_answers_without_one(web):
     """The page derives its document without the reply's JSON; the first GetStatistics after it
     builds the reply from that document: the same reply, byte for byte, as one derived for

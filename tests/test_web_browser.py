@@ -202,6 +202,17 @@ def test_balance_job_page_shows_its_balance_sheet(stack, chrome):
     assert described not in what.text
     what.find_element(By.TAG_NAME, "summary").click()
     assert described in what.text
+    # The game picker and the jobs list name each configuration's rule set unless printed.
+    doc = client.statistics_document(job.job_id)
+    picker = chrome.find_elements(By.CSS_SELECTOR, "#game-picker option")
+    labels = [c.get("rules") for c in doc["configurations"]]
+    assert "wall=gray" in labels and None in labels
+    for option, label in zip(picker, labels, strict=True):
+        text = option.get_attribute("textContent")
+        assert (f", rules {label})" in text) if label else "rules" not in text, (text, label)
+    chrome.get(f"{s.web_url}jobs")
+    summary = chrome.find_element(By.CSS_SELECTOR, f'tr[data-job="{job.job_id}"] td.spec').text
+    assert "rules wall=gray" in summary and "rules printed" not in summary
 
 
 @pytest.fixture

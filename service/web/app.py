@@ -37,7 +37,7 @@ from ..server.status import BadRequest, LimitExceeded, checked
 from .auth import COOKIE, OPEN_PATHS, TokenCheck, safe_next
 from .errors import http_status
 from .feed import Feeds
-from .jobs import job_protos, progress, work_ahead
+from .jobs import configuration_summary, job_protos, progress, work_ahead
 from .views import Views
 
 log = logging.getLogger("azulsim.web")
@@ -142,7 +142,7 @@ class WebView:
             job=job,
             live=parts,
             configurations=[
-                f"{k}: {', '.join(c.bots)} ({c.players}p)"
+                f"{k}: {configuration_summary(c, spec, seating=False)}"
                 for k, c in enumerate(spec.configurations)
             ],
             games=spec.games,

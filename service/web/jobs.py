@@ -4,9 +4,12 @@ message (`service.convert.job_to_proto`), as a gRPC client sees it."""
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any
+
+from sim.rules.rulesets import PRINTED
 
 from ..api import azulsim_pb2 as pb
 from ..cli.output import _stopping_text, clock, state_name, when
@@ -14,17 +17,36 @@ from ..cli.progress import AHEAD_PAGES
 from ..convert import SEATING, TERMINAL, WALL, job_to_proto, rule_set_from_proto
 
 
+def rule_set_label(c: pb.Configuration, spec: pb.JobSpec) -> str:
+    """The canonical label of the rule set configuration `c` of job `spec` plays under
+    (`sim.rules.rulesets.RuleSet.label`: its wall, round cap and other rules; ``printed`` for the
+    printed game's), as its statistics name it."""
+    rules = c.rules.SerializeToString(deterministic=True) if c.HasField("rules") else b""
+    return _label(rules, WALL.get(c.wall, "coloured"), c.max_rounds or spec.max_rounds)
+
+
+@functools.lru_cache(maxsize=1024)
+def _label(rules: bytes, wall: str, cap: int) -> str:
+    # Kept: a page lists up to 100 configurations, most of them of one or a few rule sets.
+    return rule_set_from_proto(pb.Rules.FromString(rules), wall, cap).label
+
+
+def configuration_summary(c: pb.Configuration, spec: pb.JobSpec, seating: bool = True) -> str:
+    """``greedy, random (2p, fixed, rules wall=gray)``: the bots, the players, the seating when
+    not ``rotate`` (with `seating`) and the rule set's label when not ``printed``."""
+    extra = [f"{c.players}p"]
+    if seating and SEATING.get(c.seating) != "rotate":
+        extra.append(SEATING.get(c.seating, "rotate"))
+    label = rule_set_label(c, spec)
+    if label != PRINTED:
+        extra.append(f"rules {label}")
+    return f"{', '.join(c.bots)} ({', '.join(extra)})"
+
+
 def spec_summary(spec: pb.JobSpec) -> str:
     """``2 configurations × 10,000 games: greedy, random (2p) | … · SPRT elo`` and so on."""
     configs = spec.configurations
-    parts = []
-    for c in list(configs)[:3]:
-        extra = [s for s in (SEATING.get(c.seating), WALL.get(c.wall)) if s not in
-                 ("rotate", "coloured")]  # fmt: skip
-        if c.HasField("rules"):  # the rules besides the wall, which the line already gives
-            extra.append(rule_set_from_proto(c.rules, "coloured", 0).label)
-        players = ", ".join([f"{c.players}p", *extra])
-        parts.append(f"{', '.join(c.bots)} ({players})")
+    parts = [configuration_summary(c, spec) for c in list(configs)[:3]]
     if len(configs) > 3:
         parts.append(f"… {len(configs) - 3} more")
     kind = []

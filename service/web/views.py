@@ -15,6 +15,8 @@ from typing import Any
 
 import jinja2
 
+from sim.stats.collection import collection_paused
+
 from ..api import azulsim_pb2 as pb
 from ..server.replies import Shown
 from .board import COLOUR_NAMES, table_svg
@@ -55,9 +57,10 @@ class Views:
             html = self._stats.get(key)
         if html is None:
             doc = shown.doc
-            html = self.page(
-                "statistics.html", doc=doc, sections=sections_of(doc), partial=shown.partial
-            )
+            with collection_paused():  # a big job's tables are many small objects
+                html = self.page(
+                    "statistics.html", doc=doc, sections=sections_of(doc), partial=shown.partial
+                )
             with self._lock:
                 self._stats[key] = html
                 while len(self._stats) > self.size:

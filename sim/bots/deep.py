@@ -20,10 +20,11 @@ position, whoever makes it (the seats take turns), so a larger budget looks furt
 
 It reads public information only and draws no random numbers: with ``ms=0`` a decision depends on
 the position and the parameters alone, so games replay exactly. ``ms > 0`` makes it *anytime*: it
-searches budgets 8, 24, 72, ... (x3) up to ``nodes``, each over the whole batch, and stops before
-the next one would pass ``ms`` milliseconds of CPU per position (predicted from the last one's
-time); it plays the last completed search. That depends on the machine's speed, so such games do
-not replay: use ``nodes`` for reproducible experiments, ``ms`` for play at a clock.
+searches 8 leaves, then the largest budget up to ``nodes`` that the rest of ``ms`` milliseconds of
+CPU per position still fits (predicted from the last search's CPU per leaf), again while that is
+at least twice the last, each over the whole batch; it plays the last completed search. That
+depends on the machine's speed, so such games do not replay: use ``nodes`` for reproducible
+experiments, ``ms`` for play at a clock.
 
 The whole batch is searched level by level (numpy over copies; the picks of the play-outs
 compiled), in groups of games such that at most `COPIES` leaves exist at once.
@@ -59,7 +60,12 @@ PARAMS = (
 ) + HEURISTIC_PARAMS
 
 COPIES = 65536  # leaves alive at once: a few tens of MB of states
-LADDER = 3  # an anytime search's budgets grow by this factor: 8, 24, 72, ...
+FILL = 0.9  # share of an anytime search's time left that its next search is sized to
+
+
+def leaves(nodes: int, width: int) -> int:
+    """The leaves of the tree of a budget of `nodes` (at most `nodes`; 1 for the heuristic)."""
+    return int(np.prod(shape(nodes, width) or (1,)))
 
 
 def shape(nodes: int, width: int) -> tuple[int, ...]:
@@ -101,15 +107,23 @@ class DeepBot(Bot):
         return self._anytime(st, slots)
 
     def _anytime(self, st, slots) -> np.ndarray:
-        """Budgets 8, 24, 72, ... up to `nodes` while the next fits in ``ms`` per position."""
+        """Budget 8, then the largest budget the time left still fits, while that is 2x more.
+
+        The fit is predicted from the last search's CPU per leaf, which only falls as searches
+        grow (their fixed costs are shared by more leaves), so it errs on the short side; the
+        next search then fills what is left. A ladder of fixed steps (x3) played a search of
+        about a third of the clock; this plays one of most of it.
+        """
         allowed = self.ms / 1000.0 * slots.shape[0]
         t0 = time.process_time()
         budget = min(8, self.nodes)
         out = self.search(st, slots, shape(budget, self.width))
         last = time.process_time() - t0
         while budget < self.nodes:
-            nxt = min(self.nodes, budget * LADDER)
-            if time.process_time() - t0 + last * nxt / budget > allowed:  # cost ~ leaves
+            left = allowed - (time.process_time() - t0)
+            per_leaf = max(last, 1e-9) / leaves(budget, self.width)
+            nxt = min(self.nodes, int(FILL * left / per_leaf))
+            if nxt < min(self.nodes, 2 * budget):
                 break
             t1 = time.process_time()
             out = self.search(st, slots, shape(nxt, self.width))
@@ -119,8 +133,8 @@ class DeepBot(Bot):
     def search(self, st, slots: np.ndarray, widths: tuple[int, ...]) -> np.ndarray:
         """The pick of the tree of level `widths` in each game of `slots`."""
         out = np.empty(slots.shape[0], np.int64)
-        leaves = int(np.prod(widths)) if widths else 1
-        group = max(1, COPIES // leaves)
+        count = int(np.prod(widths)) if widths else 1
+        group = max(1, COPIES // count)
         for lo in range(0, slots.shape[0], group):
             out[lo : lo + group] = self._tree(st, slots[lo : lo + group], widths)
         return out
@@ -203,5 +217,5 @@ def deep_cost(params: dict) -> float:
     budget is ~60 decisions of that many ms against greedy's ~0.03 ms per game."""
     if params["ms"] > 0:
         return min(100000.0, 8.0 + 2000.0 * params["ms"])
-    leaves = int(np.prod(shape(params["nodes"], params["width"]) or (1,)))
-    return 8.0 + 1.5 * leaves * (2.9 + 0.28 * min(params["tail"], 35))
+    n = leaves(params["nodes"], params["width"])
+    return 8.0 + 1.5 * n * (2.9 + 0.28 * min(params["tail"], 35))

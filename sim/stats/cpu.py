@@ -35,11 +35,11 @@ def strip(counters: Counters) -> Counters:
 def cpu_section(counters: Counters) -> list[dict[str, Any]]:
     """One row per (configuration, bot) that accounts its CPU: moves, CPU seconds, µs per move."""
     totals: dict[tuple[int, str], dict[str, int]] = {}
-    for key, value in counters.items():
-        if not key.startswith(PREFIX):
-            continue
+    # The few CPU keys picked out in one comprehension (a 100-configuration job holds some
+    # 70,000 counters).
+    for key in [k for k in counters if k.startswith(PREFIX)]:
         config, bot, name = key[len(PREFIX) :].split("|")
-        totals.setdefault((int(config[1:]), bot[len("bot=") :]), {})[name] = int(value)
+        totals.setdefault((int(config[1:]), bot[len("bot=") :]), {})[name] = int(counters[key])
     rows = []
     for (config, label), t in sorted(totals.items()):
         ns, moves = t.get("ns", 0), t.get("moves", 0)

@@ -22,6 +22,7 @@ from .. import RULES_VERSION
 from ..rules.constants import END_REASONS
 from ..rules.rulesets import RuleSet
 from .balance import derive_balance, derive_balance_paired
+from .collection import collection_paused
 from .counters import GAME_MOMENTS, HISTOGRAMS, PLAYER_MOMENTS, Counters
 from .focal import derive_sweep
 from .groups import derive_groups, derive_paired
@@ -35,8 +36,8 @@ SCHEMA = "azulsim.stats/1"
 
 
 # Each histogram's bins by the text of their lower bound: a 100-configuration job has some
-# 1,800 histograms of up to 51 bins, most of them empty, so the bins are read from one pass over
-# the counters (`_Reader.bins`) rather than looked up one by one.
+# 1,800 histograms of up to 51 bins, most of them empty, so every histogram is filled from one
+# pass over the counters (`_Reader.histogram`) rather than its bins looked up one by one.
 _BIN_INDEX = {
     name: {str(lo): i for i, lo in enumerate(range(0, top + 1, width))}
     for name, (width, top) in HISTOGRAMS.items()
@@ -44,54 +45,105 @@ _BIN_INDEX = {
 
 
 class _Reader:
+    """The counters read as the document's figures. A 100-configuration job's document holds
+    some 12,000 moments: the readers below are the derivation's inner loop, kept lean."""
+
     def __init__(self, counters: Counters):
         self.c = counters
         self._get = counters.get
-        self._bins: dict[str, dict[str, int]] | None = None
+        self._histograms: dict[str, list[int]] | None = None
+        self._labels: dict[tuple, str | None] = {}
+
+    def rule_set_label(self, config, spec) -> str | None:
+        """The label of `config`'s rule set, None for the printed game's (built once for the
+        configurations that share it: most of a big job's)."""
+        key = (config.rules, config.wall, spec.max_rounds_of(config))
+        if key not in self._labels:
+            rules = RuleSet.of(config, spec)
+            self._labels[key] = None if rules.printed else rules.label
+        return self._labels[key]
 
     def get(self, key: str) -> int:
         return int(self._get(key, 0))
 
-    def bins(self, head: str) -> dict[str, int]:
-        """The counters ``{head}.hist.<lo>`` of one histogram, by ``lo``."""
-        if self._bins is None:
-            self._bins = {}
+    def histogram(self, head: str, name: str) -> list[int]:
+        """The bin counts of histogram ``{head}.hist.<lo>`` (statistic `name`)."""
+        if self._histograms is None:
+            self._histograms = found = {}
             c = self.c
+            indexes: dict[str, dict[str, int] | None] = {}  # each histogram's bins
             for key in [k for k in c if ".hist." in k]:
-                name, _, lo = key.rpartition(".hist.")
-                self._bins.setdefault(name, {})[lo] = c[key]
-        return self._bins.get(head, {})
+                at, _, lo = key.rpartition(".hist.")
+                index = indexes.get(at, False)
+                if index is False:
+                    indexes[at] = index = _BIN_INDEX.get(at.rpartition("|")[2])
+                if index is None or (i := index.get(lo)) is None:
+                    continue  # no histogram the document reads, or not one of its bins
+                counts = found.get(at)
+                if counts is None:
+                    found[at] = counts = [0] * len(index)
+                counts[i] = int(c[key])
+        counts = self._histograms.get(head)
+        return [0] * len(_BIN_INDEX[name]) if counts is None else counts[:]
 
     def moment(self, prefix: str, name: str, n: int, hist: bool = False) -> dict[str, Any]:
         get, head = self._get, f"{prefix}|{name}"
-        out = moments(n, int(get(head + ".sum", 0)), int(get(head + ".sumsq", 0)))
-        out["min"] = get("min|" + head) if n else None
-        out["max"] = get("max|" + head) if n else None
+        out = _moment(
+            n,
+            int(get(head + ".sum", 0)),
+            int(get(head + ".sumsq", 0)),
+            get("min|" + head),
+            get("max|" + head),
+        )
         if hist:
-            index = _BIN_INDEX[name]
-            counts = [0] * len(index)
-            for lo, value in self.bins(head).items():
-                i = index.get(lo)
-                if i is not None:
-                    counts[i] = int(value)
-            out["histogram"] = {"bin_width": HISTOGRAMS[name][0], "counts": counts}
+            out["histogram"] = {
+                "bin_width": HISTOGRAMS[name][0],
+                "counts": self.histogram(head, name),
+            }
         return out
 
     def player_group(self, prefix: str) -> dict[str, Any]:
-        n = self.get(f"{prefix}|n")
-        wins = self.get(f"{prefix}|wins")
+        # Every key of the group looked up in one pass (a 100-configuration job has some 1,500
+        # groups of eight moments): its counts, then each moment's sums and extremes.
+        get = self._get
+        n, wins, truncated, shared = [int(get(prefix + key, 0)) for key in _GROUP_COUNTS]
+        sums = [int(get(prefix + key, 0)) for key in _GROUP_SUMS]
+        low, high = "min|" + prefix, "max|" + prefix
+        lows = [get(low + key) for key in _GROUP_HEADS]
+        highs = [get(high + key) for key in _GROUP_HEADS]
         doc: dict[str, Any] = {
             "player_games": n,
-            "truncated": self.get(f"{prefix}|truncated"),
+            "truncated": truncated,
             "wins": wins,
-            "shared_wins": self.get(f"{prefix}|shared_wins"),
+            "shared_wins": shared,
             "win_rate": wins / n if n else None,
             "win_rate_ci95": wilson(wins, n),
         }
-        for name in PLAYER_MOMENTS:
-            doc[name] = self.moment(prefix, name, n, hist=name in HISTOGRAMS)
-        doc["win_margin"] = self.moment(prefix, "win_margin", wins)
+        for i, name in enumerate(_GROUP_MOMENTS):
+            over = wins if name == "win_margin" else n  # the margin is over the games won
+            out = _moment(over, sums[2 * i], sums[2 * i + 1], lows[i], highs[i])
+            if name in HISTOGRAMS:
+                counts = self.histogram(f"{prefix}|{name}", name)
+                out["histogram"] = {"bin_width": HISTOGRAMS[name][0], "counts": counts}
+            doc[name] = out
         return doc
+
+
+# A player group's counters (`sim.stats.counters`), as suffixes of its prefix, in the order
+# `_Reader.player_group` reads them.
+_GROUP_COUNTS = ("|n", "|wins", "|truncated", "|shared_wins")
+_GROUP_MOMENTS = (*PLAYER_MOMENTS, "win_margin")
+_GROUP_HEADS = tuple(f"|{name}" for name in _GROUP_MOMENTS)
+_GROUP_SUMS = tuple(f"|{name}.{part}" for name in _GROUP_MOMENTS for part in ("sum", "sumsq"))
+
+
+def _moment(n: int, s: int, q: int, low: Any, high: Any) -> dict[str, Any]:
+    """`moments` of ``n`` observations of sum ``s`` and sum of squares ``q``, with their extremes
+    ``low`` and ``high`` (None when ``n == 0``)."""
+    out = moments(n, s, q)
+    out["min"] = low if n else None
+    out["max"] = high if n else None
+    return out
 
 
 def _configuration(r: _Reader, k: int, config, spec) -> dict[str, Any]:
@@ -106,9 +158,9 @@ def _configuration(r: _Reader, k: int, config, spec) -> dict[str, Any]:
         "seating": config.seating,
         "seat_bots": list(config.bots),
     }
-    rules = RuleSet.of(config, spec)
-    if not rules.printed:  # only then: documents of the printed game stay as they were
-        doc["rules"] = rules.label
+    label = r.rule_set_label(config, spec)
+    if label is not None:  # only then: documents of the printed game stay as they were
+        doc["rules"] = label
     doc |= {
         "games_finished": finished,
         "games_truncated": sum(truncated.values()),
@@ -184,6 +236,11 @@ def derive(counters: Counters, spec) -> dict[str, Any]:
         job the same keys also at the top level; ``games_total``/``games_done``/``games_finished``/
         ``games_truncated`` always at the top level, over the whole job.
     """
+    with collection_paused():  # a big document: sim.stats.collection
+        return _derive(counters, spec)
+
+
+def _derive(counters: Counters, spec) -> dict[str, Any]:
     r = _Reader(counters)
     configs = [_configuration(r, k, cfg, spec) for k, cfg in enumerate(spec.configurations)]
     for k, cfg in enumerate(spec.configurations):

@@ -95,12 +95,14 @@ def count_turn_order(records: GameRecords, config_index: int, seat_label, labels
 # --- derived on read ----------------------------------------------------------------------------
 
 
-def _cell(counters: Counters, prefix: str) -> dict[str, Any]:
+def _raw(counters: Counters, prefix: str) -> list[int]:
+    """A cell's counters, in `_FIELDS` order."""
     get = counters.get
-    n, wins = int(get(f"{prefix}|n", 0)), int(get(f"{prefix}|wins", 0))
-    return _figures(
-        n, wins, int(get(f"{prefix}|score.sum", 0)), int(get(f"{prefix}|score.sumsq", 0))
-    )
+    return [int(get(f"{prefix}|{f}", 0)) for f in _FIELDS]
+
+
+def _cell(counters: Counters, prefix: str) -> dict[str, Any]:
+    return _figures(*_raw(counters, prefix))
 
 
 def _figures(n: int, wins: int, s: int, q: int) -> dict[str, Any]:
@@ -133,15 +135,13 @@ def derive_turn_order(counters: Counters, k: int, config) -> dict[str, Any]:
     """The ``turn_order`` section of configuration `k` (docs/statistics.md)."""
     players = config.players
     c = f"c{k}|turn"
-    cells = [
-        [_cell(counters, f"{c}|start={s}|pos={q}") for q in range(players)] for s in range(players)
+    raw = [
+        [_raw(counters, f"{c}|start={s}|pos={q}") for q in range(players)] for s in range(players)
     ]
+    cells = [[_figures(*got) for got in row] for row in raw]
     positions = []
-    for q in range(players):
-        sums = [
-            sum(int(counters.get(f"{c}|start={s}|pos={q}|{f}", 0)) for s in range(players))
-            for f in _FIELDS
-        ]
+    for q in range(players):  # each position over every start seat: the cells' sums
+        sums = [sum(raw[s][q][i] for s in range(players)) for i in range(len(_FIELDS))]
         positions.append({"position": q, **_figures(*sums)})
     games = positions[0]["player_games"]  # one start player per finished game
     start_seats = [
