@@ -4,7 +4,9 @@ Each row plays one line-up through `sim.jobs.play.play_games` (the path every ch
 process, after a warm-up that loads the compiled engine, and reports games per CPU-second
 (``time.process_time``: this process's CPU, so other load on a shared machine matters less than
 for wall time). ``plugin`` is a bot of this script's own, as a third-party bot would be: the
-`random` bot's picks with its own gray-wall column choice (Python, asked row by row).
+`random` bot's picks with its own gray-wall column choice (Python, asked row by row);
+``numpy_plugin`` one that chooses its picks itself, in numpy, as a third-party bot does (the
+`random` bot's definition, `sim.bots.sampling.uniform_legal`: the same games as ``plugin``).
 
 Run it once per tree with that tree first on ``PYTHONPATH`` and compare the ratios::
 
@@ -33,12 +35,21 @@ LINEUPS = [
     ("random", "heuristic"),
     ("greedy", "heuristic"),
     ("greedy", "plugin"),
+    ("greedy", "numpy_plugin"),
 ]
-GAMES = {"random": 32_768, "greedy": 16_384, "heuristic": 16_384, "plugin": 8_192}
+GAMES = {
+    "random": 32_768,
+    "greedy": 16_384,
+    "heuristic": 16_384,
+    "plugin": 8_192,
+    "numpy_plugin": 8_192,
+}
 
 
-def _plugin_bot():
+def _plugin_bot(name: str = "plugin"):
+    from sim.bots.base import turn_uniforms
     from sim.bots.random_bot import RandomBot
+    from sim.bots.sampling import uniform_legal
 
     class Plugin(RandomBot):
         """The random bot's picks; its gray-wall column the rightmost legal one."""
@@ -46,7 +57,13 @@ def _plugin_bot():
         def choose_columns(self, st, slots, seat, row, colours, legal, keys):
             return (np.log2(np.asarray(legal)).astype(np.int64)).astype(np.intp)
 
-    return Plugin()
+    class NumpyPlugin(Plugin):
+        """`Plugin` choosing its picks in numpy."""
+
+        def act(self, st, slots, keys):
+            return uniform_legal(st, slots, turn_uniforms(st, slots, keys))
+
+    return NumpyPlugin() if name == "numpy_plugin" else Plugin()
 
 
 def play(lineup, wall: str, games: int):
@@ -56,8 +73,9 @@ def play(lineup, wall: str, games: int):
 
     names = list(lineup)
     unique = list(dict.fromkeys(names))  # one object per spec, as `sim.jobs.play.set_table` makes
-    bots = [_plugin_bot() if n == "plugin" else make_bot(n) for n in unique]
-    config = Configuration(2, ["random" if n == "plugin" else n for n in names], wall=wall)
+    plugins = ("plugin", "numpy_plugin")
+    bots = [_plugin_bot(n) if n in plugins else make_bot(n) for n in unique]
+    config = Configuration(2, ["random" if n in plugins else n for n in names], wall=wall)
     ids = np.arange(games, dtype=np.int64)
     to_unique = np.array([unique.index(n) for n in names], np.int8)
     seat_bot = to_unique[seat_assignment(config, 2, ids)]

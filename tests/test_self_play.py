@@ -17,17 +17,36 @@ import numpy as np
 import pytest
 
 from sim.bots import make_bot
-from sim.bots.greedy import GreedyBot
+from sim.bots.base import turn_uniforms
+from sim.bots.greedy import GreedyBot, greedy_actions
 from sim.bots.random_bot import RandomBot
+from sim.bots.sampling import uniform_legal
 from sim.jobs import self_play
 from sim.jobs.play import play_games
 from sim.jobs.spec import Configuration
 from sim.rules import engine, rng
 from sim.rules.constants import END_NO_TILES, END_ROUND_CAP
+from sim.rules.rulesets import RuleSet
 from sim.rules.tables import NTH_DEST_FLAT
 
-BOT = RandomBot()
-GREEDY = GreedyBot()
+
+class NumpyRandom(RandomBot):
+    """The `random` bot's definition in numpy (`sampling.uniform_legal`), which the compiled
+    choice (`RandomBot.act`, `compiled.play_games`) must match."""
+
+    def act(self, st, slots, keys):
+        return uniform_legal(st, slots, turn_uniforms(st, slots, keys))
+
+
+class NumpyGreedy(GreedyBot):
+    """The `greedy` bot's definition in numpy (`greedy.greedy_actions`)."""
+
+    def act(self, st, slots, keys):
+        return greedy_actions(st, slots, turn_uniforms(st, slots, keys))
+
+
+BOT = NumpyRandom()
+GREEDY = NumpyGreedy()
 
 
 def _columns(keys, bot):
@@ -100,6 +119,41 @@ def test_compiled_greedy_games_end_as_the_stepped_engine_ends_them(players, wall
     self_play.play_compiled(got, keys, np.ones((got.batch, players), np.int8))
     assert expected.done.all()
     assert_same_state(expected, got)
+
+
+@pytest.mark.parametrize(
+    "players,wall,rules",
+    [
+        (2, "coloured", ""),
+        (3, "gray", "factories=5/6/9,tiles_per_factory=3,marker=3"),
+        (4, "coloured", "factories=5/7/8,tiles_per_factory=5,tiles_per_colour=30,marker=off"),
+        (2, "gray", "factories=6/6/6,tiles_per_factory=10,tiles_per_colour=50"),
+        (4, "gray", "tiles_per_factory=1,marker=0"),
+    ],
+)
+def test_the_compiled_choices_are_the_numpy_bots_choices(players, wall, rules):
+    """`RandomBot.act` and `GreedyBot.act` (compiled, `engine.bot_picks`) choose as their numpy
+    definitions at every turn of stepped games, under printed and variant rules."""
+    rule_set = RuleSet.parse(rules) if rules else None
+    games = np.arange(300) * 5 + 1
+    st = engine.new_games(players, wall, 9, games, games % players, rule_set=rule_set)
+    keys = rng.game_keys(9, games, rng.BOT)
+    seen = 0
+    for turn in range(400):
+        waiting = np.flatnonzero(~st.done & (st.tiles_left == 0))
+        if waiting.size:
+            engine.end_rounds(st, waiting)
+        running = np.flatnonzero(~st.done & (st.tiles_left > 0))
+        if not running.size:
+            break
+        for numpy_bot, bot in ((BOT, RandomBot()), (GREEDY, GreedyBot())):
+            np.testing.assert_array_equal(
+                numpy_bot.act(st, running, keys[running]), bot.act(st, running, keys[running])
+            )
+        seen += running.size
+        mover = GREEDY if turn % 3 else BOT  # greedy and random positions alike
+        engine.play(st, running, mover.act(st, running, keys[running]), defer_round_end=True)
+    assert st.done.all() and seen > 300 * 40
 
 
 def test_only_the_given_slots_are_played_by_compiled_greedy():

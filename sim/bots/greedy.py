@@ -33,7 +33,7 @@ import numpy as np
 
 from ..rules import rng
 from ..rules.rulesets import RULE_TILES_PER_FACTORY
-from .base import Bot, compiled_columns, elementwise_columns, turn_uniforms
+from .base import Bot, compiled_columns, elementwise_columns
 from .features import (
     CAP,
     FIELD6,
@@ -197,7 +197,11 @@ def greedy_actions(st, slots: np.ndarray, u: np.ndarray) -> np.ndarray:
 @compiled_columns(lambda bot, rule_set: column_keys(0.0))
 class GreedyBot(Bot):
     def act(self, st, slots, keys) -> np.ndarray:
-        return greedy_actions(st, slots, turn_uniforms(st, slots, keys))
+        """`greedy_actions`' choices, made in compiled code (`engine.bot_picks`: the pick
+        whole-game self-play makes; tests/test_self_play.py checks the two agree)."""
+        from ..rules import engine
+
+        return engine.bot_picks(st, slots, keys, "greedy")
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys) -> np.ndarray:
         return best_columns(per_seat(st.wall, seat, slots), row, legal, 0.0)

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Bot, turn_uniforms
-from .sampling import uniform_legal
+from .base import Bot
 
 
 class RandomBot(Bot):
     def act(self, st, slots, keys) -> np.ndarray:
-        return uniform_legal(st, slots, turn_uniforms(st, slots, keys))
+        """`uniform_legal`'s choices, made in compiled code (`engine.bot_picks`: the pick
+        whole-game self-play makes; tests/test_self_play.py checks them against `uniform_legal`)."""
+        from ..rules import engine
+
+        return engine.bot_picks(st, slots, keys, "random")

@@ -38,6 +38,7 @@ configure()
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros  # noqa: E402
 
 from .constants import END_NO_TILES, END_ROUND_CAP, END_ROW_COMPLETED  # noqa: E402
 from .rng import COLUMN_COUNTER, GOLDEN, MIX1, MIX2  # noqa: E402
@@ -450,53 +451,166 @@ def random_pick(S, i, bot_key):
 
 
 @inline
+def colour_holdings(S, i, c, present):
+    """Colour c's tiles in game i's sources `present` (bit s: source s holds it): the centre's
+    count (0: none), the mask of the factory counts held (bit k: some factory holds exactly k, at
+    most 10 by the rules) and how many factories hold each count k (the 4-bit field at 4 k: at
+    most 9 factories)."""
+    centre = 0
+    held = 0
+    count_of = 0
+    left = present
+    while left:
+        low = left & -left
+        left ^= low
+        k = (S.sources[POPCOUNT[low - 1], i] >> (6 * c)) & 63
+        if low == 1:
+            centre = k
+        else:
+            held |= np.int64(1) << k
+            count_of += np.int64(1) << (4 * k)
+    return centre, held, count_of
+
+
+@inline
+def factory_take(held, room):
+    """The factory count greedy takes for a destination of room `room` (0: the floor) among the
+    counts of the mask `held` (0: no factory holds the colour, and the answer is 0): the smallest
+    k >= room (all placed, the least excess), else the largest k. Written without branches (a
+    pick evaluates 30 destinations): ``2 ** 40`` stands for "no k >= room"."""
+    above = room + trailing_zeros((held >> room) | (np.int64(1) << 40))
+    return above if above < 40 else 63 - leading_zeros(held | 1)
+
+
+@inline
+def destination_key(centre, held, count_of, room, marker, none):
+    """For a (colour, destination) of room `room`: the centre's key, the factories' best key and
+    how many factories have it (`colour_holdings`'s counts; `none` where nobody holds it), and
+    the factory count taken."""
+    k = factory_take(held, room)
+    centre_key = 65 * min(centre, room) - centre - marker if centre else none
+    factory_key = 65 * min(k, room) - k if held else none
+    return centre_key, factory_key, (count_of >> (4 * k)) & 15, k
+
+
+@inline
+def nth_factory(S, i, c, present, k, nth):
+    """The index of the `nth` (0-based) factory among `present` (bit s: source s holds colour c)
+    that holds exactly k tiles of colour c."""
+    left = present & ~1
+    while left:
+        low = left & -left
+        left ^= low
+        s = POPCOUNT[low - 1]
+        if (S.sources[s, i] >> (6 * c)) & 63 == k:
+            if nth == 0:
+                return s
+            nth -= 1
+    return -1  # not reached: `nth` is below the number of such factories
+
+
+@inline
 def greedy_pick(S, i, bot_key):
     """The `greedy` bot's pick in game i (`sim.bots.greedy`): the most tiles placed on a line,
     then the fewest objects to the floor, i.e. the highest ``65 * placed - taken - marker``; the
     ``(u * T) >> 32``-th of the T tied actions (bot stream, counter ``turn * 8``), enumerated
-    colour by colour, destination by destination (lines, then the floor), source by source."""
+    colour by colour, destination by destination (lines, then the floor), source by source.
+
+    Per (colour, destination) the factories' best is the count `factory_take` gives, held by the
+    factories holding exactly it (the key ``65 * min(k, room) - k`` is one-to-one in k), so a
+    pick costs a pass over the sources per colour, not one per destination. A first pass finds
+    the best key and the tied count T; with one action at the best (T = 1, no draw needed) it is
+    the answer, else a second pass walks to the chosen one."""
     p = S.current[i]
     accept = S.accept[p, i]
+    presence = S.presence[i]
     marker = 1 if S.marker_in_centre[i] else 0
-    best = -(1 << 30)
+    none = -(1 << 30)
+    best = none
     tied = 0
-    j = 0
-    for twice in range(2):
-        if twice:
-            j = draw(uniform32(bot_key, S.turn[i] * 8), tied)
-        for c in range(5):
-            present = (S.presence[i] >> (11 * c)) & 2047  # bit s: source s holds the colour
-            if present == 0:
-                continue
-            for d in range(6):
-                if d < 5:
-                    if not (accept >> (5 * c + d)) & 1:
-                        continue
-                    room = d + 1 - S.line_count[p, d, i]
+    found_c = found_d = found_k = found_source = 0
+    for c in range(5):  # the best key and the tied count T
+        present = (presence >> (11 * c)) & 2047
+        if present == 0:
+            continue
+        centre, held, count_of = colour_holdings(S, i, c, present)
+        lines = (accept >> (5 * c)) & 31
+        for d in range(6):  # the lines accepting the colour, then the floor
+            if d < 5:
+                if not lines:
+                    continue
+                low = lines & -lines
+                lines ^= low
+                line = POPCOUNT[low - 1]
+                room = line + 1 - S.line_count[p, line, i]
+            else:
+                line = 5
+                room = 0
+            centre_key, factory_key, factories, k = destination_key(
+                centre, held, count_of, room, marker, none
+            )
+            key = max(centre_key, factory_key)
+            if key >= best:
+                ties = (centre_key == key) + (factories if factory_key == key else 0)
+                if key > best:
+                    best, tied = key, ties
+                    found_c, found_d, found_k = c, line, k
+                    found_source = 0 if centre_key == key else 1
                 else:
-                    room = 0
-                left = present
-                while left:  # the sources holding the colour, lowest first
-                    low = left & -left
-                    left ^= low
-                    s = POPCOUNT[low - 1]
-                    k = (S.sources[s, i] >> (6 * c)) & 63
-                    key = 65 * min(k, room) - k - (marker if s == 0 else 0)
-                    if not twice:
-                        if key > best:
-                            best, tied = key, 1
-                        elif key == best:
-                            tied += 1
-                    elif key == best:
-                        if j == 0:
-                            return s, c, d
-                        j -= 1
+                    tied += ties
+    if tied == 1:  # no draw needed
+        if found_source == 0:
+            return 0, found_c, found_d
+        present = (presence >> (11 * found_c)) & 2047
+        return nth_factory(S, i, found_c, present, found_k, 0), found_c, found_d
+    j = draw(uniform32(bot_key, S.turn[i] * 8), tied)
+    for c in range(5):  # the j-th tied action
+        present = (presence >> (11 * c)) & 2047
+        if present == 0:
+            continue
+        centre, held, count_of = colour_holdings(S, i, c, present)
+        for d in range(6):
+            if d < 5:
+                if not (accept >> (5 * c + d)) & 1:
+                    continue
+                room = d + 1 - S.line_count[p, d, i]
+            else:
+                room = 0
+            centre_key, factory_key, factories, k = destination_key(
+                centre, held, count_of, room, marker, none
+            )
+            if centre_key == best:
+                if j == 0:
+                    return 0, c, d
+                j -= 1
+            if factory_key == best:
+                if j < factories:  # the j-th factory holding exactly k, in index order
+                    return nth_factory(S, i, c, present, k, j), c, d
+                j -= factories
     return -1, -1, -1  # not reached: some action is legal
 
 
 # Bots `play_games` plays, per seat.
 BOT_RANDOM = 0
 BOT_GREEDY = 1
+
+
+@inline
+def play_game(S, i, j, seat_bots, with_greedy, columns, tables, bot_keys, counts, given):
+    """Play game i (position j of the call) to its end; `with_greedy` is False when no seat is
+    greedy's (a loop without greedy's code: random self-play keeps its speed)."""
+    key = bot_keys[j]
+    while not S.done[i]:
+        if S.tiles_left[i] > 0:
+            if with_greedy and seat_bots[j, S.current[i]] == BOT_GREEDY:
+                source, colour, dest = greedy_pick(S, i, key)
+            else:
+                source, colour, dest = random_pick(S, i, key)
+            pick(S, i, source, colour, dest)
+            continue
+        end_round(S, i, j, columns, tables, bot_keys, given)
+        if not S.done[i]:
+            start_round(S, i, counts)
 
 
 @jit
@@ -507,18 +621,13 @@ def play_games(S, slots, seat_bots, bot_keys, columns, tables, counts, given):
     wait for its round end (no tiles left); a finished one is left as it is."""
     for j in range(slots.shape[0]):
         i = slots[j]
-        key = bot_keys[j]
-        while not S.done[i]:
-            if S.tiles_left[i] > 0:
-                if seat_bots[j, S.current[i]] == BOT_GREEDY:
-                    source, colour, dest = greedy_pick(S, i, key)
-                else:
-                    source, colour, dest = random_pick(S, i, key)
-                pick(S, i, source, colour, dest)
-                continue
-            end_round(S, i, j, columns, tables, bot_keys, given)
-            if not S.done[i]:
-                start_round(S, i, counts)
+        greedy_seats = 0
+        for p in range(S.wall.shape[0]):
+            greedy_seats += seat_bots[j, p] == BOT_GREEDY
+        if greedy_seats:
+            play_game(S, i, j, seat_bots, True, columns, tables, bot_keys, counts, given)
+        else:
+            play_game(S, i, j, seat_bots, False, columns, tables, bot_keys, counts, given)
 
 
 # --- the batch calls of `sim.rules.engine`
@@ -543,6 +652,20 @@ def play_actions(S, slots, actions, limit):
         action = actions[j]
         pick(S, slots[j], action // 30, (action // 6) % 5, action % 6)
     return -1
+
+
+@jit
+def choose_picks(S, slots, bot, bot_keys, actions):
+    """``actions[j]``: the compiled bot `bot`'s (`BOT_*`) action id in game ``slots[j]``, with
+    bot-stream key ``bot_keys[j]`` (the `random` and `greedy` bots' `act` in a stepped line-up:
+    the choice `play_games` makes, for every game of a step in one call)."""
+    for j in range(slots.shape[0]):
+        i = slots[j]
+        if bot == BOT_GREEDY:
+            source, colour, dest = greedy_pick(S, i, bot_keys[j])
+        else:
+            source, colour, dest = random_pick(S, i, bot_keys[j])
+        actions[j] = (source * 5 + colour) * 6 + dest
 
 
 @jit

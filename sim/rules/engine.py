@@ -67,6 +67,7 @@ def _warm() -> None:
     seat_bots = np.zeros((2, 2), np.int8)
     counts, given = np.zeros((5, 5), np.int64), np.zeros((1, 5, 2), np.int8)
     compiled.play_games(st.arrays(), slots, seat_bots, keys, columns, tables, counts, given)
+    bot_picks(st, slots, keys, "greedy")
 
 
 def _first_legal(st, slots, seat, row, colours, legal):
@@ -286,6 +287,18 @@ def play(
         ended = slots[st.tiles_left[slots] == 0]
         if ended.size:
             end_rounds(st, ended, choose_columns)
+
+
+def bot_picks(st: BatchState, slots: np.ndarray, keys: np.ndarray, bot: str) -> np.ndarray:
+    """The action ids the compiled `random` or `greedy` bot (`bot`) chooses in the games of
+    `slots` (`keys` their bot-stream keys): whole-game self-play's choices (`compiled.play_games`),
+    for a line-up stepped with other bots."""
+    k = kernels()
+    kind = k.BOT_GREEDY if bot == "greedy" else k.BOT_RANDOM
+    slots = np.ascontiguousarray(slots, np.int64)
+    actions = np.empty(slots.shape[0], np.int64)
+    k.choose_picks(st.arrays(), slots, kind, np.ascontiguousarray(keys, np.uint64), actions)
+    return actions
 
 
 # --- round end ---------------------------------------------------------------------------------
