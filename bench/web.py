@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
                 "bench": "web",
                 "host": platform.node(),
                 "cpus": os.cpu_count(),
-                "note": "measured on a shared, loaded machine",
+                "note": "the machine's load average is recorded at the start and the end",
                 "load_average_at_start": round(os.getloadavg()[0], 2),
                 "job_page": page_times(stack, client, args.repeats, args.firsts),
             }
