@@ -79,20 +79,27 @@ def table() -> str:
     ]
     for run in json.loads(OUT.read_text())["runs"]:
         for r in run["rows"]:
-            lo, hi = r["score_ci95"]
-            elo_lo, elo_hi = r["elo_ci95"]
             cells = [
                 str(r["players"]),
                 r["wall"],
                 f"`{r['a']}` vs `{r['b']}`",
                 f"{r['us_per_move_a']:,.0f}",
                 f"{r['us_per_move_b']:,.0f}",
-                str(r["games"]),
-                f"{100 * r['score']:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]",
-                f"{r['elo']:+.0f} [{elo_lo:+.0f}, {elo_hi:+.0f}]",
+                *result_cells(r),
             ]
             out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
+
+
+def result_cells(r: dict) -> list[str]:
+    """A match row's games, score and Elo cells, each with its 95 % interval."""
+    lo, hi = r["score_ci95"]
+    elo_lo, elo_hi = r["elo_ci95"]
+    return [
+        str(r["games"]),
+        f"{100 * r['score']:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]",
+        f"{r['elo']:+.0f} [{elo_lo:+.0f}, {elo_hi:+.0f}]",
+    ]
 
 
 def main() -> None:

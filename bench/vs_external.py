@@ -107,19 +107,16 @@ def table(last: int = 0) -> str:
         "our score [95 %] | Elo [95 %] |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
+    result_cells = _deep_bench().result_cells
     for run_ in json.loads(OUT.read_text())["runs"][-last:]:
         for r in run_["rows"]:
-            lo, hi = r["score_ci95"]
-            elo_lo, elo_hi = r["elo_ci95"]
             cells = [
                 str(r["players"]),
                 f"{r['engine']} `{r['budget']}`",
                 f"{r['us_per_move_b']:,.0f}",
                 f"`{r['a']}`",
                 f"{r['us_per_move_a']:,.0f}",
-                str(r["games"]),
-                f"{100 * r['score']:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]",
-                f"{r['elo']:+.0f} [{elo_lo:+.0f}, {elo_hi:+.0f}]",
+                *result_cells(r),
             ]
             out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
