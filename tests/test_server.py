@@ -227,7 +227,7 @@ def test_exports_beyond_the_limit_are_refused_while_one_runs(api_server, tmp_pat
 
 
 def test_queued_limit_holds_for_submits_with_request_ids(start):
-    """Issue 10 item 1: with AZULSIM_MAX_QUEUED_JOBS=3 and no workers, five submits each with a
+    """With AZULSIM_MAX_QUEUED_JOBS=3 and no workers, five submits each with a
     new request id: three accepted, the fourth and fifth RESOURCE_EXHAUSTED (a missing request
     key read back as the string "None" made every request id look known). A known one is still
     answered from its job at the limit, and a refused one left nothing behind."""
@@ -255,7 +255,7 @@ def test_queued_limit_holds_for_submits_with_request_ids(start):
 
 
 def test_a_second_server_on_the_same_port_fails_at_start(azulsim_env, tmp_path):
-    """Issue 10 item 6: gRPC sets SO_REUSEPORT by default, so a second `serve`/`up` bound the
+    """gRPC sets SO_REUSEPORT by default, so a second `serve`/`up` bound the
     same address beside the first and calls alternated between the two. Now the second fails at
     start, naming the address: in process, as `azulsim serve`, and as `azulsim up` (Stack)."""
     from service.stack import Stack, StackError
