@@ -161,5 +161,5 @@ def test_the_web_view_shows_a_games_rules(api_server):
     status, html, _ = fetch(f"{server.web_url}/jobs/{variant}")
     assert status == 200 and f'rules <span class="rules" id="rules-0">{label}</span>, bots' in html
     status, html, _ = fetch(f"{server.web_url}/jobs")
-    assert status == 200 and "greedy, random (2p, gray, column_bonus=5,floor=1/2/3)" in html
+    assert status == 200 and f"greedy, random (2p, rules {label})" in html  # the canonical label
     assert "greedy, random (2p)" in html  # the printed job

@@ -319,7 +319,8 @@ def test_an_exception_between_replies_drops_the_connections(azulsim_env):
     )
     client = redis.Redis.from_url(azulsim_env["AZULSIM_REDIS_URL"])
     store = JobStore(client, settings)
-    job = store.create_job(SPEC, None)[0]
+    # Made by a store that does not wait: with no replica, a waiting one refuses the job.
+    job = JobStore(client, load_settings(azulsim_env)).create_job(SPEC, None)[0]
 
     def boom(response, **_):
         raise RuntimeError("a signal between two replies")
