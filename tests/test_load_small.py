@@ -35,7 +35,9 @@ def test_clients_during_a_job_then_50_jobs_at_once(load, azulsim_env, celery_wor
         with Client(server.address, token="", timeout=20) as client:
             spec = pb.JobSpec(
                 configurations=[pb.Configuration(players=2, bots=["greedy", "greedy"])],
-                games=20_000,
+                # Long enough to be running still when the clients are done, however fast the
+                # engine (20,000 greedy games once ended first); cancelled then.
+                games=1_000_000,
                 seed=1,
             )
             job, _ = client.submit(spec)
