@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 
+import psutil
 import pytest
 
 import service.cli as cli
@@ -24,7 +25,7 @@ from sim.jobs.chunk import MAX_CHUNK, MIN_CHUNK, chunk_ranges, default_chunk_siz
 from sim.jobs.local import run_local
 from sim.jobs.spec import JobSpec
 from tests.fake_play import fake_play_games
-from tests.waits import generous
+from tests.waits import generous, wait_until
 
 for _name in ("cli_a", "cli_b"):
     register_bot(
@@ -265,57 +266,45 @@ def _play_and_die_in_chunk_3(config, seed: int, start: int, stop: int, max_round
 
 
 def test_a_pool_process_that_dies_fails_the_run_instead_of_hanging():
-    """multiprocessing.Pool replaces a dead pool process and loses its chunk: run_local must
-    notice and fail, not wait for ever for that chunk's result."""
+    """A pool process that dies loses the chunks it held: run_local must notice and fail, not wait
+    for ever for their results."""
     with pytest.raises(RuntimeError, match="died while playing a chunk"):
         run_local(SPEC, workers=2, chunk_size=13, play=_play_and_die_in_chunk_3)
 
 
-# A pool process that dies (chunk 3 and later SIGKILL the process that plays them), and
-# replacements that are slow to start: each waits, after the fork and before the pool's
-# initializer, until the pool's SIGTERM is pending (at most 30 s), as a process forked on a busy
-# machine may not run before the run stops. The SIGTERM must still end it: the run fails at once.
-SLOW_REPLACEMENTS = r"""
+# Pool processes that are slow to start: each waits, after the fork and before the pool's
+# initializer, until a SIGTERM is pending (at most 30 s), as a process forked on a busy machine
+# may not run before the run stops. The stop's SIGTERM must still end them, at once.
+SLOW_STARTS = r"""
 import os, signal, sys, time
-from pathlib import Path
 
-from sim.jobs.local import run_local
+from sim.jobs.local import Interrupted, run_local
 from tests.fake_play import fake_play_games
 from tests.test_simulate_cli import SPEC
 
-died = Path(sys.argv[1])
-
-
-def play(config, seed, start, stop, max_rounds=100):
-    if start >= 3 * 13:
-        died.touch()
-        os.kill(os.getpid(), signal.SIGKILL)
-    return fake_play_games(config, seed, start, stop, max_rounds)
-
 
 def slow_start():
-    if died.exists():  # a replacement of a dead pool process
-        until = time.monotonic() + 30
-        while signal.SIGTERM not in signal.sigpending() and time.monotonic() < until:
-            time.sleep(0.01)
+    until = time.monotonic() + 30
+    while signal.SIGTERM not in signal.sigpending() and time.monotonic() < until:
+        time.sleep(0.01)
 
 
 os.register_at_fork(after_in_child=slow_start)
+print("running", flush=True)
 began = time.monotonic()
 try:
-    run_local(SPEC, workers=2, chunk_size=13, play=play)
-except RuntimeError as exc:
-    print(f"{time.monotonic() - began:.1f} s: {exc}")
+    run_local(SPEC, workers=2, chunk_size=13, play=fake_play_games)
+except Interrupted as exc:
+    print(f"{time.monotonic() - began:.1f} s: stopped by {exc}", flush=True)
 """
 
 
-def test_a_replacement_that_gets_the_pools_sigterm_while_it_starts_still_ends(tmp_path):
-    """The SIGTERM of the pool's terminate can reach a replacement of a dead pool process
-    before its initializer has run (a process forked on a busy machine may not have run at all):
-    it must end it there, not be taken by the parent's handler, which the fork copied, or be lost
-    (the run then waited for ever on that process)."""
+def test_pool_processes_that_get_the_stops_sigterm_while_they_start_still_end(tmp_path):
+    """The SIGTERM of the pool's stop can reach a pool process before its initializer has run (a
+    process forked on a busy machine may not have run at all): it must end it there, not be taken
+    by the parent's handler, which the fork copied, or be lost (the process then lived on)."""
     run = subprocess.Popen(
-        [sys.executable, "-c", SLOW_REPLACEMENTS, str(tmp_path / "died")],
+        [sys.executable, "-c", SLOW_STARTS],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -323,11 +312,16 @@ def test_a_replacement_that_gets_the_pools_sigterm_while_it_starts_still_ends(tm
         start_new_session=True,  # its own process group: a hung run's pool goes with it
     )
     try:
+        assert run.stdout.readline() == "running\n"
+        parent = psutil.Process(run.pid)
+        wait_until(lambda: len(parent.children()) == 2, 60, "two pool processes")
+        children = parent.children()
+        run.send_signal(signal.SIGTERM)
         out, err = run.communicate(timeout=generous(60))
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, AssertionError):
         os.killpg(run.pid, signal.SIGKILL)  # the run and the pool processes it waits on
         out, err = run.communicate()
-        pytest.fail(f"the run hung after a pool process died:\n{err[-3000:]}")
+        pytest.fail(f"the run did not stop while its pool processes started:\n{err[-3000:]}")
     assert run.returncode == 0, err
-    assert "died while playing a chunk" in out, (out, err)
-    assert (tmp_path / "died").exists()
+    assert "stopped by SIGTERM" in out, (out, err)
+    assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)

@@ -6,27 +6,24 @@
 ``g`` plays the same in any chunk and `merge` is exact, associative and commutative, so the result
 is identical whatever the worker count and chunk size.
 
-With ``workers > 1`` the chunks run in a ``multiprocessing`` pool; the play function reaches the
-workers through the pool initialiser (inherited, not pickled, under the default ``fork`` start
-method), and the counters come back as plain dicts. Progress is reported in the parent, after each
-chunk, as the number of games done so far.
+With ``workers > 1`` the chunks run in forked processes (`sim.jobs.pool.ChunkPool`); the play
+function reaches them through the pool's initialiser (inherited, not pickled), and the counters
+come back as plain dicts. Progress is reported in the parent, after each chunk, as the number of
+games done so far.
 
-Memory does not grow with the job: chunks are submitted as earlier ones finish, at most
+Memory does not grow with the job: chunks are handed out as earlier ones finish, at most
 `IN_FLIGHT_PER_WORKER` per pool process at a time, so ``--games 10**12`` holds what ``--games
 10**6`` holds. SIGINT and SIGTERM stop a run cleanly: in the main thread both raise `Interrupted`
-(a ``KeyboardInterrupt``) while `run_local` runs, the pool is terminated and joined on the way out
+(a ``KeyboardInterrupt``) while `run_local` runs, the pool is stopped and joined on the way out
 (no process is left behind), and the pool processes ignore SIGINT and die quietly on the SIGTERM
 the pool sends them (no traceback from them). A pool process starts with both signals blocked, and
-unblocks them once it has its own handlers: a SIGTERM that comes sooner (the pool's terminate can
-reach a replacement of a dead process before it has run at all) waits, and then ends it.
+unblocks them once it has its own handlers: a SIGTERM that comes sooner waits, and then ends it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
-import queue
 import signal
 import threading
 import time
@@ -47,6 +44,7 @@ from .chunk import (
     default_chunk_size,
     play_chunk,
 )
+from .pool import ChunkPool
 from .sequential import Prefix, play_joint
 from .spec import JobSpec
 
@@ -143,7 +141,6 @@ def _init_pool_process(
     chunk_size: int,
     play: PlayGames | None,
     rows_dir: str | None = None,
-    started: Any = None,
 ) -> None:
     # The parent stops the pool on SIGINT/SIGTERM; a pool process ignores Ctrl-C (sent to the
     # whole process group) and dies at once on the pool's SIGTERM (the parent's handler, which
@@ -152,8 +149,6 @@ def _init_pool_process(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-    if started is not None:  # the parent watches these pids (`_pool_results`)
-        started.put(os.getpid())
     _init_worker(spec, chunk_size, play, rows_dir)
 
 
@@ -359,91 +354,22 @@ def _pool_results(
     spec: JobSpec, chunk_size: int, play, workers: int, tasks: range, fn=None, rows_dir=None
 ) -> Iterator[Any]:
     """``fn(chunk)`` (default: ``(games, counters)`` of the chunk) for every chunk of `tasks`, in
-    completion order, from a pool.
+    completion order, from a `ChunkPool` of `workers` processes.
 
-    Chunks are submitted as earlier ones finish, at most ``IN_FLIGHT_PER_WORKER * workers`` at a
-    time (``imap`` would hand the pool's feeder thread the whole job). Closing the generator
-    early (an error, `Interrupted`) terminates and joins the pool.
+    Chunks are handed out as earlier ones finish, at most `IN_FLIGHT_PER_WORKER` per process at a
+    time. Closing the generator early (the stop, an error, `Interrupted`) stops and joins the pool.
     """
-    pending = iter(tasks)
-    finished: queue.SimpleQueue = queue.SimpleQueue()
-    started = multiprocessing.SimpleQueue()
-    watch = _PoolWatch(started)
-    pool = None
-    try:
-        # Pool processes start with SIGTERM and SIGINT blocked: those forked here, and the
-        # replacements for dead ones that the pool's handler thread forks later (a thread started
-        # here inherits this mask). Unblocked, a process forked while `_stop_on_signals` is in
-        # force took a SIGTERM that came before its initializer with the parent's handler, which
-        # the fork copied: the signal could be lost (Python drops pending signals just after a
-        # fork) or its `Interrupted` swallowed (raised where Python ignores exceptions, such as
-        # an at-fork hook), and the pool's `terminate` then waited for ever on that process.
-        with _blocked(STOP_SIGNALS):
-            pool = multiprocessing.Pool(
-                workers,
-                initializer=_init_pool_process,
-                initargs=(spec, chunk_size, play, rows_dir, started),
-            )
-
-        def submit(n: int) -> int:
-            sent = 0
-            for chunk in pending:
-                pool.apply_async(
-                    fn or _play_chunk,
-                    (chunk,),
-                    callback=lambda r: finished.put((True, r)),
-                    error_callback=lambda e: finished.put((False, e)),
-                )
-                sent += 1
-                if sent == n:
-                    break
-            return sent
-
-        in_flight = submit(IN_FLIGHT_PER_WORKER * workers)
-        while in_flight:
-            try:
-                ok, result = finished.get(timeout=POOL_POLL_S)
-            except queue.Empty:
-                watch.check()
-                continue
-            in_flight -= 1
-            if not ok:
-                raise result
-            in_flight += submit(1)
-            yield result
-        pool.close()
-    finally:
-        if pool is not None:
-            pool.terminate()  # kills (SIGTERM) and joins the pool processes; at once if closed
-            pool.join()
-
-
-# How often a wait for chunk results looks for a pool process that died.
-POOL_POLL_S = 1.0
-
-
-class _PoolWatch:
-    """Pool processes that died. `multiprocessing.Pool` replaces a pool process that dies (killed,
-    out of memory, a crash in C) but loses the chunk it was playing: its callback never comes, and
-    a wait for it would last for ever. Each pool process puts its pid on `started`; none exits
-    while the pool runs, so one that is gone means a lost chunk, and the run fails with an error.
-    """
-
-    def __init__(self, started) -> None:
-        self.started = started
-        self.pids: set[int] = set()
-
-    def check(self) -> None:
-        while not self.started.empty():
-            self.pids.add(self.started.get())
-        for pid in self.pids:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                raise RuntimeError(
-                    f"a simulate process (pid {pid}) died while playing a chunk "
-                    "(killed, out of memory or crashed); the run is incomplete"
-                ) from None
+    # Pool processes start with SIGTERM and SIGINT blocked. Unblocked, a process forked while
+    # `_stop_on_signals` is in force took a SIGTERM that came before its initializer with the
+    # parent's handler, which the fork copied: the signal could be lost (Python drops pending
+    # signals just after a fork) or its `Interrupted` swallowed (raised where Python ignores
+    # exceptions, such as an at-fork hook), and the process then lived on.
+    with _blocked(STOP_SIGNALS):
+        pool = ChunkPool(
+            workers, fn or _play_chunk, _init_pool_process, (spec, chunk_size, play, rows_dir)
+        )
+    with pool:
+        yield from pool.results(tasks, IN_FLIGHT_PER_WORKER)
 
 
 # The signals that stop a run (`_stop_on_signals`).
