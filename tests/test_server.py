@@ -491,3 +491,38 @@ def test_a_name_binds_every_address_it_resolves_to_or_fails(azulsim_env):
             host = f"[{sockaddr[0]}]" if family == socket.AF_INET6 else sockaddr[0]
             with Client(f"{host}:{server.port}", token="", timeout=10) as client:
                 assert client.bots()
+
+
+def test_a_call_that_core_ended_is_logged_at_info_and_nothing_else_is_changed(caplog):
+    """grpc logs at ERROR a stream's status that its core refused because the client had gone
+    (seen in the fuzz tests as a client cancelled a WatchJob just as it ended): once a server is
+    built, that record is INFO; another error from the same logger stays ERROR."""
+    import asyncio
+    import logging
+
+    from grpc._cython import cygrpc
+
+    from service.server.assemble import start_server
+
+    async def start_and_stop():
+        running = await start_server(_Nothing, ServerConfig(), "127.0.0.1:0")
+        await running.stop(None)
+
+    asyncio.run(start_and_stop())
+    core = logging.getLogger("grpc._cython.cygrpc")
+    failed = cygrpc.ExecuteBatchError('Failed "execute_batch": (SendStatusFromServerOperation,)')
+    with caplog.at_level(logging.DEBUG, logger="grpc._cython.cygrpc"):
+        for exc in (failed, ValueError("a servicer's own error")):
+            try:
+                raise exc
+            except Exception:
+                core.exception("raised by servicer method [/azulsim.v1.AzulSim/WatchJob]")
+    levels = [(type(r.exc_info[1]).__name__, r.levelname) for r in caplog.records]
+    assert levels == [("ExecuteBatchError", "INFO"), ("ValueError", "ERROR")]
+
+
+class _Nothing:
+    """A backend that answers only the health check."""
+
+    def ping(self) -> bool:
+        return True

@@ -56,6 +56,23 @@ class RunningServer:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
+class CallEndedInCore(logging.Filter):
+    """grpc logs at ERROR an operation its core refused on a call that core had already ended
+    (``ExecuteBatchError raised in core by servicer method``): the client cancelled, its deadline
+    passed or its connection dropped while the servicer was sending (a stream's status, for one,
+    as a client cancels just after the last message). Nothing went wrong on the server and there
+    is nothing to act on, so the record goes on at INFO; every other record is left as it is."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if record.levelno >= logging.ERROR and type(exc).__name__ == "ExecuteBatchError":
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+_CALL_ENDED = CallEndedInCore()
+
+
 def server_options(config: ServerConfig) -> list[tuple[str, Any]]:
     return [
         ("grpc.max_receive_message_length", config.max_message_bytes),
@@ -118,6 +135,7 @@ async def start_server(
 ) -> RunningServer:
     """Build, bind and start the server; returns it with the port it bound."""
     backend = backend_factory if isinstance(backend_factory, Backend) else backend_factory()
+    logging.getLogger("grpc._cython.cygrpc").addFilter(_CALL_ENDED)  # once: a set of filters
     pool = ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="azulsim-rpc")
     interceptors = [BearerTokenInterceptor(config.auth_tokens)] if config.auth_tokens else []
     interceptors.insert(0, MetricsInterceptor())  # first: it also counts the refused calls
