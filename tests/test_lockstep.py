@@ -9,7 +9,8 @@ uniform over the legal columns (counter ``COLUMN_COUNTER + (round * 4 + seat) * 
 identically on both sides.
 
 Compared at every step, for every game:
-- the legal mask (batch) against ``legal_actions()`` (reference);
+- the legal mask (batch) against ``legal_actions()`` (reference), and the accept masks the engine
+  keeps pick by pick against `engine.refresh_accept`'s recount;
 - the whole canonical snapshot. To keep this fast, the batch side is flattened for all games at
   once from the `BatchState` arrays (`_batch_rows`) and compared with ``flat(ref.snapshot())``;
   `engine.snapshot` itself is compared dict-to-dict for a sample of games at every step (which also
@@ -148,6 +149,10 @@ def run_lockstep(
             f"legal masks differ in game {bad[0]}: batch {np.flatnonzero(mask[bad[0]])}, "
             f"reference {refs[bad[0]].legal_actions()}"
         )
+        # The accept masks kept pick by pick equal those recomputed from the lines and walls.
+        again = st.copy()
+        engine.refresh_accept(again, np.arange(n_games))
+        assert np.array_equal(again.accept, st.accept), "accept masks differ from a recount"
         # engine.snapshot dicts of a rotating sample of the games that moved ...
         sample = moved[(np.arange(SAMPLE) + step * SAMPLE) % moved.size]
         dicts = {int(b): engine.snapshot(st, int(b)) for b in sample}

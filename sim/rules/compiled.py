@@ -186,6 +186,18 @@ def legal_count(S, i):
 
 
 @inline
+def line_accepts(count, colour, row_colours, row):
+    """The colours pattern line `row` accepts, as bits ``5 * colour + row`` of a seat's accept
+    mask (§5.2): empty, every colour not yet on its wall row; started and not full, its own colour
+    (never one on the wall row, §12.2); full, none."""
+    if count == 0:
+        return SPREAD[31 & ~(row_colours >> (5 * row))] << row
+    if count < row + 1:
+        return np.int32(1) << (5 * colour + row)
+    return np.int32(0)
+
+
+@inline
 def pick(S, i, source, colour, dest):
     """Play the pick (source, colour, dest) of the seat to move in game i (§5); returns the pattern
     line's new tile count (-1 for a pick to the floor). The turn's legal picks are counted first,
@@ -233,9 +245,7 @@ def pick(S, i, source, colour, dest):
         if placed > 0:
             S.line_colour[p, dest, i] = colour
         keep = S.accept[p, i] & ~(np.int32(0x108421) << dest)  # the line's bit of every colour
-        if new < capacity:
-            keep |= 1 << (5 * colour + dest)  # a started line accepts only its colour
-        S.accept[p, i] = keep
+        S.accept[p, i] = keep | line_accepts(new, colour, S.row_colours[p, i], dest)
     S.floor[p, i] = min(on_floor + excess, slots)  # the overflow goes to the lid (5.3.2)
     S.lid[colour, i] += excess  # tiles on the floor are counted in the lid at once
     S.turn[i] += 1
@@ -304,7 +314,7 @@ def tile_wall(S, i, j, p, columns, tables, bot_keys, given):
         S.lid[colour, i] += to_lid
         S.line_count[p, row, i] = 0
         S.line_colour[p, row, i] = -1
-        accept |= SPREAD[31 & ~(row_colours >> (5 * row))] << row  # the row's missing colours
+        accept |= line_accepts(0, -1, row_colours, row)  # the line was full: it accepted none
     penalty = S.rules[RULE_FLOOR_CUM + on_floor]
     if S.marker_holder[i] == p and S.rules[RULE_MARKER] == MARKER_POINTS:
         penalty += S.rules[RULE_MARKER_POINTS]
@@ -681,6 +691,19 @@ def start_rounds(S, slots, counts):
     """`start_round` of every game of `slots`; `counts` (factories, 5) is scratch."""
     for i in slots:
         start_round(S, i, counts)
+
+
+@jit
+def refresh_accept(S, slots):
+    """Every seat's accept mask in the games of `slots`, from its pattern lines and wall (a state
+    set up outside the engine: `engine.from_snapshots`)."""
+    for i in slots:
+        for p in range(S.wall.shape[0]):
+            accept = np.int32(0)
+            for row in range(5):
+                count = S.line_count[p, row, i]
+                accept |= line_accepts(count, S.line_colour[p, row, i], S.row_colours[p, i], row)
+            S.accept[p, i] = accept
 
 
 @jit

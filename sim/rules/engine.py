@@ -57,6 +57,7 @@ def _warm() -> None:
     slots = np.arange(2)
     st = new_games(2, "gray", 0, slots, np.zeros(2, np.int8))  # start_rounds
     play(st, slots, legal_mask(st).argmax(axis=1))  # play_actions
+    refresh_accept(st, slots)
     end_rounds(st, slots, _first_legal, deal=False)  # gray_row_legal, end_rounds
     counted, won = np.empty((3, 2, 2), np.int16), np.empty((2, 2), np.bool_)
     compiled.count_completions(st.arrays(), slots, counted, won)
@@ -192,18 +193,8 @@ def start_rounds(st: BatchState, slots: np.ndarray) -> None:
 
 
 def refresh_accept(st: BatchState, slots: np.ndarray) -> None:
-    """Recompute the accept masks of every seat in `slots` (bit 5*colour + line, RULES §5.2)."""
-    acc = np.zeros((st.players, slots.shape[0]), np.int32)
-    row_colours = st.row_colours[:, slots]
-    for r in range(5):
-        count = st.line_count[:, r][:, slots]
-        colour = st.line_colour[:, r][:, slots].astype(np.int32)
-        in_row = (row_colours >> (5 * r)) & 31  # colours already on wall row r
-        empty_ok = np.where(count == 0, 31 & ~in_row, 0)
-        # A started line that is not full accepts its own colour (never on the wall row, §12.2).
-        started_ok = np.where((count > 0) & (count < r + 1), 1 << np.maximum(colour, 0), 0)
-        acc |= T.SPREAD[empty_ok | started_ok] << r
-    st.accept[:, slots] = acc
+    """Recompute the accept masks of every seat in `slots` (`compiled.line_accepts`)."""
+    kernels().refresh_accept(st.arrays(), np.ascontiguousarray(slots, np.int64))
 
 
 def legal_mask(st: BatchState) -> np.ndarray:
