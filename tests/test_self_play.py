@@ -5,8 +5,8 @@ stepped pick by pick with the bots' own (numpy) choices, as `play_batch` plays a
 and `greedy` bots leave it: each field of the state, from positions at every stage of a game
 (fresh, mid-round, waiting for a round end, at the round cap, with an empty bag and lid), at 2-4
 players on both walls; and `play_batch` must return the same records by either path, for any mix
-of `random` and `greedy` and for `heuristic` self-play (whose compiled play-outs
-tests/test_playout.py checks pick by pick).
+of `random` and `greedy`, for `heuristic` self-play (whose compiled play-outs
+tests/test_playout.py checks pick by pick) and for one `heuristic` among `random` and `greedy`.
 """
 
 from __future__ import annotations
@@ -208,11 +208,18 @@ def test_only_the_given_slots_are_played():
         ("heuristic", 2, "coloured", "rotate"),
         ("heuristic:floor=2.5,centre=0.3", 3, "gray", "mirrored"),
         ("heuristic", 4, "gray", "shuffle"),
+        ("random+heuristic", 2, "coloured", "rotate"),
+        ("heuristic:floor=2.5,centre=0.3+greedy", 2, "gray", "mirrored"),
+        ("greedy+heuristic+random", 3, "coloured", "shuffle"),
+        ("heuristic+random+greedy+heuristic", 4, "gray", "rotate"),
+        ("random+heuristic+greedy", 3, "gray", "rotate|row_bonus=4,colour_bonus=5,floor=1/3/5"),
     ],
 )
 def test_play_batch_gives_the_same_records_by_either_path(monkeypatch, bot, players, wall, seating):
+    seating, _, rules = seating.partition("|")
     lineup = bot.split("+") if "+" in bot else [bot] * players
-    config = Configuration(players, lineup, wall=wall, seating=seating)
+    rule_set = RuleSet.parse(rules) if rules else RuleSet()
+    config = Configuration(players, lineup, wall=wall, seating=seating, rules=rule_set)
     monkeypatch.setattr(self_play, "MIN_GAMES", float("inf"))
     numpy_records = play_games(config, 11, 40, 1240)  # stepped, the bots' numpy choices
     finished = []
@@ -243,10 +250,26 @@ def test_only_line_ups_of_compiled_bots_play_whole_games():
     assert self_play.finisher([make_bot("heuristic:floor=2")]) is not None
     assert self_play.finisher([make_bot("greedy")]) is not None
     assert self_play.finisher([make_bot("random"), make_bot("greedy")]) is not None
+    assert self_play.finisher([make_bot("random"), make_bot("heuristic")]) is not None
+    assert self_play.finisher([make_bot("greedy"), make_bot("heuristic:floor=2")]) is not None
     assert self_play.finisher([make_bot("rollout")]) is None
-    assert self_play.finisher([make_bot("random"), make_bot("heuristic")]) is None  # mixed
+    assert self_play.finisher([make_bot("rollout"), make_bot("random")]) is None
+    # Two sets of heuristic weights: one play-out has one.
+    assert self_play.finisher([make_bot("heuristic"), make_bot("heuristic:floor=2")]) is None
     # A subclass may play otherwise (here, other gray-wall columns), and so may an instance.
     assert self_play.finisher([LeftmostColumns()]) is None
     instance = make_bot("greedy")
     instance.choose_columns = LeftmostColumns().choose_columns
     assert self_play.finisher([instance]) is None
+
+
+def test_the_bot_kinds_named_literally_are_the_compiled_ones():
+    from sim.bots import kernels
+    from sim.rules import compiled
+
+    assert self_play._BOT_KIND == {
+        "random": compiled.BOT_RANDOM,
+        "greedy": compiled.BOT_GREEDY,
+        "heuristic": kernels.BOT_HEURISTIC,
+    }
+    assert self_play._COLUMNS_RANDOM == compiled.COLUMNS_RANDOM

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..rules.compiled import column_mask, pick
+from ..rules.compiled import BOT_GREEDY, BOT_RANDOM, column_mask, greedy_pick, pick, random_pick
 from ..rules.rulesets import (
     MAX_TILES_PER_COLOUR,
     MAX_TILES_PER_FACTORY,
@@ -47,6 +47,8 @@ _ZERO = np.float32(0.0)
 _LEGAL = np.float32(-1e3)  # an action valued at or below this is not legal (`playout.candidates`)
 _SQUARES = (np.arange(6) ** 2).astype(np.float32)
 assert FLOOR_MAX_X == 32
+# The heuristic's seats in a `play_picks` line-up, beside `compiled.BOT_RANDOM` and `BOT_GREEDY`.
+BOT_HEURISTIC = 2
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -417,15 +419,20 @@ def play_picks(
     at,
     cm,
     row,
+    seat_kind,
+    bot_keys,
 ):
     """Play the heuristic's picks in each copy of `slots` until its factories and centre are
     empty, or for at most `plies` picks (``plies < 0``: no limit). `S` is the copies'
     `EngineState`, changed in place; their walls: gray, the copies' `wall` and `rows` colours
     (`cells` the gray tables, `dead` the dead end's weight); coloured, `playout.LineValues`'
-    pending `wall` and `rows` masks, kept current here. The rest is scratch (the caller's: this
-    allocates nothing): per seat of the copy being played, line values `v`, credits `a`, `b` and
-    line counts (a pick changes only its own line's credits, and every value, on the coloured
-    wall, when it fills the line)."""
+    pending `wall` and `rows` masks, kept current here. With a `seat_kind` of a row per game (none:
+    the heuristic in every seat), seat p of game i is the compiled bot ``seat_kind[i, p]``
+    (`BOT_HEURISTIC`, or `compiled.BOT_RANDOM` and `BOT_GREEDY` with bot-stream key
+    ``bot_keys[i]``). The rest is scratch (the caller's: this allocates nothing): per seat of the
+    copy being played, line values `v`, credits `a`, `b` and line counts (a pick changes only its
+    own line's credits, and every value, on the coloured wall, when it fills the line)."""
+    mixed = seat_kind.shape[0] > 0
     gray = S.gray
     players = S.wall.shape[0]
     cols = S.col_colours
@@ -447,11 +454,17 @@ def play_picks(
             p = S.current[i]
             ap = a[p]
             bp = b[p]
-            at0 = _seat_rows(room, at, counts[p], S.floor[p, i])
-            m = 1 if S.marker_in_centre[i] else 0
-            source, colour, dest = _best_pick(
-                ap, bp, costs, room, at, at0, S.sources, i, m, centre_w, marker_w, best, known
-            )
+            kind = seat_kind[i, p] if mixed else BOT_HEURISTIC
+            if kind == BOT_RANDOM:
+                source, colour, dest = random_pick(S, i, bot_keys[i])
+            elif kind == BOT_GREEDY:
+                source, colour, dest = greedy_pick(S, i, bot_keys[i])
+            else:
+                at0 = _seat_rows(room, at, counts[p], S.floor[p, i])
+                m = 1 if S.marker_in_centre[i] else 0
+                source, colour, dest = _best_pick(
+                    ap, bp, costs, room, at, at0, S.sources, i, m, centre_w, marker_w, best, known
+                )
             new = pick(S, i, source, colour, dest)
             if new < 0:  # to the floor: no line's credits change
                 continue

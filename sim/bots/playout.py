@@ -167,10 +167,19 @@ def position_values(policy: HeuristicBot, st) -> np.ndarray:
     return out
 
 
-def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = None) -> LineValues:
+def play_picks(
+    policy: HeuristicBot,
+    st,
+    slots: np.ndarray,
+    plies: int | None = None,
+    seat_kind: np.ndarray = None,
+    bot_keys: np.ndarray = None,
+) -> LineValues:
     """Play the heuristic `policy`'s picks in the copies `slots` of `st` until their factories and
     centre are empty, or for at most `plies` picks; their rounds are left to end. Returns the line
-    values as they stand after the picks."""
+    values as they stand after the picks. With `seat_kind` (B, P) int8, seat p of game i is the
+    compiled bot ``seat_kind[i, p]`` (`kernels.BOT_HEURISTIC`, `compiled.BOT_RANDOM`,
+    `BOT_GREEDY`), the last two with bot-stream key ``bot_keys[i]`` (B,)."""
     ready()
     lines = LineValues(policy, st)
     cells, colour_bonus, dead = _tables(policy, st.gray, st.rule_set)
@@ -201,8 +210,14 @@ def play_picks(policy: HeuristicBot, st, slots: np.ndarray, plies: int | None = 
         np.float32(policy.centre),
         np.float32(policy.marker),
         *scratch,
+        _EVERY_SEAT if seat_kind is None else np.ascontiguousarray(seat_kind, np.int8),
+        _NO_KEYS if bot_keys is None else np.ascontiguousarray(bot_keys, np.uint64),
     )
     return lines
+
+
+_EVERY_SEAT = np.zeros((0, 4), np.int8)  # no line-up: the heuristic plays every seat
+_NO_KEYS = np.zeros(0, np.uint64)
 
 
 def play_out(policy: HeuristicBot, tree, plies: int | None = None) -> None:
@@ -236,6 +251,25 @@ def play_games_out(policy: HeuristicBot, st) -> None:
     by the next deal."""
     while True:
         play_out(policy, st)
+        going = np.flatnonzero(~st.done)
+        if going.size == 0:
+            return
+        engine.start_rounds(st, going)
+
+
+def play_line_up(policy: HeuristicBot, st, seat_kind: np.ndarray, bot_keys: np.ndarray, columns):
+    """Every game of `st` played to its end by a line-up of `policy` and compiled bots: seat p of
+    game i is ``seat_kind[i, p]`` (`play_picks`), with bot-stream key ``bot_keys[i]``; `columns`
+    (`engine.CompiledColumns`) are the seats' gray-wall columns. Round after round: the picks to
+    the round's end, then the round end and the next deal (`sim.jobs.self_play`)."""
+    ready()
+    while True:
+        running = np.flatnonzero(~st.done & (st.tiles_left > 0))
+        if running.size:
+            play_picks(policy, st, running, None, seat_kind, bot_keys)
+        waiting = np.flatnonzero(~st.done)
+        if waiting.size:
+            engine.end_rounds(st, waiting, columns, deal=False)
         going = np.flatnonzero(~st.done)
         if going.size == 0:
             return

@@ -8,8 +8,8 @@ on (seed, game, configuration).
 
 Every call into the rules is the compiled engine's (`sim.rules.engine`, `sim.rules.compiled`); the
 bots choose between the calls. A line-up whose bots all choose in compiled code (`random` and
-`greedy` in any mix, `heuristic` self-play) plays each game whole in compiled code instead
-(`sim.jobs.self_play`): the same games and records.
+`greedy` in any mix, with or without one `heuristic`) plays each game whole in compiled code
+instead (`sim.jobs.self_play`): the same games and records.
 
 Callers that want more than the records pass a `Recorder` (`service.replay` records every step of
 one game, `sim.rules.goldens` a golden file); its hooks see the state between the engine calls.
@@ -175,28 +175,12 @@ def _compiled_columns(
     bots: list, seat_bot: np.ndarray, slot_pos, bot_keys: np.ndarray, rule_set: RuleSet
 ):
     """An `engine.CompiledColumns` for the bots' gray-wall columns when every bot's choice is
-    compiled (`bots.base.column_table`, its keys weighed by `rule_set`'s bonuses); None
-    otherwise. ``slot_pos()`` is the position in the
+    compiled (`self_play.column_rules`); None otherwise. ``slot_pos()`` is the position in the
     call's games of each slot's game (it changes as slots take new games)."""
-    from ..bots.base import UNIFORM_COLUMNS, column_table
-
-    found = [column_table(bot, rule_set) for bot in bots]
-    if any(table is None for table in found):
+    found = self_play.column_rules(bots, rule_set)
+    if found is None:
         return None
-    tables, rule_of_bot = [], []
-    for table in found:
-        if isinstance(table, str) and table == UNIFORM_COLUMNS:
-            rule_of_bot.append(engine.kernels().COLUMNS_RANDOM)
-            continue
-        for k, known in enumerate(tables):
-            if known is table or np.array_equal(known, table):
-                rule_of_bot.append(k)
-                break
-        else:
-            rule_of_bot.append(len(tables))
-            tables.append(table)
-    stacked = np.stack(tables).astype(np.int16) if tables else engine.NO_TABLES
-    rule_of_bot = np.array(rule_of_bot, np.int8)
+    rule_of_bot, stacked = found
 
     def rules(st, slots):
         pos = slot_pos()[slots]

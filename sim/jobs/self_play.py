@@ -11,7 +11,9 @@ functions (`sim.rules.compiled`), with the same decisions and draws, so the same
 - any mix of `random` and `greedy`: `compiled.play_games` (their picks `random_pick`,
   `greedy_pick`; their gray-wall columns the compiled column rules);
 - `heuristic` self-play, with any weights: the search bots' compiled play-outs, round after
-  round (`bots.playout.play_games_out`).
+  round (`bots.playout.play_games_out`);
+- one `heuristic` (any weights) with any mix of `random` and `greedy`: the same play-outs, each
+  seat's pick its own bot's (`bots.playout.play_line_up`).
 
 A subclass of these may play otherwise, so only the classes themselves do (`finisher`).
 """
@@ -34,8 +36,8 @@ BLOCK = 16_384
 def finisher(bots: list) -> Callable | None:
     """``finish(st, bot_keys, seat_bot)``, every game of a state played to its end in compiled
     code (``seat_bot`` (B, P) indexes `bots`), for a line-up of `RandomBot` and `GreedyBot` in any
-    mix, or of one `HeuristicBot` (the classes themselves, not a subclass); None otherwise."""
-    from ..bots.base import column_table
+    mix, or of one `HeuristicBot` with any mix of those (the classes themselves, not a subclass);
+    None otherwise."""
     from ..bots.greedy import GreedyBot
     from ..bots.heuristic import HeuristicBot
     from ..bots.random_bot import RandomBot
@@ -46,22 +48,64 @@ def finisher(bots: list) -> Callable | None:
             for name in ("act", "choose_columns")
         )
 
-    if not all(own(bot) and column_table(bot) is not None for bot in bots):
+    if not all(own(bot) for bot in bots) or column_rules(bots) is None:
         return None
-    kinds = {RandomBot: "random", GreedyBot: "greedy"}
-    if all(type(bot) in kinds for bot in bots):
-        seat_kind = np.array([_BOT_KIND[kinds[type(bot)]] for bot in bots], np.int8)
+    kinds = {RandomBot: "random", GreedyBot: "greedy", HeuristicBot: "heuristic"}
+    if not all(type(bot) in kinds for bot in bots):
+        return None
+    seat_kind = np.array([_BOT_KIND[kinds[type(bot)]] for bot in bots], np.int8)
+    heuristic = [bot for bot in bots if type(bot) is HeuristicBot]
+    if not heuristic:
         return lambda st, keys, seat_bot: play_compiled(st, keys, seat_kind[seat_bot])
-    if len(bots) == 1 and type(bots[0]) is HeuristicBot:
-        from ..bots.playout import play_games_out
+    if len(heuristic) > 1:  # one set of weights per play-out
+        return None
+    from ..bots.playout import play_games_out, play_line_up
 
+    if len(bots) == 1:
         return lambda st, keys, seat_bot: play_games_out(bots[0], st)
-    return None
+
+    def finish(st, keys, seat_bot):
+        rule_of_bot, tables = column_rules(bots, st.rule_set)
+        rules = np.ascontiguousarray(rule_of_bot[seat_bot])
+        columns = engine.CompiledColumns(lambda st_, slots: (rules[slots], tables, keys[slots]))
+        play_line_up(heuristic[0], st, seat_kind[seat_bot], keys, columns)
+
+    return finish
 
 
-# `compiled.BOT_*`, by bot name (literal: `sim.rules.compiled` is imported only when a game is
-# played).
-_BOT_KIND = {"random": 0, "greedy": 1}
+# `compiled.BOT_*` and `kernels.BOT_HEURISTIC`, by bot name (literal: neither module is imported
+# until a game is played).
+_BOT_KIND = {"random": 0, "greedy": 1, "heuristic": 2}
+
+
+def column_rules(bots: list, rule_set=None):
+    """``(rule_of_bot, tables)`` when every bot's gray-wall column choice is compiled
+    (`bots.base.column_table`, its keys weighed by `rule_set`'s bonuses): each bot's compiled
+    column rule (P,) int8 (`compiled.COLUMNS_RANDOM`, or the index of its table in `tables`), and
+    the tables (K, 25,600) int16; None otherwise."""
+    from ..bots.base import UNIFORM_COLUMNS, column_table
+    from ..rules.rulesets import PRINTED_RULES
+
+    found = [column_table(bot, rule_set or PRINTED_RULES) for bot in bots]
+    if any(table is None for table in found):
+        return None
+    tables, rule_of_bot = [], []
+    for table in found:
+        if isinstance(table, str) and table == UNIFORM_COLUMNS:
+            rule_of_bot.append(_COLUMNS_RANDOM)
+            continue
+        for k, known in enumerate(tables):
+            if known is table or np.array_equal(known, table):
+                rule_of_bot.append(k)
+                break
+        else:
+            rule_of_bot.append(len(tables))
+            tables.append(table)
+    stacked = np.stack(tables).astype(np.int16) if tables else engine.NO_TABLES
+    return np.array(rule_of_bot, np.int8), stacked
+
+
+_COLUMNS_RANDOM = -1  # `compiled.COLUMNS_RANDOM` (literal, as `_BOT_KIND`)
 
 
 def play_games(
