@@ -22,7 +22,6 @@ Usage: ``python bench/vs_external.py --cmd 'ENGINE --nodes {budget}' --budgets 4
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import platform
@@ -32,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "bench"))  # bench/deep.py, imported as `deep` wherever this runs from
 
 from sim.bots.external import close_all, register_external_bot  # noqa: E402
 from sim.bots.playout import ready  # noqa: E402
@@ -40,11 +40,10 @@ OUT = ROOT / "bench" / "results" / "vs_external.json"
 
 
 def _deep_bench():
-    """bench/deep.py as a module (its `match` and `account`)."""
-    spec = importlib.util.spec_from_file_location("bench_deep", ROOT / "bench" / "deep.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """bench/deep.py as a module (its `match`, `account` and `result_cells`)."""
+    import deep
+
+    return deep
 
 
 def engine_name(name: str, budget: str) -> str:

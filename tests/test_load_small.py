@@ -6,26 +6,18 @@ asserted here."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
 from service.api import azulsim_pb2 as pb
 from service.client import Client
+from tests.bench_util import bench_script
 from tests.stack_util import api_thread
-
-LOAD = Path(__file__).resolve().parent.parent / "bench" / "load.py"
 
 
 @pytest.fixture(scope="module")
 def load():
-    spec = importlib.util.spec_from_file_location("bench_load", LOAD)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_load"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("load")
 
 
 def test_clients_during_a_job_then_50_jobs_at_once(load, azulsim_env, celery_worker_process):

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
+
+from tests.bench_util import bench_script
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "docs" / "examples" / "random_bot.py"
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("vs_external", REPO / "bench" / "vs_external.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("vs_external")
 
 
 def test_a_budgeted_bot_plays_at_the_engines_measured_cpu_per_move():
