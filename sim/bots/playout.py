@@ -172,8 +172,8 @@ def play_picks(
     st,
     slots: np.ndarray,
     plies: int | None = None,
-    seat_kind: np.ndarray = None,
-    bot_keys: np.ndarray = None,
+    seat_kind: np.ndarray | None = None,
+    bot_keys: np.ndarray | None = None,
 ) -> LineValues:
     """Play the heuristic `policy`'s picks in the copies `slots` of `st` until their factories and
     centre are empty, or for at most `plies` picks; their rounds are left to end. Returns the line

@@ -81,8 +81,8 @@ _BOT_KIND = {"random": 0, "greedy": 1, "heuristic": 2}
 def column_rules(bots: list, rule_set=None):
     """``(rule_of_bot, tables)`` when every bot's gray-wall column choice is compiled
     (`bots.base.column_table`, its keys weighed by `rule_set`'s bonuses): each bot's compiled
-    column rule (P,) int8 (`compiled.COLUMNS_RANDOM`, or the index of its table in `tables`), and
-    the tables (K, 25,600) int16; None otherwise."""
+    column rule (len(bots),) int8 (`compiled.COLUMNS_RANDOM`, or the index of its table in
+    `tables`), and the tables (K, 25,600) int16; None otherwise."""
     from ..bots.base import UNIFORM_COLUMNS, column_table
     from ..rules.rulesets import PRINTED_RULES
 
