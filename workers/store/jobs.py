@@ -16,6 +16,13 @@ from .base import StoreBase
 from .errors import JobFinished, JobNotFound, RequestConflict, unavailable
 from .records import JobInfo, job_info, parse_spec, text
 
+# A job id is at most 64 characters (the API refuses longer ones): a message quotes it whole.
+_ID_SHOWN = 66
+
+
+def _no_job(job_id: str) -> JobNotFound:
+    return JobNotFound(f"no job {shown(job_id, _ID_SHOWN)}")
+
 
 class JobRecords(StoreBase):
     """The job record's life: created QUEUED, read, cancelled; its counters read."""
@@ -110,7 +117,7 @@ class JobRecords(StoreBase):
         """The job's record; raises `JobNotFound`."""
         raw = self.redis.hgetall(self.meta_key(job_id)) if job_id else {}
         if not raw or b"spec" not in raw and "spec" not in raw:
-            raise JobNotFound(f"no job {shown(job_id)}")
+            raise _no_job(job_id)
         return job_info(job_id, raw)
 
     @unavailable
@@ -124,7 +131,7 @@ class JobRecords(StoreBase):
         """The job's spec alone (one HGET, parsed once per process); raises `JobNotFound`."""
         stored = self.redis.hget(self.meta_key(job_id), "spec")
         if stored is None:
-            raise JobNotFound(f"no job {shown(job_id)}")
+            raise _no_job(job_id)
         return parse_spec(text(stored))
 
     @unavailable
@@ -145,7 +152,7 @@ class JobRecords(StoreBase):
         )
         status = text(status)
         if status == "missing":
-            raise JobNotFound(f"no job {shown(job_id)}")
+            raise _no_job(job_id)
         job = self.get_job(job_id)
         if status == "finished":
             raise JobFinished(job)
@@ -161,7 +168,7 @@ class JobRecords(StoreBase):
         pipe.hgetall(keys["counters"])
         exists, raw = pipe.execute()
         if not exists:
-            raise JobNotFound(f"no job {shown(job_id)}")
+            raise _no_job(job_id)
         # In C where it can be (a 100-configuration job holds some 70,000 counters): the names
         # decoded and the values parsed by map, zeros dropped in one comprehension.
         name = bytes.decode if raw and isinstance(next(iter(raw)), bytes) else str
