@@ -461,46 +461,60 @@ def random_pick(S, i, bot_key):
 
 
 @inline
-def colour_holdings(S, i, c, present):
-    """Colour c's tiles in game i's sources `present` (bit s: source s holds it): the centre's
-    count (0: none), the mask of the factory counts held (bit k: some factory holds exactly k, at
-    most 10 by the rules) and how many factories hold each count k (the 4-bit field at 4 k: at
-    most 9 factories)."""
-    centre = 0
-    held = 0
-    count_of = 0
-    left = present
-    while left:
-        low = left & -left
-        left ^= low
-        k = (S.sources[POPCOUNT[low - 1], i] >> (6 * c)) & 63
-        if low == 1:
-            centre = k
-        else:
-            held |= np.int64(1) << k
-            count_of += np.int64(1) << (4 * k)
-    return centre, held, count_of
+def factory_counts(S, i):
+    """Per colour c, how many factories of game i hold exactly k tiles of c, at the 4-bit field
+    4 k (k = 0..10 by the rules: at most 9 factories to a field). One pass over the factories
+    without branches, for the five colours at once."""
+    c0 = c1 = c2 = c3 = c4 = np.int64(0)
+    for f in range(1, S.rules[RULE_FACTORIES] + 1):
+        packed = np.int64(S.sources[f, i])
+        c0 += np.int64(1) << (4 * (packed & 63))
+        c1 += np.int64(1) << (4 * ((packed >> 6) & 63))
+        c2 += np.int64(1) << (4 * ((packed >> 12) & 63))
+        c3 += np.int64(1) << (4 * ((packed >> 18) & 63))
+        c4 += np.int64(1) << (4 * ((packed >> 24) & 63))
+    return c0, c1, c2, c3, c4
+
+
+_COUNTS_HELD = np.int64(sum(1 << (4 * k) for k in range(1, 11)))  # bit 4 k: field k's lowest
+
+
+@inline
+def counts_held(count_of):
+    """Bit 4 k of a colour's `factory_counts` set when some factory holds exactly k (k >= 1)."""
+    return (count_of | (count_of >> 1) | (count_of >> 2) | (count_of >> 3)) & _COUNTS_HELD
 
 
 @inline
 def factory_take(held, room):
     """The factory count greedy takes for a destination of room `room` (0: the floor) among the
-    counts of the mask `held` (0: no factory holds the colour, and the answer is 0): the smallest
-    k >= room (all placed, the least excess), else the largest k. Written without branches (a
-    pick evaluates 30 destinations): ``2 ** 40`` stands for "no k >= room"."""
-    above = room + trailing_zeros((held >> room) | (np.int64(1) << 40))
-    return above if above < 40 else 63 - leading_zeros(held | 1)
+    counts `held` (`counts_held`; 0: no factory holds the colour, and the answer is 0): the
+    smallest k >= room (all placed, the least excess), else the largest k. Written without
+    branches: ``2 ** 44`` stands for "no k >= room"."""
+    above = room + (trailing_zeros((held >> (4 * room)) | (np.int64(1) << 44)) >> 2)
+    return above if above <= 10 else (63 - leading_zeros(held | 1)) >> 2
 
 
 @inline
-def destination_key(centre, held, count_of, room, marker, none):
-    """For a (colour, destination) of room `room`: the centre's key, the factories' best key and
-    how many factories have it (`colour_holdings`'s counts; `none` where nobody holds it), and
-    the factory count taken."""
+def destination_key(centre, count_of, room, marker, none):
+    """For a (colour, destination) of room `room`: the centre's key (`centre` tiles there), the
+    factories' best key (`count_of`: the colour's `factory_counts`), how many factories have it
+    (`none` where nobody holds the colour), and the factory count taken."""
+    held = counts_held(count_of)
     k = factory_take(held, room)
     centre_key = 65 * min(centre, room) - centre - marker if centre else none
     factory_key = 65 * min(k, room) - k if held else none
     return centre_key, factory_key, (count_of >> (4 * k)) & 15, k
+
+
+@inline
+def most_room(lines, rooms):
+    """The most room among the pattern lines of the 5-bit mask `lines` (0: none, the floor)."""
+    room = 0
+    for line in range(5):
+        if (lines >> line) & 1:
+            room = max(room, rooms[line])
+    return room
 
 
 @inline
@@ -527,77 +541,82 @@ def greedy_pick(S, i, bot_key):
     colour by colour, destination by destination (lines, then the floor), source by source.
 
     Per (colour, destination) the factories' best is the count `factory_take` gives, held by the
-    factories holding exactly it (the key ``65 * min(k, room) - k`` is one-to-one in k), so a
-    pick costs a pass over the sources per colour, not one per destination. A first pass finds
-    the best key and the tied count T; with one action at the best (T = 1, no draw needed) it is
-    the answer, else a second pass walks to the chosen one."""
+    factories holding exactly it (the key ``65 * min(k, room) - k`` is one-to-one in k). A
+    colour's key never falls as the room grows, so its best is at its line of the most room, and
+    a line of room r reaches it iff r >= the tiles placed there (P): the sources placing P tiles
+    at the most room place P at any room from P up, and none does better. So the tied actions of
+    a colour are its lines of room >= P times the same sources each, and a pick evaluates one
+    destination per colour (docs/engine.md, "The greedy pick")."""
     p = S.current[i]
     accept = S.accept[p, i]
     presence = S.presence[i]
     marker = 1 if S.marker_in_centre[i] else 0
     none = -(1 << 30)
+    centres = np.int64(S.sources[0, i])
+    counts = factory_counts(S, i)
+    rooms = (
+        1 - np.int64(S.line_count[p, 0, i]),
+        2 - np.int64(S.line_count[p, 1, i]),
+        3 - np.int64(S.line_count[p, 2, i]),
+        4 - np.int64(S.line_count[p, 3, i]),
+        5 - np.int64(S.line_count[p, 4, i]),
+    )
     best = none
+    colours = 0  # bit c: colour c reaches the best key
+    sources_at = np.int64(0)  # 4-bit field 4 c: the sources at colour c's own best key
+    for c in range(5):
+        if (presence >> (11 * c)) & 2047 == 0:
+            continue
+        centre_key, factory_key, factories, _ = destination_key(
+            (centres >> (6 * c)) & 63,
+            counts[c],
+            most_room((accept >> (5 * c)) & 31, rooms),
+            marker,
+            none,
+        )
+        key = max(centre_key, factory_key)
+        sources_at |= ((centre_key == key) + (factories if factory_key == key else 0)) << (4 * c)
+        if key > best:
+            best, colours = key, 1 << c
+        elif key == best:
+            colours |= 1 << c
+    placed = (best + 64) // 65  # P: taken + marker is 1..64, so the key is in (65 P - 65, 65 P)
+    reach = 0  # bit r: line r has room for P (0 when the floor is the best: P = 0)
+    if placed > 0:
+        for line in range(5):
+            reach |= (rooms[line] >= placed) << line
     tied = 0
-    found_c = found_d = found_k = found_source = 0
-    for c in range(5):  # the best key and the tied count T
-        present = (presence >> (11 * c)) & 2047
-        if present == 0:
-            continue
-        centre, held, count_of = colour_holdings(S, i, c, present)
-        lines = (accept >> (5 * c)) & 31
-        for d in range(6):  # the lines accepting the colour, then the floor
-            if d < 5:
-                if not lines:
-                    continue
-                low = lines & -lines
-                lines ^= low
-                line = POPCOUNT[low - 1]
-                room = line + 1 - S.line_count[p, line, i]
-            else:
-                line = 5
-                room = 0
-            centre_key, factory_key, factories, k = destination_key(
-                centre, held, count_of, room, marker, none
-            )
-            key = max(centre_key, factory_key)
-            if key >= best:
-                ties = (centre_key == key) + (factories if factory_key == key else 0)
-                if key > best:
-                    best, tied = key, ties
-                    found_c, found_d, found_k = c, line, k
-                    found_source = 0 if centre_key == key else 1
-                else:
-                    tied += ties
-    if tied == 1:  # no draw needed
-        if found_source == 0:
-            return 0, found_c, found_d
-        present = (presence >> (11 * found_c)) & 2047
-        return nth_factory(S, i, found_c, present, found_k, 0), found_c, found_d
-    j = draw(uniform32(bot_key, S.turn[i] * 8), tied)
-    for c in range(5):  # the j-th tied action
-        present = (presence >> (11 * c)) & 2047
-        if present == 0:
-            continue
-        centre, held, count_of = colour_holdings(S, i, c, present)
-        for d in range(6):
-            if d < 5:
-                if not (accept >> (5 * c + d)) & 1:
-                    continue
-                room = d + 1 - S.line_count[p, d, i]
-            else:
-                room = 0
-            centre_key, factory_key, factories, k = destination_key(
-                centre, held, count_of, room, marker, none
-            )
-            if centre_key == best:
-                if j == 0:
-                    return 0, c, d
-                j -= 1
-            if factory_key == best:
-                if j < factories:  # the j-th factory holding exactly k, in index order
-                    return nth_factory(S, i, c, present, k, j), c, d
-                j -= factories
-    return -1, -1, -1  # not reached: some action is legal
+    for c in range(5):
+        if (colours >> c) & 1:
+            destinations = POPCOUNT[(accept >> (5 * c)) & reach] if placed > 0 else 1
+            tied += destinations * ((sources_at >> (4 * c)) & 15)
+    j = draw(uniform32(bot_key, S.turn[i] * 8), tied) if tied > 1 else 0
+    c = sources = lines = 0
+    while c < 5:  # the colour of the j-th tied action
+        if (colours >> c) & 1:
+            sources = (sources_at >> (4 * c)) & 15
+            lines = (accept >> (5 * c)) & reach
+            here = (POPCOUNT[lines] if placed > 0 else 1) * sources
+            if j < here:
+                break
+            j -= here
+        c += 1
+    if c == 5:  # no tile left (a round over): no pick
+        return -1, -1, -1
+    dest = NTH_DEST_FLAT[lines * 6 + j // sources]  # the floor (5) when lines is 0
+    j %= sources
+    centre_key, _, _, k = destination_key(
+        (centres >> (6 * c)) & 63,
+        counts[c],
+        most_room((accept >> (5 * c)) & 31, rooms),
+        marker,
+        none,
+    )
+    if centre_key == best:
+        if j == 0:
+            return 0, c, dest
+        j -= 1
+    return nth_factory(S, i, c, (presence >> (11 * c)) & 2047, k, j), c, dest
 
 
 # Bots `play_games` plays, per seat.
