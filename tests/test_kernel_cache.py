@@ -167,42 +167,38 @@ def _read_only(path: Path) -> None:
         os.chmod(folder, 0o555)
 
 
-@pytest.fixture
-def open_dir():
+def _open_dir() -> Path:
     """A fresh folder every user may enter (pytest's own temporary folders are the user's only,
     and the read-only runs may be another user's)."""
     path = Path(tempfile.mkdtemp(prefix="azulsim-cache-test-"))
     os.chmod(path, 0o755)
-    yield path
+    return path
+
+
+def _remove(path: Path) -> None:
     for folder, _dirs, _files in os.walk(path):
         os.chmod(folder, 0o755)
     shutil.rmtree(path, ignore_errors=True)
 
 
-def test_a_cache_built_into_a_read_only_folder_plays_without_compiling(open_dir):
-    built, spare = open_dir / "image-cache", open_dir / "tmp"
-    spare.mkdir()
-    os.chmod(spare, 0o777)
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(built), "PYTHONPATH": str(ROOT), "HOME": "/"}
-    # The image's build step: the cache filled where the image keeps it.
-    built.mkdir()
-    os.chmod(built, 0o777)
-    first = _run_as_user(env, PLAY_SMALL)
-    assert first.returncode == 0, first.stderr[-2000:]
-    _read_only(built)
-    env = {**env, "TMPDIR": str(spare), "NUMBA_DEBUG_CACHE": "1"}
-    run = _run_as_user(env, PLAY_SMALL)
-    assert run.returncode == 0, run.stderr[-3000:]
-    played = [line for line in run.stdout.splitlines() if not line.startswith("[cache]")]
-    assert played == first.stdout.splitlines()
-    assert "data saved to" not in run.stdout and "data loaded from" in run.stdout
-    user = 65534 if os.geteuid() == 0 else os.getuid()
-    copied = list((spare / f"azulsim-kernels-{user}").iterdir())  # one key (of the child's Python)
-    assert len(copied) == 1 and any(copied[0].rglob("*.nbi")), copied
+@pytest.fixture
+def open_dir():
+    path = _open_dir()
+    yield path
+    _remove(path)
 
 
-def test_an_empty_read_only_cache_folder_compiles_into_the_temporary_directory(open_dir):
-    built, spare = open_dir / "image-cache", open_dir / "tmp"
+def _child_user() -> int:
+    return 65534 if os.geteuid() == 0 else os.getuid()
+
+
+@pytest.fixture(scope="module")
+def compiled_by_the_child():
+    """One compile from nothing, by the read-only runs' user and interpreter: an empty read-only
+    cache folder, so the child compiles into its temporary directory. Both tests below read it,
+    so the module compiles from nothing twice (here and in the first test), not three times."""
+    path = _open_dir()
+    built, spare = path / "image-cache", path / "tmp"
     built.mkdir()
     spare.mkdir()
     os.chmod(spare, 0o777)
@@ -214,13 +210,52 @@ def test_an_empty_read_only_cache_folder_compiles_into_the_temporary_directory(o
         "HOME": "/",
         "TMPDIR": str(spare),
     }
-    run = _run_as_user(env, PLAY_RANDOM)
+    yield built, spare, _run_as_user(env, PLAY_SMALL)
+    _remove(path)
+
+
+@pytest.mark.xdist_group("kernel-cache-child")
+def test_an_empty_read_only_cache_folder_compiles_into_the_temporary_directory(
+    compiled_by_the_child,
+):
+    built, spare, run = compiled_by_the_child
     assert run.returncode == 0, run.stderr[-3000:]
     assert "no locator available" not in run.stderr
     assert list(built.iterdir()) == []
-    user = 65534 if os.geteuid() == 0 else os.getuid()
-    compiled = list((spare / f"azulsim-kernels-{user}").iterdir())
+    compiled = list((spare / f"azulsim-kernels-{_child_user()}").iterdir())
     assert len(compiled) == 1 and any(compiled[0].rglob("*.nbi")), compiled
+
+
+@pytest.mark.xdist_group("kernel-cache-child")
+def test_a_cache_built_into_a_read_only_folder_plays_without_compiling(
+    open_dir, compiled_by_the_child
+):
+    _, first_spare, first = compiled_by_the_child
+    assert first.returncode == 0, first.stderr[-2000:]
+    # The image's build step: the cache filled where the image keeps it. Here it is the one the
+    # child compiled (one key, of the child's Python), copied there; numba's temporary files
+    # (written under another name, then renamed) are left behind.
+    (compiled,) = (first_spare / f"azulsim-kernels-{_child_user()}").iterdir()
+    built, spare = open_dir / "image-cache", open_dir / "tmp"
+    shutil.copytree(compiled, built / compiled.name, ignore=shutil.ignore_patterns("*.tmp.*"))
+    _read_only(built)
+    spare.mkdir()
+    os.chmod(spare, 0o777)
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(built),
+        "PYTHONPATH": str(ROOT),
+        "HOME": "/",
+        "TMPDIR": str(spare),
+        "NUMBA_DEBUG_CACHE": "1",
+    }
+    run = _run_as_user(env, PLAY_SMALL)
+    assert run.returncode == 0, run.stderr[-3000:]
+    played = [line for line in run.stdout.splitlines() if not line.startswith("[cache]")]
+    assert played == first.stdout.splitlines()
+    assert "data saved to" not in run.stdout and "data loaded from" in run.stdout
+    copied = list((spare / f"azulsim-kernels-{_child_user()}").iterdir())  # one key
+    assert len(copied) == 1 and any(copied[0].rglob("*.nbi")), copied
 
 
 def test_a_completed_warm_up_loads_without_the_lock(tmp_path):

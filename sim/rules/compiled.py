@@ -563,11 +563,13 @@ def greedy_pick(S, i, bot_key):
     )
     best = none
     colours = 0  # bit c: colour c reaches the best key
-    sources_at = np.int64(0)  # 4-bit field 4 c: the sources at colour c's own best key
+    # At colour c's own best key: the sources (4-bit field 4 c), whether the centre is one (bit
+    # c) and the factory count taken (4-bit field 4 c).
+    sources_at = centre_at = takes_at = np.int64(0)
     for c in range(5):
         if (presence >> (11 * c)) & 2047 == 0:
             continue
-        centre_key, factory_key, factories, _ = destination_key(
+        centre_key, factory_key, factories, k = destination_key(
             (centres >> (6 * c)) & 63,
             counts[c],
             most_room((accept >> (5 * c)) & 31, rooms),
@@ -576,6 +578,8 @@ def greedy_pick(S, i, bot_key):
         )
         key = max(centre_key, factory_key)
         sources_at |= ((centre_key == key) + (factories if factory_key == key else 0)) << (4 * c)
+        centre_at |= np.int64(centre_key == key) << c
+        takes_at |= k << (4 * c)
         if key > best:
             best, colours = key, 1 << c
         elif key == best:
@@ -605,17 +609,11 @@ def greedy_pick(S, i, bot_key):
         return -1, -1, -1
     dest = NTH_DEST_FLAT[lines * 6 + j // sources]  # the floor (5) when lines is 0
     j %= sources
-    centre_key, _, _, k = destination_key(
-        (centres >> (6 * c)) & 63,
-        counts[c],
-        most_room((accept >> (5 * c)) & 31, rooms),
-        marker,
-        none,
-    )
-    if centre_key == best:
+    if (centre_at >> c) & 1:
         if j == 0:
             return 0, c, dest
         j -= 1
+    k = (takes_at >> (4 * c)) & 15
     return nth_factory(S, i, c, (presence >> (11 * c)) & 2047, k, j), c, dest
 
 
