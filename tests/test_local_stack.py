@@ -114,7 +114,9 @@ def test_a_queued_job_says_what_is_ahead_of_it_every_2_s(tmp_path):
         # published a window at a time, so a bigger job costs nothing more to submit.
         big_games = 10_000_000
         big = up.cli("submit", "--bots", "greedy,greedy", "--games", str(big_games)).stdout.strip()
-        small = up.cli("submit", "--bots", "greedy,random", "--games", "100000").stdout.strip()
+        # The queued job runs for seconds once it starts, so `watch` shows its rate and ETA:
+        # 100,000 greedy games once ended between two of its lines.
+        small = up.cli("submit", "--bots", "rollout,random", "--games", "100000").stdout.strip()
         watch = subprocess.Popen(
             [str(AZULSIM), "watch", small, "--server", up.address],
             env=user_env(),
