@@ -18,6 +18,7 @@ import fcntl
 import hashlib
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -34,18 +35,15 @@ def _folder() -> Path:
 
 
 def done_marker(warm: Callable[[], None]) -> Path:
-    """The file that says `warm` once completed in the cache folder for these very source files:
-    numba files a folder's kernels under a hash of its path and keeps them only while the file's
-    time stamp and size are those it compiled (another checkout, or the same sources written
-    again, compiles anew), so the marker's name hashes those too."""
+    """The file that says `warm` once completed in the cache folder, which is one version of the
+    compiled sources (`kernel_cache.source_key`) shared by every checkout of them. `warm`'s own
+    module chooses the argument types it compiles for, so the marker's name hashes that file too."""
     name = re.sub(r"[^A-Za-z0-9_.]+", "_", f"{warm.__module__}.{warm.__qualname__}")
-    stamp = hashlib.sha1(str(kernel_cache.ROOT).encode())
-    for source in kernel_cache.SOURCES:
-        try:
-            st = (kernel_cache.ROOT / source).stat()
-        except OSError:
-            continue
-        stamp.update(f"{source} {st.st_mtime} {st.st_size}".encode())
+    stamp = hashlib.sha1()
+    try:
+        stamp.update(Path(sys.modules[warm.__module__].__file__).read_bytes())
+    except (KeyError, TypeError, OSError):  # no file to read: the name alone
+        pass
     return _folder() / "warmed" / stamp.hexdigest()[:16] / name
 
 

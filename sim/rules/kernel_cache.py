@@ -11,6 +11,11 @@ else ``~/.cache/azulsim-kernels``. When that folder cannot be written (a read-on
 if any were built into the image, are copied once to the temporary directory (``/tmp``, an
 ``emptyDir`` in the Kubernetes manifests), and the cache is used from there.
 
+Inside that folder numba would file each module's kernels under a hash of its folder's absolute
+path, so another checkout of the same code (a fresh clone, a CI run, a worktree) compiled
+everything again. `SharedLocator` files them under the module's path in the repository instead, and
+stamps them with the file's content, so every checkout of the same sources shares one cache.
+
 `configure` runs before numba compiles or loads anything here (`sim.rules.compiled` calls it first).
 """
 
@@ -85,6 +90,29 @@ def cache_dir() -> Path:
     return spare
 
 
+def _locator_class():
+    """numba's locator for `numba.config.CACHE_DIR`, with the folder's path left out."""
+    from numba.core.caching import UserProvidedCacheLocator
+
+    class SharedLocator(UserProvidedCacheLocator):
+        """Kernels of ``ROOT/sim/rules/compiled.py`` in ``<CACHE_DIR>/sim_rules``, keyed by the
+        file's content: numba files them by a hash of the folder's absolute path, and some of its
+        versions stamp them with the file's time stamp, which a fresh clone changes too."""
+
+        @classmethod
+        def get_suitable_cache_subpath(cls, py_file):
+            folder = Path(py_file).resolve().parent
+            try:
+                return "_".join(folder.relative_to(ROOT).parts) or "root"
+            except ValueError:  # not this repository's code: numba's own naming
+                return super().get_suitable_cache_subpath(py_file)
+
+        def get_source_stamp(self):
+            return hashlib.sha256(Path(self._py_file).read_bytes()).hexdigest()
+
+    return SharedLocator
+
+
 # the folder `configure` chose (`sim.rules.compile_once` locks there)
 configured: Path | None = None
 
@@ -93,8 +121,11 @@ def configure() -> Path:
     """Point numba's cache at `cache_dir` (before any function here is compiled or loaded)."""
     global configured
     import numba
+    from numba.core.caching import CacheImpl
 
     path = cache_dir()
     numba.config.CACHE_DIR = str(path)
+    if not any(c.__name__ == "SharedLocator" for c in CacheImpl._locator_classes):
+        CacheImpl._locator_classes.insert(0, _locator_class())
     configured = path
     return path
