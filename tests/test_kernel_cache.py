@@ -148,7 +148,7 @@ print(int(play_games(Configuration(2, ["random"] * 2, wall="gray"), 3, 0, 6).sco
 """
 
 
-def _run_as_user(env: dict, code: str) -> subprocess.CompletedProcess:
+def _run_as_user(env: dict, code: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """`code` in a fresh process, as another user when this one is root (root writes anywhere,
     so a folder of mode 0555 is read-only only to another user); both steps of a test run this
     way, so that both see the same interpreter (its version is part of the cache's key)."""
@@ -156,7 +156,12 @@ def _run_as_user(env: dict, code: str) -> subprocess.CompletedProcess:
     if os.geteuid() == 0:
         run_as = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
     return subprocess.run(
-        [*run_as, sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600
+        [*run_as, sys.executable, "-c", code],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
@@ -192,11 +197,13 @@ def _child_user() -> int:
     return 65534 if os.geteuid() == 0 else os.getuid()
 
 
-@pytest.fixture(scope="module")
+# Session-wide, not module-wide: xdist runs other modules' tests between the tests of this group,
+# and pytest tears a module fixture down whenever the next test is another module's.
+@pytest.fixture(scope="session")
 def compiled_by_the_child():
     """One compile from nothing, by the read-only runs' user and interpreter: an empty read-only
-    cache folder, so the child compiles into its temporary directory. Both tests below read it,
-    so the module compiles from nothing twice (here and in the first test), not three times."""
+    cache folder, so the child compiles into its temporary directory. The three tests below read
+    it, so the module compiles from nothing twice (here and in the first test), not four times."""
     path = _open_dir()
     built, spare = path / "image-cache", path / "tmp"
     built.mkdir()
@@ -256,6 +263,36 @@ def test_a_cache_built_into_a_read_only_folder_plays_without_compiling(
     assert "data saved to" not in run.stdout and "data loaded from" in run.stdout
     copied = list((spare / f"azulsim-kernels-{_child_user()}").iterdir())  # one key
     assert len(copied) == 1 and any(copied[0].rglob("*.nbi")), copied
+
+
+@pytest.mark.xdist_group("kernel-cache-child")
+def test_another_checkout_of_the_same_sources_loads_the_cache_without_compiling(
+    open_dir, compiled_by_the_child
+):
+    # A fresh clone, a CI run or a worktree: the same sources at another path, with another time
+    # stamp on every file, find the cache that the first checkout compiled.
+    _, spare, first = compiled_by_the_child
+    assert first.returncode == 0, first.stderr[-2000:]
+    clone = open_dir / "clone"
+    shutil.copytree(ROOT / "sim", clone / "sim", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder, _dirs, _files in os.walk(clone):
+        os.chmod(folder, 0o755)
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(spare / f"azulsim-kernels-{_child_user()}"),
+        "PYTHONPATH": str(clone),
+        "HOME": "/",
+        "NUMBA_DEBUG_CACHE": "1",
+    }
+    # From the clone's folder: `python -c` looks in the working directory first.
+    code = "import sim\nprint('from', sim.__file__)\n" + PLAY_SMALL
+    run = _run_as_user(env, code, cwd=clone)
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = run.stdout.splitlines()
+    assert lines[0] == f"from {clone / 'sim' / '__init__.py'}", lines[0]
+    played = [line for line in lines[1:] if not line.startswith("[cache]")]
+    assert played == first.stdout.splitlines()
+    assert "data saved to" not in run.stdout and "data loaded from" in run.stdout
 
 
 def test_a_completed_warm_up_loads_without_the_lock(tmp_path):
