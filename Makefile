@@ -5,8 +5,8 @@ PYTHON ?= $(VENV)/bin/python
 BOOTSTRAP_PYTHON ?= $(shell command -v python3.11 || command -v python3 || command -v python)
 SOURCES := $(wildcard sim service workers tests bench)
 # The suite mostly waits (on redis-server, worker subprocesses, gRPC), so test processes in parallel
-# (pytest-xdist) overlap the waits even on two cores; loadgroup keeps a module's shared stack on one
-# process. PYTEST_PARALLEL= (empty) runs everything in one process.
+# (pytest-xdist) overlap the waits even on two cores; loadgroup keeps the tests of one `xdist_group` (which
+# share one compile) on one process. PYTEST_PARALLEL= (empty) runs everything in one process.
 PYTEST_PARALLEL ?= -n 4 --dist loadgroup
 
 .PHONY: install test test-all lint format bench demo venv
