@@ -6,7 +6,12 @@ compiles and writes numba's cache while the others wait on the lock, then load i
 the same games as any other process. The cache's folder is named by a hash of the compiled
 modules' sources, so an edit of any of them never loads stale code; and a cache built into a
 read-only folder (the image, under the Kubernetes manifests' read-only root) is used from a copy
-in the temporary directory, with nothing compiled.
+in the temporary directory, with nothing compiled. Another checkout of the same sources (a fresh
+clone, a CI run) loads the cache the first one compiled.
+
+The suite compiles from nothing once on purpose: in `compiled_together` (three processes, a
+read-only and empty cache folder), which the tests of group "kernel-cache-child" read. Everything
+else uses the user's cache folder, compiled by the first run on a machine and loaded afterwards.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from tests.waits import generous
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Every compiled path: search and rollout, random self-play (whole games compiled) and a line-up
+# of random and greedy (compiled picks), on both walls.
 PLAY = """
 from sim.jobs import self_play
 from sim.jobs.play import play_games
@@ -36,31 +43,27 @@ for wall in ("coloured", "gray"):
     print(int(records.scores.sum()), int(records.turns.sum()))
     records = play_games(Configuration(2, ["random"] * 2, wall=wall), 3, 0, self_play.MIN_GAMES)
     print(int(records.scores.sum()), int(records.turns.sum()))
+    records = play_games(Configuration(2, ["random", "greedy"], wall=wall), 3, 0, 6)
+    print(int(records.scores.sum()), int(records.turns.sum()))
 """
 
 
+def _played(run: subprocess.CompletedProcess) -> list[str]:
+    """The games' lines of a run of `PLAY` (numba's cache messages left out)."""
+    return [line for line in run.stdout.splitlines() if not line.startswith("[cache]")]
+
+
 # Three processes compiling numba's kernels at once: minutes of CPU on a busy two-core machine.
+@pytest.mark.xdist_group("kernel-cache-child")
 @pytest.mark.timeout(1800)
-def test_processes_starting_together_compile_once_and_play_the_same_games(tmp_path):
-    env = {
-        **os.environ,
-        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
-        "NUMBA_DEBUG_CACHE": "1",  # numba says what it saves to and loads from its cache
-        "PYTHONPATH": str(ROOT),
-    }
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", PLAY], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        for _ in range(3)
-    ]
+def test_processes_starting_together_compile_once_and_play_the_same_games(compiled_together):
+    _, spare, runs = compiled_together
     games, saved = [], []
-    for proc in procs:
-        out, err = proc.communicate(timeout=generous(240))
-        assert proc.returncode == 0, err.decode()[-2000:]
-        assert b"Warning" not in err, err.decode()[-2000:]
-        lines = out.decode().splitlines()
-        games.append([line for line in lines if not line.startswith("[cache]")])
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert "Warning" not in run.stderr, run.stderr[-2000:]
+        games.append(_played(run))
+        lines = run.stdout.splitlines()
         saved += [line.split("data saved to")[1] for line in lines if "data saved to" in line]
     assert games[0] and games.count(games[0]) == 3
     # Each kernel was compiled and saved by one process; the others loaded what it saved.
@@ -68,9 +71,13 @@ def test_processes_starting_together_compile_once_and_play_the_same_games(tmp_pa
     names = {Path(path.strip(" '\"")).name.split("-")[0] for path in saved}
     engine = {"compiled.play_actions", "compiled.end_rounds", "compiled.play_games"}
     assert engine | {"kernels.play_picks"} <= names, names
-    # In the folder of this code's key, under the configured base.
-    key = kernel_cache.source_key()
-    assert all(f"{tmp_path / 'cache' / key}" in path for path in saved), saved
+    # In the folder of this code's key (of the children's Python), under the temporary directory.
+    key = _run_as_user(
+        {**os.environ, "PYTHONPATH": str(ROOT), "HOME": "/"},
+        "from sim.rules import kernel_cache\nprint(kernel_cache.source_key())",
+    ).stdout.strip()
+    folder = spare / f"azulsim-kernels-{_child_user()}" / key
+    assert all(str(folder) in path for path in saved), (folder, saved)
 
 
 def _numba_imported_after(*calls: str) -> list[bool]:
@@ -132,15 +139,6 @@ def test_an_edit_of_any_compiled_module_selects_another_cache(tmp_path, monkeypa
     assert len(keys) == len(kernel_cache.SOURCES) + 1
 
 
-PLAY_SMALL = """
-from sim.jobs.play import play_games
-from sim.jobs.spec import Configuration
-for bots in (["random", "greedy"], ["rollout", "random"]):
-    records = play_games(Configuration(2, bots, wall="gray"), 3, 0, 6)
-    print(int(records.scores.sum()), int(records.turns.sum()))
-"""
-
-
 PLAY_RANDOM = """
 from sim.jobs.play import play_games
 from sim.jobs.spec import Configuration
@@ -148,15 +146,20 @@ print(int(play_games(Configuration(2, ["random"] * 2, wall="gray"), 3, 0, 6).sco
 """
 
 
-def _run_as_user(env: dict, code: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """`code` in a fresh process, as another user when this one is root (root writes anywhere,
-    so a folder of mode 0555 is read-only only to another user); both steps of a test run this
-    way, so that both see the same interpreter (its version is part of the cache's key)."""
-    run_as = []
+def _as_user() -> list[str]:
+    """The command prefix that runs a process as another user when this one is root (root writes
+    anywhere, so a folder of mode 0555 is read-only only to another user). Every child of these
+    tests runs this way, so that all of them see the same interpreter (its version is part of the
+    cache's key; as another user, ``.venv/bin/python`` may resolve to another Python)."""
     if os.geteuid() == 0:
-        run_as = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    return []
+
+
+def _run_as_user(env: dict, code: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`code` in a fresh process, as `_as_user`."""
     return subprocess.run(
-        [*run_as, sys.executable, "-c", code],
+        [*_as_user(), sys.executable, "-c", code],
         env=env,
         cwd=cwd,
         capture_output=True,
@@ -200,10 +203,10 @@ def _child_user() -> int:
 # Session-wide, not module-wide: xdist runs other modules' tests between the tests of this group,
 # and pytest tears a module fixture down whenever the next test is another module's.
 @pytest.fixture(scope="session")
-def compiled_by_the_child():
-    """One compile from nothing, by the read-only runs' user and interpreter: an empty read-only
-    cache folder, so the child compiles into its temporary directory. The three tests below read
-    it, so the module compiles from nothing twice (here and in the first test), not four times."""
+def compiled_together():
+    """The suite's one compile from nothing: three processes started together by the read-only
+    runs' user and interpreter, each playing `PLAY`, with an empty read-only cache folder, so they
+    compile into their temporary directory. The tests of group "kernel-cache-child" read it."""
     path = _open_dir()
     built, spare = path / "image-cache", path / "tmp"
     built.mkdir()
@@ -213,31 +216,45 @@ def compiled_by_the_child():
     env = {
         **os.environ,
         "NUMBA_CACHE_DIR": str(built),
+        "NUMBA_DEBUG_CACHE": "1",  # numba says what it saves to and loads from its cache
         "PYTHONPATH": str(ROOT),
         "HOME": "/",
         "TMPDIR": str(spare),
     }
-    yield built, spare, _run_as_user(env, PLAY_SMALL)
+    procs = [
+        subprocess.Popen(
+            [*_as_user(), sys.executable, "-c", PLAY],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    runs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        runs.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    yield built, spare, runs
     _remove(path)
 
 
 @pytest.mark.xdist_group("kernel-cache-child")
 def test_an_empty_read_only_cache_folder_compiles_into_the_temporary_directory(
-    compiled_by_the_child,
+    compiled_together,
 ):
-    built, spare, run = compiled_by_the_child
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert "no locator available" not in run.stderr
+    built, spare, runs = compiled_together
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "no locator available" not in run.stderr
     assert list(built.iterdir()) == []
     compiled = list((spare / f"azulsim-kernels-{_child_user()}").iterdir())
     assert len(compiled) == 1 and any(compiled[0].rglob("*.nbi")), compiled
 
 
 @pytest.mark.xdist_group("kernel-cache-child")
-def test_a_cache_built_into_a_read_only_folder_plays_without_compiling(
-    open_dir, compiled_by_the_child
-):
-    _, first_spare, first = compiled_by_the_child
+def test_a_cache_built_into_a_read_only_folder_plays_without_compiling(open_dir, compiled_together):
+    _, first_spare, (first, *_) = compiled_together
     assert first.returncode == 0, first.stderr[-2000:]
     # The image's build step: the cache filled where the image keeps it. Here it is the one the
     # child compiled (one key, of the child's Python), copied there; numba's temporary files
@@ -256,10 +273,9 @@ def test_a_cache_built_into_a_read_only_folder_plays_without_compiling(
         "TMPDIR": str(spare),
         "NUMBA_DEBUG_CACHE": "1",
     }
-    run = _run_as_user(env, PLAY_SMALL)
+    run = _run_as_user(env, PLAY)
     assert run.returncode == 0, run.stderr[-3000:]
-    played = [line for line in run.stdout.splitlines() if not line.startswith("[cache]")]
-    assert played == first.stdout.splitlines()
+    assert _played(run) == _played(first)
     assert "data saved to" not in run.stdout and "data loaded from" in run.stdout
     copied = list((spare / f"azulsim-kernels-{_child_user()}").iterdir())  # one key
     assert len(copied) == 1 and any(copied[0].rglob("*.nbi")), copied
@@ -267,11 +283,11 @@ def test_a_cache_built_into_a_read_only_folder_plays_without_compiling(
 
 @pytest.mark.xdist_group("kernel-cache-child")
 def test_another_checkout_of_the_same_sources_loads_the_cache_without_compiling(
-    open_dir, compiled_by_the_child
+    open_dir, compiled_together
 ):
     # A fresh clone, a CI run or a worktree: the same sources at another path, with another time
     # stamp on every file, find the cache that the first checkout compiled.
-    _, spare, first = compiled_by_the_child
+    _, spare, (first, *_) = compiled_together
     assert first.returncode == 0, first.stderr[-2000:]
     clone = open_dir / "clone"
     shutil.copytree(ROOT / "sim", clone / "sim", ignore=shutil.ignore_patterns("__pycache__"))
@@ -285,13 +301,12 @@ def test_another_checkout_of_the_same_sources_loads_the_cache_without_compiling(
         "NUMBA_DEBUG_CACHE": "1",
     }
     # From the clone's folder: `python -c` looks in the working directory first.
-    code = "import sim\nprint('from', sim.__file__)\n" + PLAY_SMALL
+    code = "import sim\nprint('from', sim.__file__)\n" + PLAY
     run = _run_as_user(env, code, cwd=clone)
     assert run.returncode == 0, run.stderr[-3000:]
-    lines = run.stdout.splitlines()
-    assert lines[0] == f"from {clone / 'sim' / '__init__.py'}", lines[0]
-    played = [line for line in lines[1:] if not line.startswith("[cache]")]
-    assert played == first.stdout.splitlines()
+    played = _played(run)
+    assert played[0] == f"from {clone / 'sim' / '__init__.py'}", played[0]
+    assert played[1:] == _played(first)
     assert "data saved to" not in run.stdout and "data loaded from" in run.stdout
 
 
