@@ -107,7 +107,9 @@ def test_ephemeral_keeps_nothing(tmp_path):
 
 
 def test_a_queued_job_says_what_is_ahead_of_it_every_2_s(tmp_path):
-    up = Up("--ephemeral", AZULSIM_CHUNK_GAMES="2000")
+    # One worker process: the job ahead keeps every worker process busy until it is cancelled, and
+    # the queued job's rate and ETA need seconds of play, not a second core.
+    up = Up("--ephemeral", AZULSIM_CHUNK_GAMES="2000", AZULSIM_CONCURRENCY="1")
     try:
         # The earlier job must still run when the test cancels it: 400,000 greedy games once
         # lasted long enough, and ended within the wait once greedy got faster. Chunks are
@@ -115,8 +117,9 @@ def test_a_queued_job_says_what_is_ahead_of_it_every_2_s(tmp_path):
         big_games = 10_000_000
         big = up.cli("submit", "--bots", "greedy,greedy", "--games", str(big_games)).stdout.strip()
         # The queued job runs for seconds once it starts, so `watch` shows its rate and ETA:
-        # 100,000 greedy games once ended between two of its lines.
-        small = up.cli("submit", "--bots", "rollout,random", "--games", "100000").stdout.strip()
+        # 100,000 greedy games once ended between two of its lines. 40,000 rollout-random games
+        # are about 8 s of one quiet core (0.19 ms a game), four of its lines.
+        small = up.cli("submit", "--bots", "rollout,random", "--games", "40000").stdout.strip()
         watch = subprocess.Popen(
             [str(AZULSIM), "watch", small, "--server", up.address],
             env=user_env(),
@@ -138,7 +141,7 @@ def test_a_queued_job_says_what_is_ahead_of_it_every_2_s(tmp_path):
             details=lambda: "".join(ln for _, ln in lines),
         )
         assert re.match(
-            r"queued behind [\d,]+ games of 1 earlier job: 0/100,000 games", queued[0][1]
+            r"queued behind [\d,]+ games of 1 earlier job: 0/40,000 games", queued[0][1]
         )
         ahead = int(re.search(r"behind ([\d,]+)", queued[0][1]).group(1).replace(",", ""))
         assert 0 < ahead <= 2 * big_games
@@ -149,13 +152,13 @@ def test_a_queued_job_says_what_is_ahead_of_it_every_2_s(tmp_path):
         assert watch.wait(timeout=generous(120)) == 0
         reader.join(10)
         last = lines[-1][1]
-        assert last.startswith(f"job {small} SUCCEEDED: 100,000/100,000 games"), "".join(
+        assert last.startswith(f"job {small} SUCCEEDED: 40,000/40,000 games"), "".join(
             x for _, x in lines
         )
         running = [ln for _, ln in lines if ln.startswith("running")]
         assert running[0].startswith("running: ")  # said as soon as it starts
         assert any(
-            re.match(r"running: [\d,]+/100,000 games  [\d,]+ games/s  ETA \d", ln) for ln in running
+            re.match(r"running: [\d,]+/40,000 games  [\d,]+ games/s  ETA \d", ln) for ln in running
         )
         up.stop()
     finally:
