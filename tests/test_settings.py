@@ -165,12 +165,12 @@ def test_sentinels_and_the_merge_wait():
     assert plain.redis_sentinels == () and plain.wait_for == 0
     assert broker_url(plain) == plain.redis_url
     env = {
-        "AZULSIM_REDIS_SENTINELS": " s1:26379, s2:26380 ",
-        "AZULSIM_REDIS_URL": "redis://:p%40ss@ignored:6379/3",
+        "AZULSIM_REDIS_SENTINELS": " s1:26391, s2:26392 ",
+        "AZULSIM_REDIS_URL": "redis://:p%40ss@ignored:1/3",
     }
     s = load(env)
-    assert s.redis_sentinels == ("s1:26379", "s2:26380") and s.wait_for == 1
-    assert broker_url(s) == "sentinel://:p%40ss@s1:26379/3;sentinel://:p%40ss@s2:26380/3"
+    assert s.redis_sentinels == ("s1:26391", "s2:26392") and s.wait_for == 1
+    assert broker_url(s) == "sentinel://:p%40ss@s1:26391/3;sentinel://:p%40ss@s2:26392/3"
     transport = celery_config(s)["broker_transport_options"]
     assert transport["master_name"] == "azulsim" and transport["sentinel_kwargs"]
     assert load({**env, "AZULSIM_REDIS_WAIT_REPLICAS": "0"}).wait_for == 0
