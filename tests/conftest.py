@@ -51,6 +51,36 @@ from tests.waits import wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 
+# Modules whose tests run 20 s to 70 s each: most wait (network faults, failover, stacks of real
+# processes), lockstep plays thousands of reference games. pytest-xdist hands tests out in
+# collection order as its processes free up, so a long test collected late runs alone at the end
+# while the other processes idle. These start first (longest first), taken from the modules in
+# turn so that waiting tests run beside busy ones; the many short tests fill the gaps. Order only:
+# every test still runs.
+LONG_FIRST = (
+    "tests/test_netns.py",
+    "tests/test_lockstep.py",
+    "tests/test_local_stack.py",
+    "tests/test_failover.py",
+    "tests/test_faults.py",
+    "tests/test_failover_netns.py",
+    "tests/test_chaos.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """`LONG_FIRST`'s tests first, one module after another in turn; the rest keep their order."""
+    modules: dict[str, list] = {module: [] for module in LONG_FIRST}
+    rest = []
+    for item in items:
+        modules.get(item.nodeid.split("::")[0], rest).append(item)
+    queues = [q for q in modules.values() if q]
+    first = []
+    while queues:
+        first += [q.pop(0) for q in queues]
+        queues = [q for q in queues if q]
+    items[:] = first + rest
+
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory):

@@ -135,12 +135,14 @@ def run_lockstep(
     ref_rows = np.zeros((n_games, width), np.int64)
     batch_rows = np.zeros((n_games, width), np.int64)
     fast = True  # `_batch_rows` still matches engine.snapshot
+    ref_legal = [[] for _ in range(n_games)]  # legal_actions() of each game, passed to its step
     moved = np.arange(n_games)
     for step in range(10_000):
         for b in moved:
             g = refs[b]
+            ref_legal[b] = g.legal_actions()
             ref_mask[b] = False
-            ref_mask[b, g.legal_actions()] = True
+            ref_mask[b, ref_legal[b]] = True
             ref_rows[b] = flat(g.snapshot())
         # Legal masks of every game.
         mask = engine.legal_mask(st)
@@ -190,7 +192,7 @@ def run_lockstep(
         rounds[:] = st.round
         engine.step(st, actions, choose_columns=batch_columns if wall == "gray" else None)
         for b in moved:
-            refs[b].step(int(actions[b]), choose_column=ref_columns(b))
+            refs[b].step(int(actions[b]), choose_column=ref_columns(b), legal=ref_legal[b])
     else:
         raise AssertionError("games did not finish")
 

@@ -165,6 +165,22 @@ def test_reference_invariants(players, wall, seed, game, first, max_rounds, line
 
 
 @pytest.mark.parametrize("players, wall", COMBOS)
+def test_step_given_the_legal_actions_counts_the_same_choices(players, wall):
+    """`ReferenceGame.step(..., legal=...)` (as lockstep and the goldens call it) plays and counts
+    exactly as the step that lists the legal actions itself."""
+    rnd = random.Random(players * 10 + len(wall))
+    listed, given_ = (ReferenceGame(players, wall, 5, 7, 0) for _ in range(2))
+    while not listed.done:
+        legal = listed.legal_actions()
+        action = rnd.choice(legal)
+        listed.step(action)
+        given_.step(action, legal=given_.legal_actions())
+        assert given_.snapshot() == listed.snapshot()
+    assert given_.decisions() == listed.decisions()
+    assert 0 < listed.decisions()["decision_turns"] < listed.decisions()["legal_actions"]
+
+
+@pytest.mark.parametrize("players, wall", COMBOS)
 def test_batch_engine_invariants(players, wall):
     from sim.rules import engine, rng
 

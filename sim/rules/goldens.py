@@ -128,7 +128,7 @@ def play_reference(
         entry["moves"].append(
             {"turn": g.turn, "seat": g.current, "action": action, "move": describe(action)}
         )
-        g.step(action, choose_column=choose)
+        g.step(action, choose_column=choose, legal=legal)
         s = g.snapshot()
         if s["done"] or s["round"] != r:
             _close_round(entry, s)

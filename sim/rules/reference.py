@@ -392,11 +392,13 @@ class ReferenceGame:
             else:
                 self.lid[colour] += 1  # §5.3.1/5.3.2
 
-    def step(self, action: int, choose_column=None) -> None:
+    def step(self, action: int, choose_column=None, legal=None) -> None:
         """Play one pick for the seat to move (§5); finishes the round when the offer ends.
 
         `choose_column(seat, row, colour, legal_cols) -> col` decides gray-wall columns if this
         pick ends the round (§9.3); ``None`` takes the leftmost legal column (§9.3.1).
+        `legal` is this position's ``legal_actions()`` when the caller has just listed them (the
+        choices are counted, `decisions`); ``None`` lists them here.
 
         Raises
         ------
@@ -406,9 +408,9 @@ class ReferenceGame:
         problem = self._why_illegal(action)
         if problem:
             raise ValueError(problem)
-        legal = len(self.legal_actions())
-        self.decision_turns += 1 if legal > 1 else 0
-        self.legal_actions_total += legal
+        choices = len(self.legal_actions() if legal is None else legal)
+        self.decision_turns += 1 if choices > 1 else 0
+        self.legal_actions_total += choices
         source, colour, dest = decode(int(action))
         seat = self.current
         tiles = self._source(source)

@@ -20,7 +20,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.optimize import brentq
 
 from sim.quote import shown
 
@@ -124,6 +123,10 @@ def _mle_with_mean(p: np.ndarray, values: np.ndarray, s: float) -> np.ndarray:
     # Stay clear of the poles by a relative hair; the root is never that close to them because
     # every p_i > 0.
     width = hi - lo
+    # Imported here: scipy.optimize loads all of itself (0.3-0.4 s of CPU), which every worker,
+    # API server and CLI process would pay at start for the sequential tests' sake alone.
+    from scipy.optimize import brentq
+
     lam = brentq(
         lambda x: float((p * d / (1.0 + x * d)).sum()),
         lo + 1e-12 * width,
