@@ -36,6 +36,7 @@ Fixtures (reuse them from any test module; they need nothing but a ``redis-serve
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -54,7 +55,7 @@ REPO = Path(__file__).resolve().parent.parent
 # Modules whose tests run 20 s to 70 s each: most wait (network faults, failover, stacks of real
 # processes), lockstep plays thousands of reference games. pytest-xdist hands tests out in
 # collection order as its processes free up, so a long test collected late runs alone at the end
-# while the other processes idle. These start first (longest first), taken from the modules in
+# while the other processes idle. These start first, taken from the modules in
 # turn so that waiting tests run beside busy ones; the many short tests fill the gaps. Order only:
 # every test still runs.
 LONG_FIRST = (
@@ -74,12 +75,8 @@ def pytest_collection_modifyitems(config, items):
     rest = []
     for item in items:
         modules.get(item.nodeid.split("::")[0], rest).append(item)
-    queues = [q for q in modules.values() if q]
-    first = []
-    while queues:
-        first += [q.pop(0) for q in queues]
-        queues = [q for q in queues if q]
-    items[:] = first + rest
+    in_turn = itertools.chain.from_iterable(itertools.zip_longest(*modules.values()))
+    items[:] = [item for item in in_turn if item is not None] + rest
 
 
 @pytest.fixture(scope="session")

@@ -123,8 +123,8 @@ def _mle_with_mean(p: np.ndarray, values: np.ndarray, s: float) -> np.ndarray:
     # Stay clear of the poles by a relative hair; the root is never that close to them because
     # every p_i > 0.
     width = hi - lo
-    # Imported here: scipy.optimize loads all of itself (0.3-0.4 s of CPU), which every worker,
-    # API server and CLI process would pay at start for the sequential tests' sake alone.
+    # Imported here: scipy.optimize loads all of itself (0.3-0.4 s of CPU), which every worker
+    # process (workers.store imports sim.stats) would otherwise pay at start.
     from scipy.optimize import brentq
 
     lam = brentq(
