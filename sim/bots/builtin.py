@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .alphabeta import PARAMS as ALPHABETA_PARAMS
+from .alphabeta import alphabeta_cost, make_alphabeta
 from .deep import PARAMS as DEEP_PARAMS
 from .deep import deep_cost, make_deep
 from .external import register_builtin as register_external
@@ -80,6 +82,17 @@ register_bot(
     DEEP_PARAMS,
     source="builtin",
     cost=deep_cost,
+)
+
+register_bot(
+    "alphabeta",
+    "Compiled alpha-beta within the round, deepened while its budget lasts: `nodes` picks per "
+    "decision (deterministic) or `ms` of CPU, the heuristic's best picks in its order, heuristic "
+    "play-outs and round-end values at the leaves (docs/bots.md).",
+    make_alphabeta,
+    ALPHABETA_PARAMS,
+    source="builtin",
+    cost=alphabeta_cost,
 )
 
 register_bot(

@@ -305,9 +305,6 @@ def ranked_picks(
     wall variant's `cells` tables (gray, with the dead end's weight `dead`); its share for
     incomplete lines from `partial_w` and `endgame_w` (`heuristic.partial_share`, the end by the
     rule table `rules`'s end rows); the floor and the marker from `costs` (`RuleWeights`)."""
-    end_rows = rules[RULE_END_ROWS]
-    n_sources = sources.shape[0]
-    width = out.shape[0]
     a = np.empty(25, np.float32)
     b = np.empty(25, np.float32)
     v = np.empty(25, np.float32)
@@ -318,79 +315,99 @@ def ranked_picks(
     at = np.empty(5, np.int64)
     best = np.empty(PICKS, np.float32)
     known = np.zeros(PICKS, np.bool_)
-    ids = np.empty(n_sources * 30, np.int64)
-    scores = np.empty(n_sources * 30, np.float32)
+    ids = np.empty(sources.shape[0] * 30, np.int64)
+    scores = np.empty(sources.shape[0] * 30, np.float32)
     for j in range(slots.shape[0]):
-        i = slots[j]
-        p = current[i]
-        for r in range(5):
-            counts[r] = line_count[p, r, i]
-        w = wall[p, i]
-        rc = row_colours[p, i]
-        if gray:
-            _gray_values(v, cm, row, w, rc, col_colours[p, i], cells, colour_bonus, dead)
-        else:
-            w, rc = _pending_wall(w, rc, line_count, line_colour, p, i)
-            _coloured_values(v, cm, w, rc, cells, colour_bonus)
-        share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i, end_rows) else _ZERO))
-        _credits(a, b, v, share, accept[p, i], counts, 0, 5)
-        at0 = _seat_rows(room, at, counts, floor[p, i])
-        m = 1 if marker_in_centre[i] else 0
-        source, colour, dest = _best_pick(
-            a, b, costs, room, at, at0, sources, i, m, centre_w, marker_w, best, known
-        )
-        first = (source * 5 + colour) * 6 + dest
-        out[0, j] = first
-        if width == 1:  # the heuristic's own choice (`HeuristicBot.act`): nothing else to rank
+        rank_game(
+            rules, gray, wall, row_colours, col_colours, line_colour, cells, colour_bonus, dead,
+            partial_w, endgame_w, sources, marker_in_centre, line_count, accept, floor, current,
+            slots[j], costs, centre_w, marker_w, out, j,
+            a, b, v, cm, row, counts, room, at, best, known, ids, scores,
+        )  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def rank_game(
+    rules, gray, wall, row_colours, col_colours, line_colour, cells, colour_bonus, dead,
+    partial_w, endgame_w, sources, marker_in_centre, line_count, accept, floor, current,
+    i, costs, centre_w, marker_w, out, j,
+    a, b, v, cm, row, counts, room, at, best, known, ids, scores,
+):  # fmt: skip
+    """`ranked_picks` of game i into out[:, j] (the rest: scratch, allocated by the caller); the
+    one definition, which `ranked_picks` and the `alphabeta` bot's nodes (`sim.bots.alphabeta`)
+    use."""
+    end_rows = rules[RULE_END_ROWS]
+    n_sources = sources.shape[0]
+    width = out.shape[0]
+    p = current[i]
+    for r in range(5):
+        counts[r] = line_count[p, r, i]
+    w = wall[p, i]
+    rc = row_colours[p, i]
+    if gray:
+        _gray_values(v, cm, row, w, rc, col_colours[p, i], cells, colour_bonus, dead)
+    else:
+        w, rc = _pending_wall(w, rc, line_count, line_colour, p, i)
+        _coloured_values(v, cm, w, rc, cells, colour_bonus)
+    share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i, end_rows) else _ZERO))
+    _credits(a, b, v, share, accept[p, i], counts, 0, 5)
+    at0 = _seat_rows(room, at, counts, floor[p, i])
+    m = 1 if marker_in_centre[i] else 0
+    source, colour, dest = _best_pick(
+        a, b, costs, room, at, at0, sources, i, m, centre_w, marker_w, best, known
+    )
+    first = (source * 5 + colour) * 6 + dest
+    out[0, j] = first
+    if width == 1:  # the heuristic's own choice (`HeuristicBot.act`): nothing else to rank
+        return
+    # Every other legal action's value, in action order.
+    fcm = costs[at0 + m]
+    found = 0
+    for s in range(n_sources):
+        held = sources[s, i]
+        if held == 0:
             continue
-        # Every other legal action's value, in action order.
-        fcm = costs[at0 + m]
-        found = 0
-        for s in range(n_sources):
-            held = sources[s, i]
-            if held == 0:
+        if s > 1:  # a factory holding exactly an earlier one's tiles leads nowhere new
+            repeat = False
+            for e in range(1, s):
+                if sources[e, i] == held:
+                    repeat = True
+            if repeat:
                 continue
-            if s > 1:  # a factory holding exactly an earlier one's tiles leads nowhere new
-                repeat = False
-                for e in range(1, s):
-                    if sources[e, i] == held:
-                        repeat = True
-                if repeat:
-                    continue
-            total = _source_tiles(held)
-            for c in range(5):
-                k = (held >> (6 * c)) & 63
-                if k == 0:
-                    continue
-                kf = np.float32(k)
-                for d in range(6):
-                    if d < 5:
-                        jj = 5 * c + d
-                        if s == 0:
-                            t = _centre_line(a, b, costs, room, at, jj, d, k, kf, m, fcm)
-                        else:
-                            t = _factory_line(a, b, costs, room, at, jj, d, k, kf)
-                    else:
-                        t = -costs[at0 + 2 * k + (m if s == 0 else 0)]
+        total = _source_tiles(held)
+        for c in range(5):
+            k = (held >> (6 * c)) & 63
+            if k == 0:
+                continue
+            kf = np.float32(k)
+            for d in range(6):
+                if d < 5:
+                    jj = 5 * c + d
                     if s == 0:
-                        t = t + marker_w * np.float32(m)
+                        t = _centre_line(a, b, costs, room, at, jj, d, k, kf, m, fcm)
                     else:
-                        t = t - centre_w * np.float32(total - k)
-                    action = (s * 5 + c) * 6 + d
-                    if t > _LEGAL and action != first:
-                        ids[found] = action
-                        scores[found] = t
-                        found += 1
-        for w in range(1, width):  # the best left, the first of equal values
-            top = -1
-            for e in range(found):
-                if ids[e] >= 0 and (top < 0 or scores[e] > scores[top]):
-                    top = e
-            if top < 0:
-                out[w, j] = first
-            else:
-                out[w, j] = ids[top]
-                ids[top] = -1
+                        t = _factory_line(a, b, costs, room, at, jj, d, k, kf)
+                else:
+                    t = -costs[at0 + 2 * k + (m if s == 0 else 0)]
+                if s == 0:
+                    t = t + marker_w * np.float32(m)
+                else:
+                    t = t - centre_w * np.float32(total - k)
+                action = (s * 5 + c) * 6 + d
+                if t > _LEGAL and action != first:
+                    ids[found] = action
+                    scores[found] = t
+                    found += 1
+    for w in range(1, width):  # the best left, the first of equal values
+        top = -1
+        for e in range(found):
+            if ids[e] >= 0 and (top < 0 or scores[e] > scores[top]):
+                top = e
+        if top < 0:
+            out[w, j] = first
+        else:
+            out[w, j] = ids[top]
+            ids[top] = -1
 
 
 # Without numba's reference counts (the engine's batch calls: `sim.rules.compiled.jit`): the picks
@@ -505,48 +522,81 @@ def round_values(
     `features.gray_tables`, with the dead end's weight `dead`); the end bonuses and end rows are
     the rule table `rules`'s. The same float32 operations as the numpy definition
     (`heuristic.position_values`; tests/test_playout.py)."""
-    players, batch = out.shape
     cm = np.empty(5, np.int64)
+    for i in range(out.shape[1]):
+        game_round_values(
+            rules, scores, done, wall, row_colours, line_count, line_colour, marker_holder,
+            gray, col_colours, cells, colour_bonus, dead, partial_w, endgame_w, bonus_w,
+            marker_w, cm, i, out, i,
+        )  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def game_round_values(
+    rules,
+    scores,
+    done,
+    wall,
+    row_colours,
+    line_count,
+    line_colour,
+    marker_holder,
+    gray,
+    col_colours,
+    cells,
+    colour_bonus,
+    dead,
+    partial_w,
+    endgame_w,
+    bonus_w,
+    marker_w,
+    cm,
+    i,
+    out,
+    j,
+):
+    """`round_values` of game i into out[:, j] (`cm`: scratch for 5 column masks); the one
+    definition, which `round_values` and the `alphabeta` bot's leaves (`sim.bots.alphabeta`) use."""
+    players = out.shape[0]
     end_rows = rules[RULE_END_ROWS]
     row_v = np.float32(rules[RULE_ROW_BONUS])
     col_v = np.float32(rules[RULE_COLUMN_BONUS])
     colour_v = np.float32(rules[RULE_COLOUR_BONUS])
-    for i in range(batch):
-        share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i, end_rows) else _ZERO))
-        for p in range(players):
-            value = np.float32(scores[p, i])
-            if done[i]:  # `going` is 0: score + 0 * (...) is the score
-                out[p, i] = value
+    share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i, end_rows) else _ZERO))
+    for p in range(players):
+        value = np.float32(scores[p, i])
+        if done[i]:  # `going` is 0: score + 0 * (...) is the score
+            out[p, j] = value
+            continue
+        w = wall[p, i]
+        rc = row_colours[p, i]
+        # Bonus potential: a group worth g holding m of its 5 tiles counts g * m^2 / 25.
+        rows = _ZERO
+        cols = _ZERO
+        colours = _ZERO
+        for r in range(5):
+            rows = rows + _SQUARES[POPCOUNT[(w >> (5 * r)) & 31]]
+        for col in range(5):
+            cols = cols + _SQUARES[POPCOUNT[column_mask(w, col)]]
+            colours = colours + _SQUARES[POPCOUNT[column_mask(rc, col)]]
+        potential = (row_v * rows + col_v * cols + colour_v * colours) * bonus_w
+        # Credit: each line's value for its own colour, by the share of it filled; only
+        # lines holding tiles count (an empty line adds 0: the sum is the same).
+        cc = col_colours[p, i]
+        if not gray:
+            w, rc = _pending_wall(w, rc, line_count, line_colour, p, i)
+        _column_masks(cm, w)
+        credit = _ZERO
+        for r in range(5):
+            count = line_count[p, r, i]
+            if count == 0:
                 continue
-            w = wall[p, i]
-            rc = row_colours[p, i]
-            # Bonus potential: a group worth g holding m of its 5 tiles counts g * m^2 / 25.
-            rows = _ZERO
-            cols = _ZERO
-            colours = _ZERO
-            for r in range(5):
-                rows = rows + _SQUARES[POPCOUNT[(w >> (5 * r)) & 31]]
-            for col in range(5):
-                cols = cols + _SQUARES[POPCOUNT[column_mask(w, col)]]
-                colours = colours + _SQUARES[POPCOUNT[column_mask(rc, col)]]
-            potential = (row_v * rows + col_v * cols + colour_v * colours) * bonus_w
-            # Credit: each line's value for its own colour, by the share of it filled; only
-            # lines holding tiles count (an empty line adds 0: the sum is the same).
-            cc = col_colours[p, i]
-            if not gray:
-                w, rc = _pending_wall(w, rc, line_count, line_colour, p, i)
-            _column_masks(cm, w)
-            credit = _ZERO
-            for r in range(5):
-                count = line_count[p, r, i]
-                if count == 0:
-                    continue
-                c = line_colour[p, r, i]
-                if gray:
-                    line = _gray_value(cm, w, rc, cc, r, c, cells, colour_bonus, dead)
-                else:
-                    line = _coloured_value(cm, w, rc, r, c, cells, colour_bonus)
-                credit = credit + line * (np.float32(count) / np.float32(r + 1))
-            credit = credit * share
-            holder = marker_w if marker_holder[i] == p else _ZERO
-            out[p, i] = value + ((potential + credit) + holder)  # `going` is 1: x * 1 is x
+            c = line_colour[p, r, i]
+            if gray:
+                line = _gray_value(cm, w, rc, cc, r, c, cells, colour_bonus, dead)
+            else:
+                line = _coloured_value(cm, w, rc, r, c, cells, colour_bonus)
+            credit = credit + line * (np.float32(count) / np.float32(r + 1))
+        credit = credit * share
+        holder = marker_w if marker_holder[i] == p else _ZERO
+        out[p, j] = value + ((potential + credit) + holder)  # `going` is 1: x * 1 is x

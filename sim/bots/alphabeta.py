@@ -1,0 +1,195 @@
+"""The `alphabeta` bot: compiled alpha-beta within the round, deepened while its budget lasts.
+
+Definition. At each decision, from the position to decide:
+
+1. **Moves**: a node's moves are the ``width`` best picks of the seat to move by the `heuristic`'s
+   value (the search bots' candidate lists, `playout.candidates`); at the root ``root_width``.
+2. **Leaves**: a position at the search's depth, or one whose factories and centre are empty, is
+   played on by the heuristic for ``tail`` more picks, its round ended as the engine ends it (no
+   deal), and valued as `rollout` values a position (`playout.round_values`). Its value is the
+   deciding seat's margin: its value less the best other seat's.
+3. **Search**: alpha-beta over that margin (the deciding seat maximises it, every other seat
+   minimises it: minimax with two players, the paranoid reduction with more), the moves in the
+   heuristic's order, deepened one ply at a time with the last best root move first, until
+   ``nodes`` picks have been searched, ``depth`` plies are reached or every leaf is a round's end.
+   The move of the deepest completed search is played (a search the budget cut short is not used).
+
+With ``ms=0`` a decision depends on the position and the parameters alone (no random numbers,
+no clock), so games replay exactly. ``ms > 0`` gives each decision a budget of nodes predicted
+from the bot's own CPU per node so far (process time), at most ``nodes``: games then depend on the
+machine's speed and do not replay; use ``nodes`` for reproducible experiments.
+
+The search itself is `sim.bots.alphabeta_kernel`, compiled: each game of a call on its own
+slots of one scratch copy of the batch.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import fields
+
+import numpy as np
+
+from ..rules.rulesets import RuleSet
+from .base import Bot, compiled_columns, elementwise_columns
+from .features import column_keys, end_bonuses
+from .heuristic import PARAMS as HEURISTIC_PARAMS
+from .heuristic import HeuristicBot, compiled_kernels, line_tables
+from .registry import Param
+
+PARAMS = (
+    Param("nodes", "int", 2000, 1, 10_000_000, doc="picks searched per decision at most (budget)"),
+    Param("ms", "float", 0.0, 0, 600000, doc="CPU ms per decision (0: by nodes, exact)"),
+    Param("width", "int", 8, 1, 30, doc="moves searched per node (the heuristic's best)"),
+    Param("root_width", "int", 12, 1, 60, doc="moves searched at the root"),
+    Param("depth", "int", 40, 1, 120, doc="plies searched at most"),
+    Param("tail", "int", 3, 0, 40, doc="heuristic picks played at each leaf before it is valued"),
+) + HEURISTIC_PARAMS
+
+_FIRST_RATE = 200.0
+TABLE_SIZE = 1 << 18  # transposition-table entries (about 10 MB); a power of two
+
+
+def _table(size: int) -> tuple:
+    """An empty transposition table: key, decision stamp (-1: empty), depth, value, bound, move."""
+    return (
+        np.zeros(size, np.uint64),
+        np.full(size, -1, np.int64),
+        np.zeros(size, np.int64),
+        np.zeros(size, np.float64),
+        np.zeros(size, np.int8),
+        np.full(size, -1, np.int64),
+    )  # nodes per CPU ms assumed before the bot has measured its own
+
+
+_DTYPES = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint64)
+
+
+def game_fields(st) -> tuple:
+    """Every per-game array of `st` as a (rows, batch) view, grouped by dtype (`_DTYPES`, each
+    group a tuple), so compiled code copies a game from slot to slot by a loop over each group."""
+    groups = [[] for _ in _DTYPES]
+    for f in fields(st):
+        v = getattr(st, f.name)
+        if isinstance(v, np.ndarray):
+            groups[[np.dtype(t) for t in _DTYPES].index(v.dtype)].append(v.reshape(-1, st.batch))
+    return tuple(tuple(g) for g in groups)
+
+
+def _columns_of(bot, rule_set: RuleSet):
+    return column_keys(float(bot.policy.bonus), end_bonuses(rule_set))
+
+
+@compiled_columns(_columns_of)
+@elementwise_columns
+class AlphaBetaBot(Bot):
+    cpu_accounted = True  # its CPU per move is in the job's timing (`sim.jobs.play.BotClock`)
+
+    def __init__(
+        self,
+        nodes: int = 2000,
+        ms: float = 0.0,
+        width: int = 8,
+        root_width: int = 12,
+        depth: int = 40,
+        tail: int = 3,
+        **heur,
+    ):
+        self.nodes, self.ms = int(nodes), float(ms)
+        self.width, self.root_width = int(width), int(root_width)
+        self.depth, self.tail = int(depth), int(tail)
+        self.policy = HeuristicBot(**heur)
+        self.rate = _FIRST_RATE  # nodes per CPU ms, measured (``ms > 0``)
+        self.allowed = self.spent = 0.0  # CPU ms given and spent over the decisions so far
+        self.last_nodes = np.zeros(0, np.int64)  # the last call's nodes and depths, per game
+        self.last_depth = np.zeros(0, np.int64)
+        self.table = None  # the transposition table, made at the first search
+        self.stamp = 0  # decisions searched so far: each one's entries carry its own stamp
+
+    def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
+        """The heuristic's gray-wall columns, as in the leaves' round ends."""
+        return self.policy.choose_columns(st, slots, seat, row, colours, legal)
+
+    def act(self, st, slots, keys=None) -> np.ndarray:
+        slots = np.asarray(slots, np.int64)
+        if self.ms <= 0:
+            return self.search(st, slots, self.nodes)
+        # Searches that reach every round's end early spend less than their budget, so the
+        # budget grows by the clock's share left unspent so far: on average a decision then
+        # spends about its `ms`.
+        stretch = min(4.0, max(1.0, self.allowed / self.spent)) if self.spent > 0 else 1.0
+        budget = int(min(self.nodes, max(1.0, self.ms * self.rate * stretch)))
+        t0 = time.process_time()
+        out = self.search(st, slots, budget)
+        spent = (time.process_time() - t0) * 1000.0
+        searched = float(self.last_nodes.sum())
+        if spent > 0 and searched > 0:
+            self.rate = searched / spent
+        self.allowed += self.ms * slots.shape[0]
+        self.spent += spent
+        return out
+
+    def search(self, st, slots: np.ndarray, budget: int) -> np.ndarray:
+        """The move of each game of `slots` by a search of at most `budget` nodes."""
+        from . import alphabeta_kernel
+
+        compiled_kernels()
+        n = slots.shape[0]
+        depth = max(1, self.depth)
+        stride = depth + 2
+        scratch = st.take(np.repeat(slots, stride))
+        policy = self.policy
+        cells, colour_bonus, dead = line_tables(policy, st.gray, st.rule_set)
+        tables = np.ascontiguousarray(_columns_of(self, st.rule_set), np.int16)[None]
+        columns = np.zeros((1, st.players), np.int8)  # every seat: row 0 of `tables`
+        size = n * stride
+        out = np.empty(n, np.int64)
+        self.last_nodes = np.empty(n, np.int64)
+        self.last_depth = np.empty(n, np.int64)
+        if self.table is None:
+            self.table = _table(TABLE_SIZE)
+        alphabeta_kernel.search_games(
+            scratch.arrays(),
+            game_fields(scratch),
+            stride,
+            int(budget),
+            depth,
+            max(1, self.width),
+            max(1, self.root_width),
+            self.tail,
+            cells,
+            colour_bonus,
+            dead,
+            np.float32(policy.partial),
+            np.float32(policy.endgame),
+            np.float32(policy.bonus / 25),
+            policy.rule_weights(st.rule_set).floor_costs,
+            np.float32(policy.centre),
+            np.float32(policy.marker),
+            columns,
+            tables,
+            np.zeros(1, np.uint64),
+            np.zeros((1, 5, 4), np.int8),
+            np.zeros((st.players, size), np.int32),
+            np.zeros((st.players, size), np.int32),
+            np.zeros(size, np.float32),
+            *self.table,
+            self.stamp,
+            out,
+            self.last_nodes,
+            self.last_depth,
+        )
+        self.stamp += n
+        return out
+
+
+def make_alphabeta(params: dict) -> AlphaBetaBot:
+    return AlphaBetaBot(**params)
+
+
+def alphabeta_cost(params: dict) -> float:
+    """Time per game relative to greedy, for chunk sizes: about 1 µs per node searched (measured
+    in bench/alphabeta.py), ~60 decisions a game against greedy's ~0.03 ms per game."""
+    if params["ms"] > 0:
+        return min(100000.0, 8.0 + 2000.0 * params["ms"])
+    return min(100000.0, 8.0 + 2.0 * params["nodes"])

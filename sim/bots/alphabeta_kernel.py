@@ -1,0 +1,373 @@
+"""The `alphabeta` bot's search, compiled (numba): one game at a time, no Python inside.
+
+Each game of a call owns ``stride`` consecutive slots of a scratch state: slot 0 is the position
+to decide, slot d + 1 the child being searched below slot d, the last slot the leaf being valued.
+A branch is a copy of the slot and the engine's own `pick`; a leaf's round end is the engine's
+`end_round`; candidates and values are the heuristic's one compiled definition
+(`kernels.rank_game`, `kernels.play_picks`, `kernels.game_round_values`). So the search plays
+the rules of the game's rule table and nothing else.
+
+The search is alpha-beta over the root seat's margin (its value less the best other seat's):
+the root seat's nodes maximise it, every other seat's minimise it (with two players, minimax;
+with more, the "paranoid" reduction). It is written as a loop over an explicit stack of plies
+rather than a recursion, iteratively deepened one ply at a time (the last best root move searched
+first) until the node budget runs out or the tree reaches every round end.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..rules.compiled import end_round, pick
+from ..rules.rulesets import RULE_END_ROWS
+from .kernels import PICKS, _game_ending, _pending_wall, game_round_values, play_picks, rank_game
+
+_INF = np.inf
+# Transposition-table bounds: the value is exact, at least, or at most the position's.
+EXACT, LOWER, UPPER = 0, 1, 2
+WHOLE = 1000  # the depth of a value whose subtree reached every round's end: no deeper search
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+_ONE = np.float32(1.0)
+_ZERO = np.float32(0.0)
+
+inline = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+
+
+@inline
+def _copy_game(fields, src, dst):
+    """Slot `src` copied to slot `dst` in every field of the state: `fields` are its arrays as
+    (rows, batch) views, one tuple per dtype (`alphabeta.game_fields`)."""
+    _copy_group(fields[0], src, dst)
+    _copy_group(fields[1], src, dst)
+    _copy_group(fields[2], src, dst)
+    _copy_group(fields[3], src, dst)
+    _copy_group(fields[4], src, dst)
+    _copy_group(fields[5], src, dst)
+
+
+@inline
+def _copy_group(group, src, dst):
+    for field in group:
+        for x in range(field.shape[0]):
+            field[x, dst] = field[x, src]
+
+
+@inline
+def _margin(values, root):
+    """The root seat's value less the best other seat's."""
+    other = -_INF
+    for p in range(values.shape[0]):
+        if p != root and values[p, 0] > other:
+            other = values[p, 0]
+    return np.float64(values[root, 0]) - other
+
+
+@inline
+def _mix(h, x):
+    """One step of the position key: `h` and the field value `x` mixed (splitmix64's finaliser)."""
+    z = (h ^ np.uint64(x)) * _MIX
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@inline
+def _position_key(S, i):
+    """A 64-bit key of game i's position within a round (the table is reset at every decision,
+    so the walls and scores, which change only at a round's end, are left out): the factories and
+    centre, every seat's pattern lines and floor, the marker and the seat to move."""
+    marker = (S.marker_holder[i] + 1) * 2 + (1 if S.marker_in_centre[i] else 0)
+    h = np.uint64(S.current[i] + 8 * marker)
+    for s in range(S.sources.shape[0]):
+        h = _mix(h, np.int64(S.sources[s, i]))
+    for p in range(S.wall.shape[0]):
+        lines = np.int64(S.floor[p, i])
+        for r in range(5):
+            line = np.int64(S.line_count[p, r, i]) * 8 + np.int64(S.line_colour[p, r, i] + 1)
+            lines = lines * 64 + line
+        h = _mix(h, lines)
+    return h
+
+
+@inline
+def _usable(flag, value, low, high):
+    """A stored value decides the node within (low, high): exact, or a bound past the window."""
+    return flag == EXACT or (flag == LOWER and value >= high) or (flag == UPPER and value <= low)
+
+
+@inline
+def _store(
+    tt_key, tt_stamp, tt_depth, tt_value, tt_flag, tt_move, key, stamp, depth, value, flag, move
+):
+    """Keep a node's result, over an older decision's or a shallower one."""
+    e = np.int64(key & np.uint64(tt_key.shape[0] - 1))
+    if tt_stamp[e] != stamp or tt_depth[e] <= depth:
+        tt_key[e] = key
+        tt_stamp[e] = stamp
+        tt_depth[e] = depth
+        tt_value[e] = value
+        tt_flag[e] = flag
+        tt_move[e] = move
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def search_games(
+    S,
+    fields,
+    stride,
+    budget,
+    max_depth,
+    width,
+    root_width,
+    tail,
+    cells,
+    colour_bonus,
+    dead,
+    partial_w,
+    endgame_w,
+    bonus_w,
+    costs,
+    centre_w,
+    marker_w,
+    columns,
+    tables,
+    bot_keys,
+    given,
+    pending_wall,
+    pending_rows,
+    partial,
+    tt_key,
+    tt_stamp,
+    tt_depth,
+    tt_value,
+    tt_flag,
+    tt_move,
+    stamp,
+    out,
+    nodes_out,
+    depth_out,
+):
+    """The move of each game g of the scratch state `S` (its position in slot ``g * stride``;
+    `fields`: its arrays, `alphabeta.game_fields`) into out[g]; the nodes (picks) searched into
+    nodes_out[g], the last completed depth into depth_out[g]. At most `budget` nodes per game
+    after the first ply (which is always searched whole), at most `max_depth` plies (``stride -
+    2`` or less); `width` candidates per node, `root_width` at the root; a leaf is played on by
+    the heuristic for `tail` picks, its round ended, then valued. `columns`, `tables`,
+    `bot_keys` and `given` are the round end's gray-wall column rules (`engine.CompiledColumns`,
+    one row); `pending_wall`, `pending_rows`, `partial` are per-slot scratch for the play-outs
+    (`playout.LineValues`). ``tt_*`` is the transposition table (a power of two entries), its
+    entries of game g's decision stamped ``stamp + g``."""
+    players = S.wall.shape[0]
+    gray = S.gray
+    end_rows = S.rules[RULE_END_ROWS]
+    # scratch of the candidates (`rank_game`) and the play-outs (`play_picks`)
+    a = np.empty(25, np.float32)
+    b = np.empty(25, np.float32)
+    v = np.empty(25, np.float32)
+    cm = np.empty(5, np.int64)
+    row = np.empty(5, np.float32)
+    counts = np.empty(5, np.int64)
+    room = np.empty(5, np.int64)
+    at = np.empty(5, np.int64)
+    best_k = np.empty(PICKS, np.float32)
+    known = np.zeros(PICKS, np.bool_)
+    ids = np.empty(S.sources.shape[0] * 30, np.int64)
+    scores = np.empty(S.sources.shape[0] * 30, np.float32)
+    pv = np.empty((players, 25), np.float32)
+    pa = np.empty((players, 25), np.float32)
+    pb = np.empty((players, 25), np.float32)
+    pcounts = np.empty((players, 5), np.int64)
+    every_seat = np.zeros((0, 4), np.int8)
+    no_keys = np.zeros(0, np.uint64)
+    one = np.empty(1, np.int64)
+    values = np.empty((players, 1), np.float32)
+    root_ranked = np.empty((root_width, 1), np.int64)
+    node_ranked = np.empty((width, 1), np.int64)
+    wide = max(width, root_width)
+    # the stack: per ply, its moves, the next to search, its window (and the window it was
+    # entered with), its best so far, its key, and whether a leaf below it was cut short
+    moves = np.empty((max_depth + 1, wide), np.int64)
+    count = np.zeros(max_depth + 1, np.int64)
+    index = np.zeros(max_depth + 1, np.int64)
+    low = np.empty(max_depth + 1, np.float64)
+    high = np.empty(max_depth + 1, np.float64)
+    low0 = np.empty(max_depth + 1, np.float64)
+    high0 = np.empty(max_depth + 1, np.float64)
+    best = np.empty(max_depth + 1, np.float64)
+    best_move = np.empty(max_depth + 1, np.int64)
+    keys = np.empty(max_depth + 1, np.uint64)
+    cut = np.zeros(max_depth + 1, np.bool_)
+    mask = np.uint64(tt_key.shape[0] - 1)
+    for g in range(out.shape[0]):
+        base = g * stride
+        leaf = base + stride - 1
+        root = S.current[base]
+        mark = stamp + g
+        ranked = root_ranked
+        rank_game(
+            S.rules, gray, S.wall, S.row_colours, S.col_colours, S.line_colour, cells,
+            colour_bonus, dead, partial_w, endgame_w, S.sources, S.marker_in_centre,
+            S.line_count, S.accept, S.floor, S.current, base, costs, centre_w, marker_w,
+            ranked, 0, a, b, v, cm, row, counts, room, at, best_k, known, ids, scores,
+        )  # fmt: skip
+        k = 1
+        while k < ranked.shape[0] and ranked[k, 0] != ranked[0, 0]:
+            k += 1
+        for x in range(k):
+            moves[0, x] = ranked[x, 0]
+        root_count = k
+        chosen = moves[0, 0]
+        nodes = 0
+        depth = 0
+        for limit in range(1, max_depth + 1):
+            d = 0
+            count[0] = root_count
+            index[0] = 0
+            low[0] = low0[0] = -_INF
+            high[0] = high0[0] = _INF
+            best[0] = -_INF
+            best_move[0] = moves[0, 0]
+            cut[0] = False
+            aborted = False
+            while True:
+                if index[d] < count[d] and low[d] < high[d]:
+                    m = moves[d, index[d]]
+                    index[d] += 1
+                    c = base + d + 1
+                    _copy_game(fields, base + d, c)
+                    pick(S, c, m // 30, (m // 6) % 5, m % 6)
+                    nodes += 1
+                    if limit > 1 and nodes > budget:
+                        aborted = True
+                        break
+                    remaining = limit - (d + 1)
+                    over = S.tiles_left[c] == 0
+                    key = _position_key(S, c)
+                    e = np.int64(key & mask)
+                    hit = tt_stamp[e] == mark and tt_key[e] == key
+                    if (
+                        hit
+                        and (over or tt_depth[e] >= remaining)
+                        and _usable(tt_flag[e], tt_value[e], low[d], high[d])
+                    ):
+                        value = tt_value[e]
+                        if tt_depth[e] < WHOLE:
+                            cut[d] = True
+                    elif over or remaining == 0:
+                        # A leaf: played on by the heuristic, its round ended, valued.
+                        _copy_game(fields, c, leaf)
+                        if tail != 0 and not over:
+                            for p in range(players):
+                                w = S.wall[p, leaf]
+                                rc = S.row_colours[p, leaf]
+                                if not gray:
+                                    w, rc = _pending_wall(
+                                        w, rc, S.line_count, S.line_colour, p, leaf
+                                    )
+                                pending_wall[p, leaf] = w
+                                pending_rows[p, leaf] = rc
+                            ending = _game_ending(S.wall, leaf, end_rows)
+                            partial[leaf] = partial_w * (_ONE - (endgame_w if ending else _ZERO))
+                            one[0] = leaf
+                            play_picks(
+                                S, one, tail, pending_wall, pending_rows, partial, cells,
+                                colour_bonus, dead, costs, centre_w, marker_w, pv, pa, pb,
+                                pcounts, best_k, known, room, at, cm, row, every_seat, no_keys,
+                            )  # fmt: skip
+                        if not S.done[leaf]:
+                            end_round(S, leaf, 0, columns, tables, bot_keys, given)
+                        game_round_values(
+                            S.rules, S.scores, S.done, S.wall, S.row_colours, S.line_count,
+                            S.line_colour, S.marker_holder, gray, S.col_colours, cells,
+                            colour_bonus, dead, partial_w, endgame_w, bonus_w, marker_w, cm,
+                            leaf, values, 0,
+                        )  # fmt: skip
+                        value = _margin(values, root)
+                        if not over:
+                            cut[d] = True
+                        _store(
+                            tt_key, tt_stamp, tt_depth, tt_value, tt_flag, tt_move, key, mark,
+                            WHOLE if over else 0, value, EXACT, -1,
+                        )  # fmt: skip
+                    else:
+                        d += 1
+                        ranked = node_ranked
+                        rank_game(
+                            S.rules, gray, S.wall, S.row_colours, S.col_colours, S.line_colour,
+                            cells, colour_bonus, dead, partial_w, endgame_w, S.sources,
+                            S.marker_in_centre, S.line_count, S.accept, S.floor, S.current, c,
+                            costs, centre_w, marker_w, ranked, 0, a, b, v, cm, row, counts,
+                            room, at, best_k, known, ids, scores,
+                        )  # fmt: skip
+                        k = 1
+                        while k < ranked.shape[0] and ranked[k, 0] != ranked[0, 0]:
+                            k += 1
+                        # The stored best move first (it was searched here before), then the
+                        # heuristic's order.
+                        first = tt_move[e] if hit else -1
+                        put = 0
+                        if first >= 0:
+                            moves[d, 0] = first
+                            put = 1
+                        for x in range(k):
+                            if ranked[x, 0] != first and put < ranked.shape[0]:
+                                moves[d, put] = ranked[x, 0]
+                                put += 1
+                        count[d] = put
+                        index[d] = 0
+                        low[d] = low0[d] = low[d - 1]
+                        high[d] = high0[d] = high[d - 1]
+                        best[d] = -_INF if S.current[c] == root else _INF
+                        best_move[d] = moves[d, 0]
+                        keys[d] = key
+                        cut[d] = False
+                        continue
+                else:
+                    if d == 0:
+                        break
+                    value = best[d]
+                    flag = EXACT
+                    if value <= low0[d]:
+                        flag = UPPER
+                    elif value >= high0[d]:
+                        flag = LOWER
+                    _store(
+                        tt_key, tt_stamp, tt_depth, tt_value, tt_flag, tt_move, keys[d], mark,
+                        limit - d if cut[d] else WHOLE, value, flag, best_move[d],
+                    )  # fmt: skip
+                    if cut[d]:
+                        cut[d - 1] = True
+                    d -= 1
+                    m = moves[d, index[d] - 1]
+                # The value of move m at ply d: the seat to move there keeps its best.
+                if S.current[base + d] == root:
+                    if value > best[d]:
+                        best[d] = value
+                        best_move[d] = m
+                        if value > low[d]:
+                            low[d] = value
+                elif value < best[d]:
+                    best[d] = value
+                    best_move[d] = m
+                    if value < high[d]:
+                        high[d] = value
+            if aborted:
+                # The root's best so far starts as the last search's best (searched first) and
+                # changes only for a move searched whole and found better: keep it.
+                chosen = best_move[0]
+                break
+            chosen = best_move[0]
+            depth = limit
+            # The best move first in the next, deeper search.
+            at_best = 0
+            while moves[0, at_best] != chosen:
+                at_best += 1
+            for x in range(at_best, 0, -1):
+                moves[0, x] = moves[0, x - 1]
+            moves[0, 0] = chosen
+            if not cut[0]:  # every leaf was a round's end: deeper finds nothing new
+                break
+        out[g] = chosen
+        nodes_out[g] = nodes
+        depth_out[g] = depth
