@@ -1,0 +1,186 @@
+"""The compiled alpha-beta bot `alphabeta` (sim/bots/alphabeta.py): its choice against a plain
+recursive minimax over the same candidates and leaves, legal and pure at every table,
+deterministic by `nodes`, anytime by `ms`, and registered with its cost."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sim.bots import alphabeta, make_bot, parse_bot_spec
+from sim.bots.features import substate
+from sim.bots.playout import candidates, play_out, round_values
+from sim.bots.registry import get_bot_info
+from sim.jobs.spec import JobSpec
+from sim.rules import engine
+from tests.positions import random_positions
+
+COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
+
+
+def _distinct(policy, node, width: int) -> list[int]:
+    """The candidate list of a one-game state: the heuristic's best picks, up to the first repeat
+    of the first (fewer legal than `width`)."""
+    picks = candidates(policy, node, np.array([0]), width)[:, 0].tolist()
+    out = [picks[0]]
+    for p in picks[1:]:
+        if p == picks[0]:
+            break
+        out.append(p)
+    return out
+
+
+def _minimax(bot, st, slot: int) -> dict[int, float]:
+    """Each root move's value by a plain recursion to the round's end (no pruning, no table, no
+    depth limit): the deciding seat's margin, maximised where it moves and minimised elsewhere."""
+    root = int(st.current[slot])
+
+    def leaf_margin(node):
+        leaf = substate(node, np.array([0]))
+        v = round_values(bot.policy, leaf)[:, 0].astype(np.float64)
+        return v[root] - np.max(np.delete(v, root))
+
+    def value(node):
+        if node.tiles_left[0] == 0:
+            leaf = substate(node, np.array([0]))
+            play_out(bot.policy, leaf)  # the round end, as the engine plays it (no picks left)
+            return leaf_margin(leaf)
+        mover = int(node.current[0])
+        values = []
+        for move in _distinct(bot.policy, node, bot.width):
+            child = substate(node, np.array([0]))
+            engine.play(child, np.array([0]), np.array([move]), defer_round_end=True)
+            values.append(value(child))
+        return max(values) if mover == root else min(values)
+
+    top = substate(st, np.array([slot]))
+    out = {}
+    for move in _distinct(bot.policy, top, bot.root_width):
+        child = substate(top, np.array([0]))
+        engine.play(child, np.array([0]), np.array([move]), defer_round_end=True)
+        out[move] = value(child)
+    return out
+
+
+def _late_positions(players: int, wall: str, most: int):
+    """Positions with at most `most` picks' worth of (source, colour) groups on the table, so a
+    search reaches the round's end: the random positions played on by the heuristic."""
+    st, keys = random_positions(players, wall, games=24, seed=11)
+    heuristic = make_bot("heuristic")
+    for _ in range(30):
+        groups = np.array([engine.legal_mask(st)[i].reshape(-1, 6).any(axis=1).sum() for i in
+                           range(st.batch)])  # fmt: skip
+        busy = np.flatnonzero(~st.done & (st.tiles_left > 0) & (groups > most))
+        if busy.size == 0:
+            break
+        engine.play(st, busy, heuristic.act(st, busy, keys[busy]), defer_round_end=True)
+    slots = np.flatnonzero(~st.done & (st.tiles_left > 0))
+    return st, keys, slots
+
+
+@pytest.mark.parametrize("players,wall", [(2, "coloured"), (2, "gray"), (3, "coloured")])
+def test_the_search_plays_a_minimax_best_move_to_the_round_end(players, wall):
+    """With room to reach every round's end, the pruned, table-backed, deepened search plays a
+    move whose value is the plain minimax's best (ties may go either way)."""
+    st, keys, slots = _late_positions(players, wall, most=5)
+    assert slots.size >= 8
+    bot = make_bot("alphabeta:nodes=1000000,width=3,root_width=4,tail=0")
+    actions = bot.act(st, slots, keys[slots])
+    assert (bot.last_depth > 0).all()
+    for slot, action in zip(slots.tolist(), actions.tolist(), strict=True):
+        values = _minimax(bot, st, slot)
+        assert action in values
+        assert values[action] == pytest.approx(max(values.values()), abs=1e-9)
+
+
+@pytest.mark.parametrize("players,wall", COMBOS)
+def test_legal_pure_and_independent_of_the_batch(players, wall):
+    st, keys = random_positions(players, wall, games=30, seed=5)
+    slots = np.flatnonzero(~st.done & (st.tiles_left > 0))
+    before = st.copy()
+    bot = make_bot("alphabeta:nodes=300")
+    actions = bot.act(st, slots, keys[slots])
+    assert engine.legal_mask(st)[slots][np.arange(slots.size), actions].all()
+    for name, value in vars(before).items():
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(value, getattr(st, name)), name
+    again = make_bot("alphabeta:nodes=300").act(st, slots[::-1], np.zeros(slots.size, np.uint64))
+    assert np.array_equal(again[::-1], actions)
+    # the same bot again: its table's entries of earlier decisions are not read
+    assert np.array_equal(bot.act(st, slots, keys[slots]), actions)
+
+
+def test_one_ply_is_the_best_leaf_and_more_nodes_search_deeper():
+    st, keys = random_positions(2, "coloured", games=30, seed=2)
+    slots = np.flatnonzero(~st.done & (st.tiles_left > 0) & (st.tiles_left > 8))
+    shallow = make_bot("alphabeta:nodes=1,depth=1")
+    shallow.act(st, slots, keys[slots])
+    assert (shallow.last_depth == 1).all()
+    deep = make_bot("alphabeta:nodes=3000")
+    deep.act(st, slots, keys[slots])
+    assert (deep.last_depth >= 3).all() and (deep.last_nodes <= 3001 + 60).all()
+
+
+def test_an_ample_clock_reaches_the_node_budget():
+    st, keys = random_positions(3, "coloured", games=20, seed=4)
+    slots = np.flatnonzero(~st.done & (st.tiles_left > 0))
+    exact = make_bot("alphabeta:nodes=200").act(st, slots, keys[slots])
+    timed = make_bot("alphabeta:nodes=200,ms=600000").act(st, slots, keys[slots])
+    assert np.array_equal(exact, timed)
+
+
+def test_registered_with_a_cost_that_grows_with_the_budget():
+    assert parse_bot_spec("alphabeta").label == "alphabeta"
+    info = get_bot_info("alphabeta")
+    costs = [info.cost_of(parse_bot_spec(f"alphabeta:nodes={n}").params) for n in (10, 500, 5000)]
+    assert costs == sorted(costs) and costs[0] > 2.5  # dearer than the heuristic
+    with pytest.raises(ValueError, match="'nodes' must be between 1 and"):
+        parse_bot_spec("alphabeta:nodes=0")
+
+
+def test_games_replay_whatever_the_chunking_and_cpu_is_accounted():
+    from sim.jobs.local import run_local
+    from sim.stats.cpu import strip
+
+    spec = JobSpec.from_dict(
+        {
+            "configurations": [
+                {"players": 2, "bots": ["alphabeta:nodes=200", "heuristic"], "seating": "mirrored"},
+                {"players": 3, "wall": "gray", "bots": ["alphabeta:nodes=100", "heuristic",
+                                                         "heuristic"]},
+            ],
+            "games": 24,
+            "seed": 3,
+        }
+    )  # fmt: skip
+    a = run_local(spec, workers=1, chunk_size=24)
+    b = run_local(spec, workers=1, chunk_size=8)
+    assert strip(a.counters) == strip(b.counters)
+    assert a.counters["cpu|c0|bot=alphabeta:nodes=200|moves"] > 0
+
+
+def test_it_beats_the_heuristic():
+    """Not a measurement (docs/bots.md has those): a sanity check, deterministic by `nodes`."""
+    from sim.jobs.local import run_local
+
+    spec = JobSpec.from_dict(
+        {
+            "configurations": [
+                {"players": 2, "bots": ["alphabeta:nodes=400", "heuristic"], "seating": "mirrored"}
+            ],
+            "games": 40,
+            "seed": 1,
+        }
+    )
+    result = run_local(spec, workers=1, chunk_size=40)
+    assert result.counters["c0|bot=alphabeta:nodes=400|wins"] >= 28  # of 40 (even: 20)
+
+
+def test_game_fields_are_views_of_every_array():
+    st, _ = random_positions(2, "gray", games=3, seed=1)
+    groups = alphabeta.game_fields(st)
+    views = [v for g in groups for v in g]
+    arrays = [v for v in vars(st).values() if isinstance(v, np.ndarray)]
+    assert len(views) == len(arrays)
+    for v in views:
+        assert v.shape[-1] == st.batch and any(np.shares_memory(v, a) for a in arrays)
