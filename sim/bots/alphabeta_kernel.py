@@ -78,7 +78,7 @@ def _position_key(S, i):
     so the walls and scores, which change only at a round's end, are left out): the factories and
     centre, every seat's pattern lines and floor, the marker and the seat to move."""
     marker = (S.marker_holder[i] + 1) * 2 + (1 if S.marker_in_centre[i] else 0)
-    h = np.uint64(S.current[i] + 8 * marker)
+    h = _mix(np.uint64(0), S.current[i] + 8 * marker)  # mixed first: a raw h ^ x can cancel
     for s in range(S.sources.shape[0]):
         h = _mix(h, np.int64(S.sources[s, i]))
     for p in range(S.wall.shape[0]):
