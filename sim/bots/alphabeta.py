@@ -46,7 +46,7 @@ PARAMS = (
     Param("tail", "int", 3, 0, 40, doc="heuristic picks played at each leaf before it is valued"),
 ) + HEURISTIC_PARAMS
 
-_FIRST_RATE = 200.0
+_FIRST_RATE = 200.0  # nodes per CPU ms assumed before this process has measured its own
 TABLE_SIZE = 1 << 18  # transposition-table entries (about 10 MB); a power of two
 
 
@@ -59,7 +59,7 @@ def _table(size: int) -> tuple:
         np.zeros(size, np.float64),
         np.zeros(size, np.int8),
         np.full(size, -1, np.int64),
-    )  # nodes per CPU ms assumed before the bot has measured its own
+    )
 
 
 _DTYPES = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint64)
@@ -74,6 +74,24 @@ def game_fields(st) -> tuple:
         if isinstance(v, np.ndarray):
             groups[[np.dtype(t) for t in _DTYPES].index(v.dtype)].append(v.reshape(-1, st.batch))
     return tuple(tuple(g) for g in groups)
+
+
+class _Search:
+    """What a process keeps between its `alphabeta` bots (a job makes one per chunk): the
+    transposition table, the decisions' stamp (each decision's entries carry its own, so no
+    decision reads another's) and, per clocked bot, its measured clock."""
+
+    table: tuple | None = None
+    stamp = 0
+    clocks: dict = {}
+
+
+class _Clock:
+    """A clocked bot's nodes per CPU ms, and the CPU ms given and spent so far."""
+
+    def __init__(self):
+        self.rate = _FIRST_RATE
+        self.allowed = self.spent = 0.0
 
 
 def _columns_of(bot, rule_set: RuleSet):
@@ -99,12 +117,10 @@ class AlphaBetaBot(Bot):
         self.width, self.root_width = int(width), int(root_width)
         self.depth, self.tail = int(depth), int(tail)
         self.policy = HeuristicBot(**heur)
-        self.rate = _FIRST_RATE  # nodes per CPU ms, measured (``ms > 0``)
-        self.allowed = self.spent = 0.0  # CPU ms given and spent over the decisions so far
+        self.key = (self.nodes, self.ms, self.width, self.root_width, self.depth, self.tail,
+                    tuple(sorted(heur.items())))  # fmt: skip
         self.last_nodes = np.zeros(0, np.int64)  # the last call's nodes and depths, per game
         self.last_depth = np.zeros(0, np.int64)
-        self.table = None  # the transposition table, made at the first search
-        self.stamp = 0  # decisions searched so far: each one's entries carry its own stamp
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
         """The heuristic's gray-wall columns, as in the leaves' round ends."""
@@ -114,19 +130,20 @@ class AlphaBetaBot(Bot):
         slots = np.asarray(slots, np.int64)
         if self.ms <= 0:
             return self.search(st, slots, self.nodes)
+        clock = _Search.clocks.setdefault((self.key, st.players), _Clock())
         # Searches that reach every round's end early spend less than their budget, so the
         # budget grows by the clock's share left unspent so far: on average a decision then
         # spends about its `ms`.
-        stretch = min(4.0, max(1.0, self.allowed / self.spent)) if self.spent > 0 else 1.0
-        budget = int(min(self.nodes, max(1.0, self.ms * self.rate * stretch)))
+        stretch = min(4.0, max(1.0, clock.allowed / clock.spent)) if clock.spent > 0 else 1.0
+        budget = int(min(self.nodes, max(1.0, self.ms * clock.rate * stretch)))
         t0 = time.process_time()
         out = self.search(st, slots, budget)
         spent = (time.process_time() - t0) * 1000.0
         searched = float(self.last_nodes.sum())
         if spent > 0 and searched > 0:
-            self.rate = searched / spent
-        self.allowed += self.ms * slots.shape[0]
-        self.spent += spent
+            clock.rate = searched / spent
+        clock.allowed += self.ms * slots.shape[0]
+        clock.spent += spent
         return out
 
     def search(self, st, slots: np.ndarray, budget: int) -> np.ndarray:
@@ -136,7 +153,7 @@ class AlphaBetaBot(Bot):
         compiled_kernels()
         n = slots.shape[0]
         depth = max(1, self.depth)
-        stride = depth + 2
+        stride = depth + 1
         scratch = st.take(np.repeat(slots, stride))
         policy = self.policy
         cells, colour_bonus, dead = line_tables(policy, st.gray, st.rule_set)
@@ -146,8 +163,8 @@ class AlphaBetaBot(Bot):
         out = np.empty(n, np.int64)
         self.last_nodes = np.empty(n, np.int64)
         self.last_depth = np.empty(n, np.int64)
-        if self.table is None:
-            self.table = _table(TABLE_SIZE)
+        if _Search.table is None:
+            _Search.table = _table(TABLE_SIZE)
         alphabeta_kernel.search_games(
             scratch.arrays(),
             game_fields(scratch),
@@ -173,13 +190,13 @@ class AlphaBetaBot(Bot):
             np.zeros((st.players, size), np.int32),
             np.zeros((st.players, size), np.int32),
             np.zeros(size, np.float32),
-            *self.table,
-            self.stamp,
+            *_Search.table,
+            _Search.stamp,
             out,
             self.last_nodes,
             self.last_depth,
         )
-        self.stamp += n
+        _Search.stamp += n
         return out
 
 

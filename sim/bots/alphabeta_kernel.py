@@ -1,7 +1,7 @@
 """The `alphabeta` bot's search, compiled (numba): one game at a time, no Python inside.
 
 Each game of a call owns ``stride`` consecutive slots of a scratch state: slot 0 is the position
-to decide, slot d + 1 the child being searched below slot d, the last slot the leaf being valued.
+to decide, slot d + 1 the child being searched below slot d (a leaf is valued in its own slot).
 A branch is a copy of the slot and the engine's own `pick`; a leaf's round end is the engine's
 `end_round`; candidates and values are the heuristic's one compiled definition
 (`kernels.rank_game`, `kernels.play_picks`, `kernels.game_round_values`). So the search plays
@@ -152,7 +152,7 @@ def search_games(
     `fields`: its arrays, `alphabeta.game_fields`) into out[g]; the nodes (picks) searched into
     nodes_out[g], the last completed depth into depth_out[g]. At most `budget` nodes per game
     after the first ply (which is always searched whole), at most `max_depth` plies (``stride -
-    2`` or less); `width` candidates per node, `root_width` at the root; a leaf is played on by
+    1`` or less); `width` candidates per node, `root_width` at the root; a leaf is played on by
     the heuristic for `tail` picks, its round ended, then valued. `columns`, `tables`,
     `bot_keys` and `given` are the round end's gray-wall column rules (`engine.CompiledColumns`,
     one row); `pending_wall`, `pending_rows`, `partial` are per-slot scratch for the play-outs
@@ -201,7 +201,6 @@ def search_games(
     mask = np.uint64(tt_key.shape[0] - 1)
     for g in range(out.shape[0]):
         base = g * stride
-        leaf = base + stride - 1
         root = S.current[base]
         mark = stamp + g
         ranked = root_ranked
@@ -256,7 +255,7 @@ def search_games(
                             cut[d] = True
                     elif over or remaining == 0:
                         # A leaf: played on by the heuristic, its round ended, valued.
-                        _copy_game(fields, c, leaf)
+                        leaf = c  # valued in its slot: the next sibling is copied over it
                         if tail != 0 and not over:
                             for p in range(players):
                                 w = S.wall[p, leaf]
