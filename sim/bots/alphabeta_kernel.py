@@ -159,8 +159,6 @@ def search_games(
     (`playout.LineValues`). ``tt_*`` is the transposition table (a power of two entries), its
     entries of game g's decision stamped ``stamp + g``."""
     players = S.wall.shape[0]
-    gray = S.gray
-    end_rows = S.rules[RULE_END_ROWS]
     # scratch of the candidates (`rank_game`) and the play-outs (`play_picks`)
     a = np.empty(25, np.float32)
     b = np.empty(25, np.float32)
@@ -198,6 +196,34 @@ def search_games(
     best_move = np.empty(max_depth + 1, np.int64)
     keys = np.empty(max_depth + 1, np.uint64)
     cut = np.zeros(max_depth + 1, np.bool_)
+    _search_games(
+        S, fields, stride, budget, max_depth, width, root_width, tail, cells, colour_bonus,
+        dead, partial_w, endgame_w, bonus_w, costs, centre_w, marker_w, columns, tables,
+        bot_keys, given, pending_wall, pending_rows, partial, tt_key, tt_stamp, tt_depth,
+        tt_value, tt_flag, tt_move, stamp, out, nodes_out, depth_out,
+        a, b, v, cm, row, counts, room, at, best_k, known, ids, scores, pv, pa, pb, pcounts,
+        every_seat, no_keys, one, values, root_ranked, node_ranked, moves, count, index,
+        low, high, low0, high0, best, best_move, keys, cut,
+    )  # fmt: skip
+
+
+# Without numba's reference counts (as the engine's batch calls, `sim.rules.compiled.jit`): with
+# them, every call with the state tuple counted its ~35 arrays up and down again, which took half
+# the search's time.
+@numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def _search_games(
+    S, fields, stride, budget, max_depth, width, root_width, tail, cells, colour_bonus, dead,
+    partial_w, endgame_w, bonus_w, costs, centre_w, marker_w, columns, tables, bot_keys, given,
+    pending_wall, pending_rows, partial, tt_key, tt_stamp, tt_depth, tt_value, tt_flag, tt_move,
+    stamp, out, nodes_out, depth_out,
+    a, b, v, cm, row, counts, room, at, best_k, known, ids, scores, pv, pa, pb, pcounts,
+    every_seat, no_keys, one, values, root_ranked, node_ranked, moves, count, index, low, high,
+    low0, high0, best, best_move, keys, cut,
+):  # fmt: skip
+    """`search_games` with its scratch, allocated by the caller."""
+    players = S.wall.shape[0]
+    gray = S.gray
+    end_rows = S.rules[RULE_END_ROWS]
     mask = np.uint64(tt_key.shape[0] - 1)
     for g in range(out.shape[0]):
         base = g * stride

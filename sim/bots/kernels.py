@@ -326,7 +326,7 @@ def ranked_picks(
         )  # fmt: skip
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def rank_game(
     rules, gray, wall, row_colours, col_colours, line_colour, cells, colour_bonus, dead,
     partial_w, endgame_w, sources, marker_in_centre, line_count, accept, floor, current,
