@@ -84,7 +84,7 @@ def test_the_search_plays_a_minimax_best_move_to_the_round_end(players, wall):
     move whose value is the plain minimax's best (ties may go either way)."""
     st, keys, slots = _late_positions(players, wall, most=5)
     assert slots.size >= 8
-    bot = make_bot("alphabeta:nodes=1000000,width=3,root_width=4,tail=0")
+    bot = make_bot("alphabeta:nodes=1000000,width=3,root_width=4,tail=0,widen=0")
     actions = bot.act(st, slots, keys[slots])
     assert (bot.last_depth > 0).all()
     for slot, action in zip(slots.tolist(), actions.tolist(), strict=True):

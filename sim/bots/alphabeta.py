@@ -26,6 +26,7 @@ slots of one scratch copy of the batch.
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import fields
 
 import numpy as np
@@ -44,6 +45,9 @@ PARAMS = (
     Param("root_width", "int", 12, 1, 60, doc="moves searched at the root"),
     Param("depth", "int", 40, 1, 120, doc="plies searched at most"),
     Param("tail", "int", 3, 0, 40, doc="heuristic picks played at each leaf before it is valued"),
+    Param(
+        "widen", "int", 5, 0, 5, doc="times the search is widened by 4 once it sees the round out"
+    ),
 ) + HEURISTIC_PARAMS
 
 _FIRST_RATE = 200.0  # nodes per CPU ms assumed before this process has measured its own
@@ -63,6 +67,7 @@ def _table(size: int) -> tuple:
 
 
 _DTYPES = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint64)
+_GROUP = {np.dtype(t): k for k, t in enumerate(_DTYPES)}
 
 
 def game_fields(st) -> tuple:
@@ -72,7 +77,9 @@ def game_fields(st) -> tuple:
     for f in fields(st):
         v = getattr(st, f.name)
         if isinstance(v, np.ndarray):
-            groups[[np.dtype(t) for t in _DTYPES].index(v.dtype)].append(v.reshape(-1, st.batch))
+            view = v.reshape(-1, st.batch)
+            assert np.shares_memory(view, v), f.name  # a copy would take no copies of games
+            groups[_GROUP[v.dtype]].append(view)
     return tuple(tuple(g) for g in groups)
 
 
@@ -111,16 +118,18 @@ class AlphaBetaBot(Bot):
         root_width: int = 12,
         depth: int = 40,
         tail: int = 3,
+        widen: int = 5,
         **heur,
     ):
         self.nodes, self.ms = int(nodes), float(ms)
         self.width, self.root_width = int(width), int(root_width)
-        self.depth, self.tail = int(depth), int(tail)
+        self.depth, self.tail, self.widen = int(depth), int(tail), int(widen)
         self.policy = HeuristicBot(**heur)
         self.key = (self.nodes, self.ms, self.width, self.root_width, self.depth, self.tail,
-                    tuple(sorted(heur.items())))  # fmt: skip
+                    self.widen, tuple(sorted(heur.items())))  # fmt: skip
         self.last_nodes = np.zeros(0, np.int64)  # the last call's nodes and depths, per game
         self.last_depth = np.zeros(0, np.int64)
+        self._columns: dict = {}  # rule set -> the table of the leaves' gray-wall columns
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
         """The heuristic's gray-wall columns, as in the leaves' round ends."""
@@ -152,28 +161,32 @@ class AlphaBetaBot(Bot):
 
         compiled_kernels()
         n = slots.shape[0]
-        depth = max(1, self.depth)
+        # a ply takes at least one tile, so no search is deeper than the tiles on the table
+        depth = max(1, min(self.depth, int(st.tiles_left[slots].max(initial=1))))
         stride = depth + 1
-        scratch = st.take(np.repeat(slots, stride))
+        scratch = _Scratch.of(st, n * stride)
+        alphabeta_kernel.load_games(_fields_of(st), slots, scratch.fields, stride)
         policy = self.policy
         cells, colour_bonus, dead = line_tables(policy, st.gray, st.rule_set)
-        tables = np.ascontiguousarray(_columns_of(self, st.rule_set), np.int16)[None]
-        columns = np.zeros((1, st.players), np.int8)  # every seat: row 0 of `tables`
-        size = n * stride
+        columns = self._columns.get(st.rule_set)
+        if columns is None:
+            tables = np.ascontiguousarray(_columns_of(self, st.rule_set), np.int16)[None]
+            columns = self._columns[st.rule_set] = tables
         out = np.empty(n, np.int64)
         self.last_nodes = np.empty(n, np.int64)
         self.last_depth = np.empty(n, np.int64)
         if _Search.table is None:
             _Search.table = _table(TABLE_SIZE)
         alphabeta_kernel.search_games(
-            scratch.arrays(),
-            game_fields(scratch),
+            scratch.arrays,
+            scratch.fields,
             stride,
             int(budget),
             depth,
             max(1, self.width),
             max(1, self.root_width),
             self.tail,
+            min(self.widen, alphabeta_kernel.WIDENINGS - 1),
             cells,
             colour_bonus,
             dead,
@@ -183,21 +196,68 @@ class AlphaBetaBot(Bot):
             policy.rule_weights(st.rule_set).floor_costs,
             np.float32(policy.centre),
             np.float32(policy.marker),
+            scratch.column_rules,  # every seat: row 0 of `columns`
             columns,
-            tables,
-            np.zeros(1, np.uint64),
-            np.zeros((1, 5, 4), np.int8),
-            np.zeros((st.players, size), np.int32),
-            np.zeros((st.players, size), np.int32),
-            np.zeros(size, np.float32),
+            _NO_KEYS,
+            _NO_GIVEN,
+            scratch.pending_wall,
+            scratch.pending_rows,
+            scratch.partial,
             *_Search.table,
             _Search.stamp,
             out,
             self.last_nodes,
             self.last_depth,
         )
-        _Search.stamp += n
+        _Search.stamp += n * alphabeta_kernel.WIDENINGS
         return out
+
+
+_NO_KEYS = np.zeros(1, np.uint64)
+_NO_GIVEN = np.zeros((1, 5, 4), np.int8)
+
+
+class _Scratch:
+    """A process's scratch state for the searches of one kind of game (players, wall, round cap,
+    rule set), grown as needed: each game searched owns ``stride`` slots of it. Kept, with its
+    arrays as compiled code takes them, because making them took most of a small search's time."""
+
+    kept: dict = {}
+
+    def __init__(self, st, size: int):
+        self.state = st.take(np.zeros(size, np.int64))  # any game: every slot is loaded first
+        self.size = size
+        self.arrays = self.state.arrays()
+        self.fields = game_fields(self.state)
+        self.column_rules = np.zeros((1, st.players), np.int8)
+        self.pending_wall = np.zeros((st.players, size), np.int32)
+        self.pending_rows = np.zeros((st.players, size), np.int32)
+        self.partial = np.zeros(size, np.float32)
+
+    @classmethod
+    def of(cls, st, size: int) -> _Scratch:
+        kind = (st.players, st.gray, st.max_rounds, st.rule_set)
+        kept = cls.kept.get(kind)
+        if kept is None or kept.size < size:
+            kept = cls.kept[kind] = cls(st, max(size, 2 * (kept.size if kept else 0), 256))
+        return kept
+
+
+_FIELDS: dict = {}  # id of a state -> (a weak reference to it, its arrays' ids, `game_fields`)
+
+
+def _fields_of(st) -> tuple:
+    """`game_fields` of `st`, kept while `st` lives and holds the same arrays (a job plays every
+    turn of a chunk on one state)."""
+    ids = tuple(id(v) for v in vars(st).values())
+    kept = _FIELDS.get(id(st))
+    if kept is not None and kept[0]() is st and kept[1] == ids:
+        return kept[2]
+    if len(_FIELDS) > 64:
+        _FIELDS.clear()
+    made = game_fields(st)
+    _FIELDS[id(st)] = (weakref.ref(st), ids, made)
+    return made
 
 
 def make_alphabeta(params: dict) -> AlphaBetaBot:

@@ -26,7 +26,11 @@ from .kernels import PICKS, _game_ending, _pending_wall, game_round_values, play
 _INF = np.inf
 # Transposition-table bounds: the value is exact, at least, or at most the position's.
 EXACT, LOWER, UPPER = 0, 1, 2
-WHOLE = 1000  # the depth of a value whose subtree reached every round's end: no deeper search
+WHOLE = 1000
+# Once a search reaches every round's end, it is searched again WIDEN moves wider at every node,
+# at most WIDENINGS - 1 times (each pass with its own stamp in the table).
+WIDEN = 4
+WIDENINGS = 6  # the depth of a value whose subtree reached every round's end: no deeper search
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _ONE = np.float32(1.0)
 _ZERO = np.float32(0.0)
@@ -51,6 +55,28 @@ def _copy_group(group, src, dst):
     for field in group:
         for x in range(field.shape[0]):
             field[x, dst] = field[x, src]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def load_games(source, slots, fields, stride):
+    """Game slots[g] of the state of arrays `source` into slot ``g * stride`` of the state of
+    arrays `fields` (both `alphabeta.game_fields`)."""
+    for g in range(slots.shape[0]):
+        _load_group(source[0], fields[0], slots[g], g * stride)
+        _load_group(source[1], fields[1], slots[g], g * stride)
+        _load_group(source[2], fields[2], slots[g], g * stride)
+        _load_group(source[3], fields[3], slots[g], g * stride)
+        _load_group(source[4], fields[4], slots[g], g * stride)
+        _load_group(source[5], fields[5], slots[g], g * stride)
+
+
+@inline
+def _load_group(source, group, src, dst):
+    for k in range(len(group)):
+        field = group[k]
+        rows = source[k]
+        for x in range(field.shape[0]):
+            field[x, dst] = rows[x, src]
 
 
 @inline
@@ -121,6 +147,7 @@ def search_games(
     width,
     root_width,
     tail,
+    widenings,
     cells,
     colour_bonus,
     dead,
@@ -180,9 +207,9 @@ def search_games(
     no_keys = np.zeros(0, np.uint64)
     one = np.empty(1, np.int64)
     values = np.empty((players, 1), np.float32)
-    root_ranked = np.empty((root_width, 1), np.int64)
-    node_ranked = np.empty((width, 1), np.int64)
-    wide = max(width, root_width)
+    root_ranked = np.empty((root_width + WIDEN * (WIDENINGS - 1), 1), np.int64)
+    node_ranked = np.empty((width + WIDEN * (WIDENINGS - 1), 1), np.int64)
+    wide = max(node_ranked.shape[0], root_ranked.shape[0])
     # the stack: per ply, its moves, the next to search, its window (and the window it was
     # entered with), its best so far, its key, and whether a leaf below it was cut short
     moves = np.empty((max_depth + 1, wide), np.int64)
@@ -197,7 +224,8 @@ def search_games(
     keys = np.empty(max_depth + 1, np.uint64)
     cut = np.zeros(max_depth + 1, np.bool_)
     _search_games(
-        S, fields, stride, budget, max_depth, width, root_width, tail, cells, colour_bonus,
+        S, fields, stride, budget, max_depth, width, root_width, tail, widenings, cells,
+        colour_bonus,
         dead, partial_w, endgame_w, bonus_w, costs, centre_w, marker_w, columns, tables,
         bot_keys, given, pending_wall, pending_rows, partial, tt_key, tt_stamp, tt_depth,
         tt_value, tt_flag, tt_move, stamp, out, nodes_out, depth_out,
@@ -212,7 +240,8 @@ def search_games(
 # the search's time.
 @numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _search_games(
-    S, fields, stride, budget, max_depth, width, root_width, tail, cells, colour_bonus, dead,
+    S, fields, stride, budget, max_depth, width, root_width, tail, widenings, cells,
+    colour_bonus, dead,
     partial_w, endgame_w, bonus_w, costs, centre_w, marker_w, columns, tables, bot_keys, given,
     pending_wall, pending_rows, partial, tt_key, tt_stamp, tt_depth, tt_value, tt_flag, tt_move,
     stamp, out, nodes_out, depth_out,
@@ -228,171 +257,197 @@ def _search_games(
     for g in range(out.shape[0]):
         base = g * stride
         root = S.current[base]
-        mark = stamp + g
-        ranked = root_ranked
-        rank_game(
-            S.rules, gray, S.wall, S.row_colours, S.col_colours, S.line_colour, cells,
-            colour_bonus, dead, partial_w, endgame_w, S.sources, S.marker_in_centre,
-            S.line_count, S.accept, S.floor, S.current, base, costs, centre_w, marker_w,
-            ranked, 0, a, b, v, cm, row, counts, room, at, best_k, known, ids, scores,
-        )  # fmt: skip
-        k = 1
-        while k < ranked.shape[0] and ranked[k, 0] != ranked[0, 0]:
-            k += 1
-        for x in range(k):
-            moves[0, x] = ranked[x, 0]
-        root_count = k
-        chosen = moves[0, 0]
         nodes = 0
         depth = 0
-        for limit in range(1, max_depth + 1):
-            d = 0
-            count[0] = root_count
-            index[0] = 0
-            low[0] = low0[0] = -_INF
-            high[0] = high0[0] = _INF
-            best[0] = -_INF
-            best_move[0] = moves[0, 0]
-            cut[0] = False
-            aborted = False
-            while True:
-                if index[d] < count[d] and low[d] < high[d]:
-                    m = moves[d, index[d]]
-                    index[d] += 1
-                    c = base + d + 1
-                    _copy_game(fields, base + d, c)
-                    pick(S, c, m // 30, (m // 6) % 5, m % 6)
-                    nodes += 1
-                    if limit > 1 and nodes > budget:
-                        aborted = True
-                        break
-                    remaining = limit - (d + 1)
-                    over = S.tiles_left[c] == 0
-                    key = _position_key(S, c)
-                    e = np.int64(key & mask)
-                    hit = tt_stamp[e] == mark and tt_key[e] == key
-                    if (
-                        hit
-                        and (over or tt_depth[e] >= remaining)
-                        and _usable(tt_flag[e], tt_value[e], low[d], high[d])
-                    ):
-                        value = tt_value[e]
-                        if tt_depth[e] < WHOLE:
-                            cut[d] = True
-                    elif over or remaining == 0:
-                        # A leaf: played on by the heuristic, its round ended, valued.
-                        leaf = c  # valued in its slot: the next sibling is copied over it
-                        if tail != 0 and not over:
-                            for p in range(players):
-                                w = S.wall[p, leaf]
-                                rc = S.row_colours[p, leaf]
-                                if not gray:
-                                    w, rc = _pending_wall(
-                                        w, rc, S.line_count, S.line_colour, p, leaf
-                                    )
-                                pending_wall[p, leaf] = w
-                                pending_rows[p, leaf] = rc
-                            ending = _game_ending(S.wall, leaf, end_rows)
-                            partial[leaf] = partial_w * (_ONE - (endgame_w if ending else _ZERO))
-                            one[0] = leaf
-                            play_picks(
-                                S, one, tail, pending_wall, pending_rows, partial, cells,
-                                colour_bonus, dead, costs, centre_w, marker_w, pv, pa, pb,
-                                pcounts, best_k, known, room, at, cm, row, every_seat, no_keys,
+        chosen = -1
+        for widening in range(widenings + 1):
+            w_root = min(root_width + WIDEN * widening, root_ranked.shape[0])
+            w_node = min(width + WIDEN * widening, node_ranked.shape[0])
+            mark = stamp + g * WIDENINGS + widening
+            ranked = root_ranked[:w_root]
+            rank_game(
+                S.rules, gray, S.wall, S.row_colours, S.col_colours, S.line_colour, cells,
+                colour_bonus, dead, partial_w, endgame_w, S.sources, S.marker_in_centre,
+                S.line_count, S.accept, S.floor, S.current, base, costs, centre_w, marker_w,
+                ranked, 0, a, b, v, cm, row, counts, room, at, best_k, known, ids, scores,
+            )  # fmt: skip
+            k = 1
+            while k < ranked.shape[0] and ranked[k, 0] != ranked[0, 0]:
+                k += 1
+            truncated = k == ranked.shape[0]  # a node had more moves than it searched
+            put = 0
+            if chosen >= 0:  # the last pass's choice first (a wider list holds the narrower)
+                moves[0, 0] = chosen
+                put = 1
+            for x in range(k):
+                if ranked[x, 0] != chosen and put < ranked.shape[0]:
+                    moves[0, put] = ranked[x, 0]
+                    put += 1
+            root_count = put
+            pass_choice = moves[0, 0]
+            pass_depth = 0
+            whole = False
+            for limit in range(1, max_depth + 1):
+                d = 0
+                count[0] = root_count
+                index[0] = 0
+                low[0] = low0[0] = -_INF
+                high[0] = high0[0] = _INF
+                best[0] = -_INF
+                best_move[0] = moves[0, 0]
+                cut[0] = False
+                aborted = False
+                while True:
+                    if index[d] < count[d] and low[d] < high[d]:
+                        m = moves[d, index[d]]
+                        index[d] += 1
+                        c = base + d + 1
+                        _copy_game(fields, base + d, c)
+                        pick(S, c, m // 30, (m // 6) % 5, m % 6)
+                        nodes += 1
+                        if limit > 1 and nodes > budget:
+                            aborted = True
+                            break
+                        remaining = limit - (d + 1)
+                        over = S.tiles_left[c] == 0
+                        key = _position_key(S, c)
+                        e = np.int64(key & mask)
+                        hit = tt_stamp[e] == mark and tt_key[e] == key
+                        if (
+                            hit
+                            and (over or tt_depth[e] >= remaining)
+                            and _usable(tt_flag[e], tt_value[e], low[d], high[d])
+                        ):
+                            value = tt_value[e]
+                            if tt_depth[e] < WHOLE:
+                                cut[d] = True
+                        elif over or remaining == 0:
+                            # A leaf: played on by the heuristic, its round ended, valued.
+                            leaf = c  # valued in its slot: the next sibling is copied over it
+                            if tail != 0 and not over:
+                                for p in range(players):
+                                    w = S.wall[p, leaf]
+                                    rc = S.row_colours[p, leaf]
+                                    if not gray:
+                                        w, rc = _pending_wall(
+                                            w, rc, S.line_count, S.line_colour, p, leaf
+                                        )
+                                    pending_wall[p, leaf] = w
+                                    pending_rows[p, leaf] = rc
+                                ending = _game_ending(S.wall, leaf, end_rows)
+                                partial[leaf] = partial_w * (
+                                    _ONE - (endgame_w if ending else _ZERO)
+                                )
+                                one[0] = leaf
+                                play_picks(
+                                    S, one, tail, pending_wall, pending_rows, partial, cells,
+                                    colour_bonus, dead, costs, centre_w, marker_w, pv, pa, pb,
+                                    pcounts, best_k, known, room, at, cm, row, every_seat, no_keys,
+                                )  # fmt: skip
+                            if not S.done[leaf]:
+                                end_round(S, leaf, 0, columns, tables, bot_keys, given)
+                            game_round_values(
+                                S.rules, S.scores, S.done, S.wall, S.row_colours, S.line_count,
+                                S.line_colour, S.marker_holder, gray, S.col_colours, cells,
+                                colour_bonus, dead, partial_w, endgame_w, bonus_w, marker_w, cm,
+                                leaf, values, 0,
                             )  # fmt: skip
-                        if not S.done[leaf]:
-                            end_round(S, leaf, 0, columns, tables, bot_keys, given)
-                        game_round_values(
-                            S.rules, S.scores, S.done, S.wall, S.row_colours, S.line_count,
-                            S.line_colour, S.marker_holder, gray, S.col_colours, cells,
-                            colour_bonus, dead, partial_w, endgame_w, bonus_w, marker_w, cm,
-                            leaf, values, 0,
-                        )  # fmt: skip
-                        value = _margin(values, root)
-                        if not over:
-                            cut[d] = True
-                        _store(
-                            tt_key, tt_stamp, tt_depth, tt_value, tt_flag, tt_move, key, mark,
-                            WHOLE if over else 0, value, EXACT, -1,
-                        )  # fmt: skip
+                            value = _margin(values, root)
+                            if not over:
+                                cut[d] = True
+                            _store(
+                                tt_key, tt_stamp, tt_depth, tt_value, tt_flag, tt_move, key, mark,
+                                WHOLE if over else 0, value, EXACT, -1,
+                            )  # fmt: skip
+                        else:
+                            d += 1
+                            ranked = node_ranked[:w_node]
+                            rank_game(
+                                S.rules, gray, S.wall, S.row_colours, S.col_colours, S.line_colour,
+                                cells, colour_bonus, dead, partial_w, endgame_w, S.sources,
+                                S.marker_in_centre, S.line_count, S.accept, S.floor, S.current, c,
+                                costs, centre_w, marker_w, ranked, 0, a, b, v, cm, row, counts,
+                                room, at, best_k, known, ids, scores,
+                            )  # fmt: skip
+                            k = 1
+                            while k < ranked.shape[0] and ranked[k, 0] != ranked[0, 0]:
+                                k += 1
+                            if k == ranked.shape[0]:
+                                truncated = True
+                            # The stored best move first (it was searched here before), then the
+                            # heuristic's order.
+                            first = tt_move[e] if hit else -1
+                            put = 0
+                            if first >= 0:
+                                moves[d, 0] = first
+                                put = 1
+                            for x in range(k):
+                                if ranked[x, 0] != first and put < ranked.shape[0]:
+                                    moves[d, put] = ranked[x, 0]
+                                    put += 1
+                            count[d] = put
+                            index[d] = 0
+                            low[d] = low0[d] = low[d - 1]
+                            high[d] = high0[d] = high[d - 1]
+                            best[d] = -_INF if S.current[c] == root else _INF
+                            best_move[d] = moves[d, 0]
+                            keys[d] = key
+                            cut[d] = False
+                            continue
                     else:
-                        d += 1
-                        ranked = node_ranked
-                        rank_game(
-                            S.rules, gray, S.wall, S.row_colours, S.col_colours, S.line_colour,
-                            cells, colour_bonus, dead, partial_w, endgame_w, S.sources,
-                            S.marker_in_centre, S.line_count, S.accept, S.floor, S.current, c,
-                            costs, centre_w, marker_w, ranked, 0, a, b, v, cm, row, counts,
-                            room, at, best_k, known, ids, scores,
+                        if d == 0:
+                            break
+                        value = best[d]
+                        flag = EXACT
+                        if value <= low0[d]:
+                            flag = UPPER
+                        elif value >= high0[d]:
+                            flag = LOWER
+                        _store(
+                            tt_key, tt_stamp, tt_depth, tt_value, tt_flag, tt_move, keys[d], mark,
+                            limit - d if cut[d] else WHOLE, value, flag, best_move[d],
                         )  # fmt: skip
-                        k = 1
-                        while k < ranked.shape[0] and ranked[k, 0] != ranked[0, 0]:
-                            k += 1
-                        # The stored best move first (it was searched here before), then the
-                        # heuristic's order.
-                        first = tt_move[e] if hit else -1
-                        put = 0
-                        if first >= 0:
-                            moves[d, 0] = first
-                            put = 1
-                        for x in range(k):
-                            if ranked[x, 0] != first and put < ranked.shape[0]:
-                                moves[d, put] = ranked[x, 0]
-                                put += 1
-                        count[d] = put
-                        index[d] = 0
-                        low[d] = low0[d] = low[d - 1]
-                        high[d] = high0[d] = high[d - 1]
-                        best[d] = -_INF if S.current[c] == root else _INF
-                        best_move[d] = moves[d, 0]
-                        keys[d] = key
-                        cut[d] = False
-                        continue
-                else:
-                    if d == 0:
-                        break
-                    value = best[d]
-                    flag = EXACT
-                    if value <= low0[d]:
-                        flag = UPPER
-                    elif value >= high0[d]:
-                        flag = LOWER
-                    _store(
-                        tt_key, tt_stamp, tt_depth, tt_value, tt_flag, tt_move, keys[d], mark,
-                        limit - d if cut[d] else WHOLE, value, flag, best_move[d],
-                    )  # fmt: skip
-                    if cut[d]:
-                        cut[d - 1] = True
-                    d -= 1
-                    m = moves[d, index[d] - 1]
-                # The value of move m at ply d: the seat to move there keeps its best.
-                if S.current[base + d] == root:
-                    if value > best[d]:
+                        if cut[d]:
+                            cut[d - 1] = True
+                        d -= 1
+                        m = moves[d, index[d] - 1]
+                    # The value of move m at ply d: the seat to move there keeps its best.
+                    if S.current[base + d] == root:
+                        if value > best[d]:
+                            best[d] = value
+                            best_move[d] = m
+                            if value > low[d]:
+                                low[d] = value
+                    elif value < best[d]:
                         best[d] = value
                         best_move[d] = m
-                        if value > low[d]:
-                            low[d] = value
-                elif value < best[d]:
-                    best[d] = value
-                    best_move[d] = m
-                    if value < high[d]:
-                        high[d] = value
-            if aborted:
-                # The root's best so far starts as the last search's best (searched first) and
-                # changes only for a move searched whole and found better: keep it.
-                chosen = best_move[0]
+                        if value < high[d]:
+                            high[d] = value
+                if aborted:
+                    # The root's best so far starts as the last search's best (searched first) and
+                    # changes only for a move searched whole and found better: keep it.
+                    pass_choice = best_move[0]
+                    break
+                pass_choice = best_move[0]
+                pass_depth = limit
+                # The best move first in the next, deeper search.
+                at_best = 0
+                while moves[0, at_best] != pass_choice:
+                    at_best += 1
+                for x in range(at_best, 0, -1):
+                    moves[0, x] = moves[0, x - 1]
+                moves[0, 0] = pass_choice
+                if not cut[0]:  # every leaf was a round's end: deeper finds nothing new
+                    whole = True
+                    break
+            # A wider search replaces the narrower one only once it too reaches every round's
+            # end; a wider one is tried while the budget lasts and some node had more moves.
+            if widening == 0 or whole:
+                chosen = pass_choice
+                depth = pass_depth
+            if not whole or not truncated or nodes >= budget:
                 break
-            chosen = best_move[0]
-            depth = limit
-            # The best move first in the next, deeper search.
-            at_best = 0
-            while moves[0, at_best] != chosen:
-                at_best += 1
-            for x in range(at_best, 0, -1):
-                moves[0, x] = moves[0, x - 1]
-            moves[0, 0] = chosen
-            if not cut[0]:  # every leaf was a round's end: deeper finds nothing new
-                break
+
         out[g] = chosen
         nodes_out[g] = nodes
         depth_out[g] = depth
