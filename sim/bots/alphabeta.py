@@ -51,6 +51,7 @@ PARAMS = (
 ) + HEURISTIC_PARAMS
 
 _FIRST_RATE = 200.0  # nodes per CPU ms assumed before this process has measured its own
+STRETCH = 10.0  # the most a clocked decision's budget grows by the clock left unspent
 TABLE_SIZE = 1 << 18  # transposition-table entries (about 10 MB); a power of two
 
 
@@ -94,11 +95,11 @@ class _Search:
 
 
 class _Clock:
-    """A clocked bot's nodes per CPU ms, and the CPU ms given and spent so far."""
+    """A clocked bot's CPU ms spent so far, the nodes searched in them, and its stretch."""
 
     def __init__(self):
-        self.rate = _FIRST_RATE
-        self.allowed = self.spent = 0.0
+        self.spent = self.searched = 0.0
+        self.stretch = 1.0  # the budget's multiple of the clock at the measured rate
 
 
 def _columns_of(bot, rule_set: RuleSet):
@@ -140,19 +141,19 @@ class AlphaBetaBot(Bot):
         if self.ms <= 0:
             return self.search(st, slots, self.nodes)
         clock = _Search.clocks.setdefault((self.key, st.players), _Clock())
-        # Searches that reach every round's end early spend less than their budget, so the
-        # budget grows by the clock's share left unspent so far: on average a decision then
-        # spends about its `ms`.
-        stretch = min(4.0, max(1.0, clock.allowed / clock.spent)) if clock.spent > 0 else 1.0
-        budget = int(min(self.nodes, max(1.0, self.ms * clock.rate * stretch)))
+        rate = clock.searched / clock.spent if clock.searched > 0 else _FIRST_RATE
+        budget = int(min(self.nodes, max(1.0, self.ms * rate * clock.stretch)))
         t0 = time.process_time()
         out = self.search(st, slots, budget)
         spent = (time.process_time() - t0) * 1000.0
-        searched = float(self.last_nodes.sum())
-        if spent > 0 and searched > 0:
-            clock.rate = searched / spent
-        clock.allowed += self.ms * slots.shape[0]
         clock.spent += spent
+        clock.searched += float(self.last_nodes.sum())
+        # Searches that reach every round's end spend less than their budget, so the budget
+        # grows while decisions spend less than their clock and shrinks while they spend more
+        # (a few per cent a call): on average a decision then spends about its `ms`.
+        given = self.ms * slots.shape[0]
+        step = min(1.05, max(0.95, (given / max(spent, 1e-6)) ** 0.25))
+        clock.stretch = min(STRETCH, max(1.0, clock.stretch * step))
         return out
 
     def search(self, st, slots: np.ndarray, budget: int) -> np.ndarray:
