@@ -236,7 +236,9 @@ def test_greedy_plays_the_same_with_either_count_of_factory_tiles():
 # --- the search bots ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("spec", ["rollout", "search:width=3,replies=2", "deep:nodes=8"])
+@pytest.mark.parametrize(
+    "spec", ["rollout", "search:width=3,replies=2", "deep:nodes=8", "alphabeta:nodes=60"]
+)
 def test_search_bots_value_positions_by_the_rules(spec):
     # Their candidates are the heuristic's under the state's rules (the first is its pick).
     st, slots = _running(2, "coloured", games=120, seed=5)

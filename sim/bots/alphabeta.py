@@ -150,9 +150,9 @@ class AlphaBetaBot(Bot):
         clock.searched += float(self.last_nodes.sum())
         # Searches that reach every round's end spend less than their budget, so the budget
         # grows while decisions spend less than their clock and shrinks while they spend more
-        # (a few per cent a call): on average a decision then spends about its `ms`.
+        # (at most a tenth a call): on average a decision then spends about its `ms`.
         given = self.ms * slots.shape[0]
-        step = min(1.05, max(0.95, (given / max(spent, 1e-6)) ** 0.25))
+        step = min(1.1, max(0.9, (given / max(spent, 1e-6)) ** 0.5))
         clock.stretch = min(STRETCH, max(1.0, clock.stretch * step))
         return out
 
