@@ -31,6 +31,7 @@ from dataclasses import fields
 
 import numpy as np
 
+from ..rules import compile_once
 from ..rules.rulesets import RuleSet
 from .base import Bot, compiled_columns, elementwise_columns
 from .features import column_keys, end_bonuses
@@ -160,7 +161,7 @@ class AlphaBetaBot(Bot):
         """The move of each game of `slots` by a search of at most `budget` nodes."""
         from . import alphabeta_kernel
 
-        compiled_kernels()
+        ready()
         n = slots.shape[0]
         # a ply takes at least one tile, so no search is deeper than the tiles on the table
         depth = max(1, min(self.depth, int(st.tiles_left[slots].max(initial=1))))
@@ -212,6 +213,30 @@ class AlphaBetaBot(Bot):
         )
         _Search.stamp += n * alphabeta_kernel.WIDENINGS
         return out
+
+
+_ready = False
+
+
+def ready() -> None:
+    """Compile the search (or load it from numba's cache) once per process, one process at a
+    time (`compile_once.under_lock`); a later call is a flag test."""
+    global _ready
+    if _ready:
+        return
+    compiled_kernels()
+    _ready = True  # set first: the warm-up searches through `search`, which calls this
+    compile_once.under_lock(_warm)
+
+
+def _warm() -> None:
+    """A small search on each wall, with the argument types of real calls."""
+    from ..rules import engine
+
+    ids = np.arange(2)
+    for wall in ("coloured", "gray"):
+        st = engine.new_games(2, wall, 0, ids, np.zeros(2, np.int8))
+        AlphaBetaBot(nodes=20).search(st, ids, 20)
 
 
 _NO_KEYS = np.zeros(1, np.uint64)
