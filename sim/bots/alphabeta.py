@@ -42,8 +42,8 @@ from .registry import Param
 PARAMS = (
     Param("nodes", "int", 2000, 1, 10_000_000, doc="picks searched per decision at most (budget)"),
     Param("ms", "float", 0.0, 0, 600000, doc="CPU ms per decision (0: by nodes, exact)"),
-    Param("width", "int", 8, 1, 30, doc="moves searched per node (the heuristic's best)"),
-    Param("root_width", "int", 12, 1, 60, doc="moves searched at the root"),
+    Param("width", "int", 12, 1, 30, doc="moves searched per node (the heuristic's best)"),
+    Param("root_width", "int", 16, 1, 60, doc="moves searched at the root"),
     Param("depth", "int", 40, 1, 120, doc="plies searched at most"),
     Param("tail", "int", 3, 0, 40, doc="heuristic picks played at each leaf before it is valued"),
     Param(
@@ -116,8 +116,8 @@ class AlphaBetaBot(Bot):
         self,
         nodes: int = 2000,
         ms: float = 0.0,
-        width: int = 8,
-        root_width: int = 12,
+        width: int = 12,
+        root_width: int = 16,
         depth: int = 40,
         tail: int = 3,
         widen: int = 5,
