@@ -44,6 +44,7 @@ PARAMS = (
     Param("ms", "float", 0.0, 0, 600000, doc="CPU ms per decision (0: by nodes, exact)"),
     Param("width", "int", 12, 1, 30, doc="moves searched per node (the heuristic's best)"),
     Param("root_width", "int", 16, 1, 60, doc="moves searched at the root"),
+    Param("rival", "int", 0, 0, 30, doc="moves searched where another seat moves (0: width)"),
     Param("depth", "int", 40, 1, 120, doc="plies searched at most"),
     Param("tail", "int", 3, 0, 40, doc="heuristic picks played at each leaf before it is valued"),
     Param(
@@ -118,17 +119,18 @@ class AlphaBetaBot(Bot):
         ms: float = 0.0,
         width: int = 12,
         root_width: int = 16,
+        rival: int = 0,
         depth: int = 40,
         tail: int = 3,
         widen: int = 5,
         **heur,
     ):
         self.nodes, self.ms = int(nodes), float(ms)
-        self.width, self.root_width = int(width), int(root_width)
+        self.width, self.root_width, self.rival = int(width), int(root_width), int(rival)
         self.depth, self.tail, self.widen = int(depth), int(tail), int(widen)
         self.policy = HeuristicBot(**heur)
-        self.key = (self.nodes, self.ms, self.width, self.root_width, self.depth, self.tail,
-                    self.widen, tuple(sorted(heur.items())))  # fmt: skip
+        self.key = (self.nodes, self.ms, self.width, self.root_width, self.rival, self.depth,
+                    self.tail, self.widen, tuple(sorted(heur.items())))  # fmt: skip
         self.last_nodes = np.zeros(0, np.int64)  # the last call's nodes and depths, per game
         self.last_depth = np.zeros(0, np.int64)
         self._columns: dict = {}  # rule set -> the table of the leaves' gray-wall columns
@@ -187,6 +189,7 @@ class AlphaBetaBot(Bot):
             depth,
             max(1, self.width),
             max(1, self.root_width),
+            min(self.rival, max(1, self.width)),
             self.tail,
             min(self.widen, alphabeta_kernel.WIDENINGS - 1),
             cells,

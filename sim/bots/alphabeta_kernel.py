@@ -146,6 +146,7 @@ def search_games(
     max_depth,
     width,
     root_width,
+    rival_width,
     tail,
     widenings,
     cells,
@@ -224,8 +225,8 @@ def search_games(
     keys = np.empty(max_depth + 1, np.uint64)
     cut = np.zeros(max_depth + 1, np.bool_)
     _search_games(
-        S, fields, stride, budget, max_depth, width, root_width, tail, widenings, cells,
-        colour_bonus,
+        S, fields, stride, budget, max_depth, width, root_width, rival_width, tail, widenings,
+        cells, colour_bonus,
         dead, partial_w, endgame_w, bonus_w, costs, centre_w, marker_w, columns, tables,
         bot_keys, given, pending_wall, pending_rows, partial, tt_key, tt_stamp, tt_depth,
         tt_value, tt_flag, tt_move, stamp, out, nodes_out, depth_out,
@@ -240,8 +241,8 @@ def search_games(
 # the search's time.
 @numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _search_games(
-    S, fields, stride, budget, max_depth, width, root_width, tail, widenings, cells,
-    colour_bonus, dead,
+    S, fields, stride, budget, max_depth, width, root_width, rival_width, tail, widenings,
+    cells, colour_bonus, dead,
     partial_w, endgame_w, bonus_w, costs, centre_w, marker_w, columns, tables, bot_keys, given,
     pending_wall, pending_rows, partial, tt_key, tt_stamp, tt_depth, tt_value, tt_flag, tt_move,
     stamp, out, nodes_out, depth_out,
@@ -361,7 +362,8 @@ def _search_games(
                             )  # fmt: skip
                         else:
                             d += 1
-                            ranked = node_ranked[:w_node]
+                            rival = S.current[c] != root and rival_width > 0
+                            ranked = node_ranked[: rival_width if rival else w_node]
                             rank_game(
                                 S.rules, gray, S.wall, S.row_colours, S.col_colours, S.line_colour,
                                 cells, colour_bonus, dead, partial_w, endgame_w, S.sources,
@@ -372,7 +374,7 @@ def _search_games(
                             k = 1
                             while k < ranked.shape[0] and ranked[k, 0] != ranked[0, 0]:
                                 k += 1
-                            if k == ranked.shape[0]:
+                            if k == ranked.shape[0] and not rival:
                                 truncated = True
                             # The stored best move first (it was searched here before), then the
                             # heuristic's order.
