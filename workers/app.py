@@ -200,7 +200,7 @@ def _load_engine_in_children() -> None:
     plays nothing."""
 
     def load(**_):
-        from sim.bots import playout
+        from sim.bots import alphabeta, playout
         from sim.rules import engine
 
         log = logging.getLogger("azulsim.workers")
@@ -208,6 +208,7 @@ def _load_engine_in_children() -> None:
         try:
             engine.kernels()
             playout.ready()  # the heuristic's evaluation and the search bots' play-outs
+            alphabeta.ready()  # the alpha-beta search (0.06 s from the cache)
         except Exception:  # a chunk that needs the engine fails with the error, and says why
             log.exception("could not load the compiled engine")
             return
