@@ -36,7 +36,8 @@ from ..rules.rulesets import RuleSet
 from .base import Bot, compiled_columns, elementwise_columns
 from .features import column_keys, end_bonuses
 from .heuristic import PARAMS as HEURISTIC_PARAMS
-from .heuristic import HeuristicBot, compiled_kernels, line_tables
+from .heuristic import HeuristicBot, compiled_kernels
+from .playout import value_terms
 from .registry import Param
 
 PARAMS = (
@@ -171,7 +172,6 @@ class AlphaBetaBot(Bot):
         scratch = _Scratch.of(st, n * stride)
         alphabeta_kernel.load_games(_fields_of(st), slots, scratch.fields, stride)
         policy = self.policy
-        cells, colour_bonus, dead = line_tables(policy, st.gray, st.rule_set)
         columns = self._columns.get(st.rule_set)
         if columns is None:
             tables = np.ascontiguousarray(_columns_of(self, st.rule_set), np.int16)[None]
@@ -192,15 +192,9 @@ class AlphaBetaBot(Bot):
             min(self.rival, max(1, self.width)),
             self.tail,
             min(self.widen, alphabeta_kernel.WIDENINGS - 1),
-            cells,
-            colour_bonus,
-            dead,
-            np.float32(policy.partial),
-            np.float32(policy.endgame),
-            np.float32(policy.bonus / 25),
+            value_terms(policy, st.gray, st.rule_set),
             policy.rule_weights(st.rule_set).floor_costs,
             np.float32(policy.centre),
-            np.float32(policy.marker),
             scratch.column_rules,  # every seat: row 0 of `columns`
             columns,
             _NO_KEYS,

@@ -21,7 +21,14 @@ import numpy as np
 
 from ..rules.compiled import end_round, pick
 from ..rules.rulesets import RULE_END_ROWS
-from .kernels import PICKS, _game_ending, _pending_wall, game_round_values, play_picks, rank_game
+from .kernels import (
+    _game_ending,
+    _pending_wall,
+    game_round_values,
+    play_picks,
+    rank_game,
+    rank_scratch,
+)
 
 _INF = np.inf
 # Transposition-table bounds: the value is exact, at least, or at most the position's.
@@ -149,15 +156,9 @@ def search_games(
     rival_width,
     tail,
     widenings,
-    cells,
-    colour_bonus,
-    dead,
-    partial_w,
-    endgame_w,
-    bonus_w,
+    terms,
     costs,
     centre_w,
-    marker_w,
     columns,
     tables,
     bot_keys,
@@ -185,21 +186,12 @@ def search_games(
     `bot_keys` and `given` are the round end's gray-wall column rules (`engine.CompiledColumns`,
     one row); `pending_wall`, `pending_rows`, `partial` are per-slot scratch for the play-outs
     (`playout.LineValues`). ``tt_*`` is the transposition table (a power of two entries), its
-    entries of game g's decision stamped ``stamp + g``."""
+    entries of game g's search pass k stamped ``stamp + g * WIDENINGS + k``."""
     players = S.wall.shape[0]
     # scratch of the candidates (`rank_game`) and the play-outs (`play_picks`)
-    a = np.empty(25, np.float32)
-    b = np.empty(25, np.float32)
-    v = np.empty(25, np.float32)
-    cm = np.empty(5, np.int64)
-    row = np.empty(5, np.float32)
-    counts = np.empty(5, np.int64)
-    room = np.empty(5, np.int64)
-    at = np.empty(5, np.int64)
-    best_k = np.empty(PICKS, np.float32)
-    known = np.zeros(PICKS, np.bool_)
-    ids = np.empty(S.sources.shape[0] * 30, np.int64)
-    scores = np.empty(S.sources.shape[0] * 30, np.float32)
+    a, b, v, cm, row, counts, room, at, best_k, known, ids, scores = rank_scratch(
+        S.sources.shape[0]
+    )
     pv = np.empty((players, 25), np.float32)
     pa = np.empty((players, 25), np.float32)
     pb = np.empty((players, 25), np.float32)
@@ -226,8 +218,7 @@ def search_games(
     cut = np.zeros(max_depth + 1, np.bool_)
     _search_games(
         S, fields, stride, budget, max_depth, width, root_width, rival_width, tail, widenings,
-        cells, colour_bonus,
-        dead, partial_w, endgame_w, bonus_w, costs, centre_w, marker_w, columns, tables,
+        terms, costs, centre_w, columns, tables,
         bot_keys, given, pending_wall, pending_rows, partial, tt_key, tt_stamp, tt_depth,
         tt_value, tt_flag, tt_move, stamp, out, nodes_out, depth_out,
         a, b, v, cm, row, counts, room, at, best_k, known, ids, scores, pv, pa, pb, pcounts,
@@ -242,8 +233,7 @@ def search_games(
 @numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _search_games(
     S, fields, stride, budget, max_depth, width, root_width, rival_width, tail, widenings,
-    cells, colour_bonus, dead,
-    partial_w, endgame_w, bonus_w, costs, centre_w, marker_w, columns, tables, bot_keys, given,
+    terms, costs, centre_w, columns, tables, bot_keys, given,
     pending_wall, pending_rows, partial, tt_key, tt_stamp, tt_depth, tt_value, tt_flag, tt_move,
     stamp, out, nodes_out, depth_out,
     a, b, v, cm, row, counts, room, at, best_k, known, ids, scores, pv, pa, pb, pcounts,
@@ -251,6 +241,7 @@ def _search_games(
     low0, high0, best, best_move, keys, cut,
 ):  # fmt: skip
     """`search_games` with its scratch, allocated by the caller."""
+    cells, colour_bonus, dead, partial_w, endgame_w, _, marker_w = terms
     players = S.wall.shape[0]
     gray = S.gray
     end_rows = S.rules[RULE_END_ROWS]
@@ -347,12 +338,7 @@ def _search_games(
                                 )  # fmt: skip
                             if not S.done[leaf]:
                                 end_round(S, leaf, 0, columns, tables, bot_keys, given)
-                            game_round_values(
-                                S.rules, S.scores, S.done, S.wall, S.row_colours, S.line_count,
-                                S.line_colour, S.marker_holder, gray, S.col_colours, cells,
-                                colour_bonus, dead, partial_w, endgame_w, bonus_w, marker_w, cm,
-                                leaf, values, 0,
-                            )  # fmt: skip
+                            game_round_values(S, terms, cm, leaf, values, 0)
                             value = _margin(values, root)
                             if not over:
                                 cut[d] = True

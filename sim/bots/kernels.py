@@ -305,18 +305,7 @@ def ranked_picks(
     wall variant's `cells` tables (gray, with the dead end's weight `dead`); its share for
     incomplete lines from `partial_w` and `endgame_w` (`heuristic.partial_share`, the end by the
     rule table `rules`'s end rows); the floor and the marker from `costs` (`RuleWeights`)."""
-    a = np.empty(25, np.float32)
-    b = np.empty(25, np.float32)
-    v = np.empty(25, np.float32)
-    cm = np.empty(5, np.int64)
-    row = np.empty(5, np.float32)
-    counts = np.empty(5, np.int64)
-    room = np.empty(5, np.int64)
-    at = np.empty(5, np.int64)
-    best = np.empty(PICKS, np.float32)
-    known = np.zeros(PICKS, np.bool_)
-    ids = np.empty(sources.shape[0] * 30, np.int64)
-    scores = np.empty(sources.shape[0] * 30, np.float32)
+    a, b, v, cm, row, counts, room, at, best, known, ids, scores = rank_scratch(sources.shape[0])
     for j in range(slots.shape[0]):
         rank_game(
             rules, gray, wall, row_colours, col_colours, line_colour, cells, colour_bonus, dead,
@@ -324,6 +313,28 @@ def ranked_picks(
             slots[j], costs, centre_w, marker_w, out, j,
             a, b, v, cm, row, counts, room, at, best, known, ids, scores,
         )  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def rank_scratch(n_sources):
+    """`rank_game`'s scratch for a table of `n_sources` sources (the factories and the centre):
+    credits a, b, line values v, column masks, a row's values, line counts, rooms, floor-cost
+    offsets, a factory pick's best value and whether it is known, and every action's id and
+    value."""
+    return (
+        np.empty(25, np.float32),
+        np.empty(25, np.float32),
+        np.empty(25, np.float32),
+        np.empty(5, np.int64),
+        np.empty(5, np.float32),
+        np.empty(5, np.int64),
+        np.empty(5, np.int64),
+        np.empty(5, np.int64),
+        np.empty(PICKS, np.float32),
+        np.zeros(PICKS, np.bool_),
+        np.empty(n_sources * 30, np.int64),
+        np.empty(n_sources * 30, np.float32),
+    )
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
@@ -496,67 +507,31 @@ def play_picks(
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def round_values(
-    rules,
-    scores,
-    done,
-    wall,
-    row_colours,
-    line_count,
-    line_colour,
-    marker_holder,
-    gray,
-    col_colours,
-    cells,
-    colour_bonus,
-    dead,
-    partial_w,
-    endgame_w,
-    bonus_w,
-    marker_w,
-    out,
-):
+def round_values(S, terms, out):
     """`rollout`'s value of each seat of each game between rounds (`search.RolloutBot` step 3),
     into out (P, B): the score; while the game goes on, plus the wall's bonus potential, the
-    credit for incomplete lines and the marker. `cells` are the wall variant's tables (gray:
-    `features.gray_tables`, with the dead end's weight `dead`); the end bonuses and end rows are
-    the rule table `rules`'s. The same float32 operations as the numpy definition
+    credit for incomplete lines and the marker. `S` is the games' `EngineState` (the end bonuses
+    and end rows are its rule table's), `terms` the value's tables and weights
+    (`playout.value_terms`). The same float32 operations as the numpy definition
     (`heuristic.position_values`; tests/test_playout.py)."""
     cm = np.empty(5, np.int64)
     for i in range(out.shape[1]):
-        game_round_values(
-            rules, scores, done, wall, row_colours, line_count, line_colour, marker_holder,
-            gray, col_colours, cells, colour_bonus, dead, partial_w, endgame_w, bonus_w,
-            marker_w, cm, i, out, i,
-        )  # fmt: skip
+        game_round_values(S, terms, cm, i, out, i)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def game_round_values(
-    rules,
-    scores,
-    done,
-    wall,
-    row_colours,
-    line_count,
-    line_colour,
-    marker_holder,
-    gray,
-    col_colours,
-    cells,
-    colour_bonus,
-    dead,
-    partial_w,
-    endgame_w,
-    bonus_w,
-    marker_w,
-    cm,
-    i,
-    out,
-    j,
-):
+def game_round_values(S, terms, cm, i, out, j):
     """`round_values` of game i into out[:, j] (`cm`: scratch for 5 column masks); the one
-    definition, which `round_values` and the `alphabeta` bot's leaves (`sim.bots.alphabeta`) use."""
+    definition, which `round_values` and the `alphabeta` bot's leaves (`sim.bots.alphabeta`) use.
+    `terms`: the wall variant's line tables `cells`, `colour_bonus` and dead-end weight `dead`,
+    the incomplete lines' share and its end-game cut, the bonus potential's weight and the
+    marker's (`playout.value_terms`)."""
+    cells, colour_bonus, dead, partial_w, endgame_w, bonus_w, marker_w = terms
+    rules, scores, done, wall = S.rules, S.scores, S.done, S.wall
+    row_colours, col_colours, line_count, line_colour = (
+        S.row_colours, S.col_colours, S.line_count, S.line_colour
+    )  # fmt: skip
+    gray, marker_holder = S.gray, S.marker_holder
     players = out.shape[0]
     end_rows = rules[RULE_END_ROWS]
     row_v = np.float32(rules[RULE_ROW_BONUS])

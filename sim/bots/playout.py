@@ -97,18 +97,17 @@ def round_values(policy: HeuristicBot, st) -> np.ndarray:
     marker: `search.RolloutBot` step 3), by `kernels.round_values`."""
     ready()
     out = np.empty((st.players, st.batch), np.float32)
-    cells, colour_bonus, dead = _tables(policy, st.gray, st.rule_set)
-    kernels.round_values(
-        st.rules,
-        st.scores,
-        st.done,
-        st.wall,
-        st.row_colours,
-        st.line_count,
-        st.line_colour,
-        st.marker_holder,
-        bool(st.gray),
-        st.col_colours,
+    kernels.round_values(st.arrays(), value_terms(policy, st.gray, st.rule_set), out)
+    return out
+
+
+def value_terms(policy: HeuristicBot, gray: bool, rule_set: RuleSet = PRINTED_RULES) -> tuple:
+    """The round-end value's tables and weights as compiled code takes them
+    (`kernels.game_round_values`): the wall variant's line tables (cells, colour bonus, the dead
+    end's weight), ``partial`` and ``endgame`` (the incomplete lines' share), ``bonus / 25`` (the
+    bonus potential's weight per square) and ``marker``."""
+    cells, colour_bonus, dead = _tables(policy, gray, rule_set)
+    return (
         cells,
         colour_bonus,
         dead,
@@ -116,9 +115,7 @@ def round_values(policy: HeuristicBot, st) -> np.ndarray:
         np.float32(policy.endgame),
         np.float32(policy.bonus / 25),
         np.float32(policy.marker),
-        out,
     )
-    return out
 
 
 _SQUARES = (np.arange(6) ** 2).astype(np.float32)
