@@ -3,7 +3,8 @@
 Definition. At each decision, from the position to decide:
 
 1. **Moves**: a node's moves are the ``width`` best picks of the seat to move by the `heuristic`'s
-   value (the search bots' candidate lists, `playout.candidates`); at the root ``root_width``.
+   value (the search bots' candidate lists, `playout.candidates`); at the root ``root_width``,
+   and ``rival`` (if above 0) where another seat than the deciding one moves.
 2. **Leaves**: a position at the search's depth, or one whose factories and centre are empty, is
    played on by the heuristic for ``tail`` more picks, its round ended as the engine ends it (no
    deal), and valued as `rollout` values a position (`playout.round_values`). Its value is the
@@ -12,12 +13,17 @@ Definition. At each decision, from the position to decide:
    minimises it: minimax with two players, the paranoid reduction with more), the moves in the
    heuristic's order, deepened one ply at a time with the last best root move first, until
    ``nodes`` picks have been searched, ``depth`` plies are reached or every leaf is a round's end.
-   The move of the deepest completed search is played (a search the budget cut short is not used).
+   The move of the deepest completed search is played; a search the budget cut short counts only
+   for a root move it searched whole and found better.
+4. **Widening**: a search that reaches every round's end with budget left is searched again 4
+   moves wider at every node, up to ``widen`` times; a wider search replaces the narrower one only
+   once it too reaches every round's end.
 
 With ``ms=0`` a decision depends on the position and the parameters alone (no random numbers,
-no clock), so games replay exactly. ``ms > 0`` gives each decision a budget of nodes predicted
-from the bot's own CPU per node so far (process time), at most ``nodes``: games then depend on the
-machine's speed and do not replay; use ``nodes`` for reproducible experiments.
+no clock), so games replay exactly. ``ms > 0`` gives each decision a budget of nodes: the clock
+times the nodes per CPU ms this process has measured for the bot, times a stretch kept so that
+decisions spend about ``ms`` on average (`AlphaBetaBot.act`), at most ``nodes``: games then
+depend on the machine's speed and do not replay; use ``nodes`` for reproducible experiments.
 
 The search itself is `sim.bots.alphabeta_kernel`, compiled: each game of a call on its own
 slots of one scratch copy of the batch.
@@ -288,8 +294,8 @@ def make_alphabeta(params: dict) -> AlphaBetaBot:
 
 
 def alphabeta_cost(params: dict) -> float:
-    """Time per game relative to greedy, for chunk sizes: about 1 µs per node searched (measured
-    in bench/alphabeta.py), ~60 decisions a game against greedy's ~0.03 ms per game."""
+    """Time per game relative to greedy, for chunk sizes: about 1 µs per node searched
+    (docs/bots.md, "`alphabeta`"), ~60 decisions a game against greedy's ~0.03 ms per game."""
     if params["ms"] > 0:
         return min(100000.0, 8.0 + 2000.0 * params["ms"])
     return min(100000.0, 8.0 + 2.0 * params["nodes"])

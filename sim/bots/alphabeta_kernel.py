@@ -33,11 +33,11 @@ from .kernels import (
 _INF = np.inf
 # Transposition-table bounds: the value is exact, at least, or at most the position's.
 EXACT, LOWER, UPPER = 0, 1, 2
-WHOLE = 1000
+WHOLE = 1000  # the depth of a value whose subtree reached every round's end: no deeper search
 # Once a search reaches every round's end, it is searched again WIDEN moves wider at every node,
 # at most WIDENINGS - 1 times (each pass with its own stamp in the table).
 WIDEN = 4
-WIDENINGS = 6  # the depth of a value whose subtree reached every round's end: no deeper search
+WIDENINGS = 6
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _ONE = np.float32(1.0)
 _ZERO = np.float32(0.0)
@@ -49,19 +49,12 @@ inline = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always"
 def _copy_game(fields, src, dst):
     """Slot `src` copied to slot `dst` in every field of the state: `fields` are its arrays as
     (rows, batch) views, one tuple per dtype (`alphabeta.game_fields`)."""
-    _copy_group(fields[0], src, dst)
-    _copy_group(fields[1], src, dst)
-    _copy_group(fields[2], src, dst)
-    _copy_group(fields[3], src, dst)
-    _copy_group(fields[4], src, dst)
-    _copy_group(fields[5], src, dst)
-
-
-@inline
-def _copy_group(group, src, dst):
-    for field in group:
-        for x in range(field.shape[0]):
-            field[x, dst] = field[x, src]
+    _load_group(fields[0], fields[0], src, dst)
+    _load_group(fields[1], fields[1], src, dst)
+    _load_group(fields[2], fields[2], src, dst)
+    _load_group(fields[3], fields[3], src, dst)
+    _load_group(fields[4], fields[4], src, dst)
+    _load_group(fields[5], fields[5], src, dst)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
@@ -79,11 +72,31 @@ def load_games(source, slots, fields, stride):
 
 @inline
 def _load_group(source, group, src, dst):
+    """Slot `src` of the arrays `source` into slot `dst` of the arrays `group` (one dtype)."""
     for k in range(len(group)):
         field = group[k]
         rows = source[k]
         for x in range(field.shape[0]):
             field[x, dst] = rows[x, src]
+
+
+@inline
+def _candidates(ranked, first, moves, d):
+    """Ply d's moves into moves[d]: `first` (a move searched here before; -1 for none), then the
+    distinct moves of the ranked list (`rank_game`, its first repeated where fewer are legal).
+    Returns their count and whether the list was full (the node has more moves than it took)."""
+    k = 1
+    while k < ranked.shape[0] and ranked[k, 0] != ranked[0, 0]:
+        k += 1
+    put = 0
+    if first >= 0:
+        moves[d, 0] = first
+        put = 1
+    for x in range(k):
+        if ranked[x, 0] != first and put < ranked.shape[0]:
+            moves[d, put] = ranked[x, 0]
+            put += 1
+    return put, k == ranked.shape[0]
 
 
 @inline
@@ -107,9 +120,10 @@ def _mix(h, x):
 
 @inline
 def _position_key(S, i):
-    """A 64-bit key of game i's position within a round (the table is reset at every decision,
-    so the walls and scores, which change only at a round's end, are left out): the factories and
-    centre, every seat's pattern lines and floor, the marker and the seat to move."""
+    """A 64-bit key of game i's position within a round (a decision reads only the entries
+    stamped as its own, so the walls and scores, which change only at a round's end, are left
+    out): the factories and centre, every seat's pattern lines and floor, the marker and the seat
+    to move."""
     marker = (S.marker_holder[i] + 1) * 2 + (1 if S.marker_in_centre[i] else 0)
     h = _mix(np.uint64(0), S.current[i] + 8 * marker)  # mixed first: a raw h ^ x can cancel
     for s in range(S.sources.shape[0]):
@@ -181,7 +195,9 @@ def search_games(
     `fields`: its arrays, `alphabeta.game_fields`) into out[g]; the nodes (picks) searched into
     nodes_out[g], the last completed depth into depth_out[g]. At most `budget` nodes per game
     after the first ply (which is always searched whole), at most `max_depth` plies (``stride -
-    1`` or less); `width` candidates per node, `root_width` at the root; a leaf is played on by
+    1`` or less); `width` candidates per node, `root_width` at the root, `rival_width` (if above
+    0) where another seat than the root's moves, `width` and `root_width` widened by WIDEN up to
+    `widenings` times once the search reaches every round's end; a leaf is played on by
     the heuristic for `tail` picks, its round ended, then valued. `columns`, `tables`,
     `bot_keys` and `given` are the round end's gray-wall column rules (`engine.CompiledColumns`,
     one row); `pending_wall`, `pending_rows`, `partial` are per-slot scratch for the play-outs
@@ -263,19 +279,9 @@ def _search_games(
                 S.line_count, S.accept, S.floor, S.current, base, costs, centre_w, marker_w,
                 ranked, 0, a, b, v, cm, row, counts, room, at, best_k, known, ids, scores,
             )  # fmt: skip
-            k = 1
-            while k < ranked.shape[0] and ranked[k, 0] != ranked[0, 0]:
-                k += 1
-            truncated = k == ranked.shape[0]  # a node had more moves than it searched
-            put = 0
-            if chosen >= 0:  # the last pass's choice first (a wider list holds the narrower)
-                moves[0, 0] = chosen
-                put = 1
-            for x in range(k):
-                if ranked[x, 0] != chosen and put < ranked.shape[0]:
-                    moves[0, put] = ranked[x, 0]
-                    put += 1
-            root_count = put
+            # the last pass's choice first (a wider list holds the narrower); `truncated`: a
+            # node had more moves than it searched
+            root_count, truncated = _candidates(ranked, chosen, moves, 0)
             pass_choice = moves[0, 0]
             pass_depth = 0
             whole = False
@@ -357,23 +363,12 @@ def _search_games(
                                 costs, centre_w, marker_w, ranked, 0, a, b, v, cm, row, counts,
                                 room, at, best_k, known, ids, scores,
                             )  # fmt: skip
-                            k = 1
-                            while k < ranked.shape[0] and ranked[k, 0] != ranked[0, 0]:
-                                k += 1
-                            if k == ranked.shape[0] and not rival:
-                                truncated = True
-                            # The stored best move first (it was searched here before), then the
-                            # heuristic's order.
+                            # The stored best move first (it was searched here before), then
+                            # the heuristic's order.
                             first = tt_move[e] if hit else -1
-                            put = 0
-                            if first >= 0:
-                                moves[d, 0] = first
-                                put = 1
-                            for x in range(k):
-                                if ranked[x, 0] != first and put < ranked.shape[0]:
-                                    moves[d, put] = ranked[x, 0]
-                                    put += 1
-                            count[d] = put
+                            count[d], full = _candidates(ranked, first, moves, d)
+                            if full and not rival:
+                                truncated = True
                             index[d] = 0
                             low[d] = low0[d] = low[d - 1]
                             high[d] = high0[d] = high[d - 1]
