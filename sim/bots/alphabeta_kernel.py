@@ -81,6 +81,20 @@ def _load_group(source, group, src, dst):
 
 
 @inline
+def _rank(S, i, ranked, terms, costs, centre_w, a, b, v, cm, row, counts, room, at, best, known,
+          ids, scores):  # fmt: skip
+    """`rank_game` of slot i of the state `S` into ranked[:, 0] (its width: ranked's rows), with
+    the heuristic's tables and weights `terms` (`playout.value_terms`); the rest is scratch."""
+    cells, colour_bonus, dead, partial_w, endgame_w, _, marker_w = terms
+    rank_game(
+        S.rules, S.gray, S.wall, S.row_colours, S.col_colours, S.line_colour, cells, colour_bonus,
+        dead, partial_w, endgame_w, S.sources, S.marker_in_centre, S.line_count, S.accept, S.floor,
+        S.current, i, costs, centre_w, marker_w, ranked, 0,
+        a, b, v, cm, row, counts, room, at, best, known, ids, scores,
+    )  # fmt: skip
+
+
+@inline
 def _candidates(ranked, first, moves, d):
     """Ply d's moves into moves[d]: `first` (a move searched here before; -1 for none), then the
     distinct moves of the ranked list (`rank_game`, its first repeated where fewer are legal).
@@ -273,12 +287,8 @@ def _search_games(
             w_node = min(width + WIDEN * widening, node_ranked.shape[0])
             mark = stamp + g * WIDENINGS + widening
             ranked = root_ranked[:w_root]
-            rank_game(
-                S.rules, gray, S.wall, S.row_colours, S.col_colours, S.line_colour, cells,
-                colour_bonus, dead, partial_w, endgame_w, S.sources, S.marker_in_centre,
-                S.line_count, S.accept, S.floor, S.current, base, costs, centre_w, marker_w,
-                ranked, 0, a, b, v, cm, row, counts, room, at, best_k, known, ids, scores,
-            )  # fmt: skip
+            _rank(S, base, ranked, terms, costs, centre_w,
+                  a, b, v, cm, row, counts, room, at, best_k, known, ids, scores)  # fmt: skip
             # the last pass's choice first (a wider list holds the narrower); `truncated`: a
             # node had more moves than it searched
             root_count, truncated = _candidates(ranked, chosen, moves, 0)
@@ -356,13 +366,8 @@ def _search_games(
                             d += 1
                             rival = S.current[c] != root and rival_width > 0
                             ranked = node_ranked[: rival_width if rival else w_node]
-                            rank_game(
-                                S.rules, gray, S.wall, S.row_colours, S.col_colours, S.line_colour,
-                                cells, colour_bonus, dead, partial_w, endgame_w, S.sources,
-                                S.marker_in_centre, S.line_count, S.accept, S.floor, S.current, c,
-                                costs, centre_w, marker_w, ranked, 0, a, b, v, cm, row, counts,
-                                room, at, best_k, known, ids, scores,
-                            )  # fmt: skip
+                            _rank(S, c, ranked, terms, costs, centre_w, a, b, v, cm, row,
+                                  counts, room, at, best_k, known, ids, scores)  # fmt: skip
                             # The stored best move first (it was searched here before), then
                             # the heuristic's order.
                             first = tt_move[e] if hit else -1
