@@ -11,8 +11,10 @@ from sim.bots import alphabeta, make_bot, parse_bot_spec
 from sim.bots.features import substate
 from sim.bots.playout import candidates, play_out, round_values
 from sim.bots.registry import get_bot_info
-from sim.jobs.spec import JobSpec
+from sim.jobs.spec import JobSpec, first_player
 from sim.rules import engine
+from sim.rules.reference import placement_points
+from sim.rules.rulesets import RuleSet
 from tests.positions import random_positions
 
 COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
@@ -37,7 +39,7 @@ def _minimax(bot, st, slot: int) -> dict[int, float]:
 
     def leaf_margin(node):
         leaf = substate(node, np.array([0]))
-        v = round_values(bot.policy, leaf)[:, 0].astype(np.float64)
+        v = round_values(bot.policy, leaf, bot.open)[:, 0].astype(np.float64)
         return v[root] - np.max(np.delete(v, root))
 
     def value(node):
@@ -184,3 +186,46 @@ def test_game_fields_are_views_of_every_array():
     assert len(views) == len(arrays)
     for v in views:
         assert v.shape[-1] == st.batch and any(np.shares_memory(v, a) for a in arrays)
+
+
+def _heuristic_positions(players: int, wall: str, rule_set, games: int = 120, seed: int = 21):
+    """Games of `heuristic` self-play, game g stopped after 11·g mod 110 picks (or at its end):
+    walls from empty to nearly full."""
+    bot = make_bot("heuristic")
+    ids = np.arange(games)
+    st = engine.new_games(players, wall, seed, ids, first_player(seed, ids, players),
+                          rule_set=rule_set)  # fmt: skip
+    stop_at = (ids * 11) % 110
+    for _ in range(110):
+        slots = np.flatnonzero(~st.done & (st.turn < stop_at))
+        if slots.size == 0:
+            break
+        engine.play(st, slots, bot.act(st, slots), bot.choose_columns)
+    return st
+
+
+@pytest.mark.parametrize("players,wall", [(2, "coloured"), (4, "coloured"), (3, "gray")])
+@pytest.mark.parametrize("rules", ["printed", "end_rows=2"])
+def test_the_open_term_is_the_adjacency_waiting_times_the_rounds_left(players, wall, rules):
+    # Written from the rules' own placement scoring (reference.placement_points), cell by cell:
+    # `open` adds w x (fewest rounds left) x (mean over the empty cells of the points beyond 1
+    # that a tile there would score) to each seat's value while the game goes on.
+    rule_set = RuleSet.parse(rules)
+    st = _heuristic_positions(players, wall, rule_set)
+    policy = make_bot("heuristic")
+    plain = round_values(policy, st).astype(np.float64)
+    weighted = round_values(policy, st, 1.5).astype(np.float64)
+    end_rows = rule_set.end_rows
+    seen = set()
+    for i in range(st.batch):
+        grids = [[[bool(st.wall[p, i] >> (5 * r + c) & 1) for c in range(5)] for r in range(5)]
+                 for p in range(players)]  # fmt: skip
+        fills = [sorted((sum(row) for row in g), reverse=True) for g in grids]
+        left = min(5 - f[end_rows - 1] for f in fills)
+        for p in range(players):
+            waiting = [placement_points(grids[p], r, c) - 1 for r in range(5) for c in range(5)
+                       if not grids[p][r][c]]  # fmt: skip
+            term = 0.0 if st.done[i] else 1.5 * left * sum(waiting) / max(len(waiting), 1)
+            assert weighted[p, i] - plain[p, i] == pytest.approx(term, abs=1e-3), (i, p)
+            seen.add((bool(st.done[i]), left, term > 0))
+    assert (False, 5, False) in seen and (False, 4, True) in seen and (False, 1, True) in seen

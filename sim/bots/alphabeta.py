@@ -57,6 +57,7 @@ PARAMS = (
     Param(
         "widen", "int", 5, 0, 5, doc="times the search is widened by 4 once it sees the round out"
     ),
+    Param("open", "float", 2.0, 0, 5, doc="leaf weight of the adjacency waiting on empty cells"),
 ) + HEURISTIC_PARAMS
 
 _FIRST_RATE = 200.0  # nodes per CPU ms assumed before this process has measured its own
@@ -130,14 +131,16 @@ class AlphaBetaBot(Bot):
         depth: int = 40,
         tail: int = 3,
         widen: int = 5,
+        open: float = 2.0,
         **heur,
     ):
         self.nodes, self.ms = int(nodes), float(ms)
         self.width, self.root_width, self.rival = int(width), int(root_width), int(rival)
         self.depth, self.tail, self.widen = int(depth), int(tail), int(widen)
+        self.open = float(open)
         self.policy = HeuristicBot(**heur)
         self.key = (self.nodes, self.ms, self.width, self.root_width, self.rival, self.depth,
-                    self.tail, self.widen, tuple(sorted(heur.items())))  # fmt: skip
+                    self.tail, self.widen, self.open, tuple(sorted(heur.items())))  # fmt: skip
         self.last_nodes = np.zeros(0, np.int64)  # the last call's nodes and depths, per game
         self.last_depth = np.zeros(0, np.int64)
         self._columns: dict = {}  # rule set -> the table of the leaves' gray-wall columns
@@ -198,7 +201,7 @@ class AlphaBetaBot(Bot):
             min(self.rival, max(1, self.width)),
             self.tail,
             min(self.widen, alphabeta_kernel.WIDENINGS - 1),
-            value_terms(policy, st.gray, st.rule_set),
+            value_terms(policy, st.gray, st.rule_set, self.open),
             policy.rule_weights(st.rule_set).floor_costs,
             np.float32(policy.centre),
             scratch.column_rules,  # every seat: row 0 of `columns`

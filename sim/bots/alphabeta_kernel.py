@@ -85,7 +85,7 @@ def _rank(S, i, ranked, terms, costs, centre_w, a, b, v, cm, row, counts, room, 
           ids, scores):  # fmt: skip
     """`rank_game` of slot i of the state `S` into ranked[:, 0] (its width: ranked's rows), with
     the heuristic's tables and weights `terms` (`playout.value_terms`); the rest is scratch."""
-    cells, colour_bonus, dead, partial_w, endgame_w, _, marker_w = terms
+    cells, colour_bonus, dead, partial_w, endgame_w, _, marker_w, _ = terms
     rank_game(
         S.rules, S.gray, S.wall, S.row_colours, S.col_colours, S.line_colour, cells, colour_bonus,
         dead, partial_w, endgame_w, S.sources, S.marker_in_centre, S.line_count, S.accept, S.floor,
@@ -271,7 +271,7 @@ def _search_games(
     low0, high0, best, best_move, keys, cut,
 ):  # fmt: skip
     """`search_games` with its scratch, allocated by the caller."""
-    cells, colour_bonus, dead, partial_w, endgame_w, _, marker_w = terms
+    cells, colour_bonus, dead, partial_w, endgame_w, _, marker_w, _ = terms
     players = S.wall.shape[0]
     gray = S.gray
     end_rows = S.rules[RULE_END_ROWS]

@@ -22,7 +22,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..rules.compiled import BOT_GREEDY, BOT_RANDOM, column_mask, greedy_pick, pick, random_pick
+from ..rules.compiled import (
+    BOT_GREEDY,
+    BOT_RANDOM,
+    column_mask,
+    greedy_pick,
+    pick,
+    random_pick,
+    tile_points,
+)
 from ..rules.rulesets import (
     MAX_TILES_PER_COLOUR,
     MAX_TILES_PER_FACTORY,
@@ -526,7 +534,7 @@ def game_round_values(S, terms, cm, i, out, j):
     `terms`: the wall variant's line tables `cells`, `colour_bonus` and dead-end weight `dead`,
     the incomplete lines' share and its end-game cut, the bonus potential's weight and the
     marker's (`playout.value_terms`)."""
-    cells, colour_bonus, dead, partial_w, endgame_w, bonus_w, marker_w = terms
+    cells, colour_bonus, dead, partial_w, endgame_w, bonus_w, marker_w, open_w = terms
     rules, scores, done, wall = S.rules, S.scores, S.done, S.wall
     row_colours, col_colours, line_count, line_colour = (
         S.row_colours, S.col_colours, S.line_count, S.line_colour
@@ -538,6 +546,7 @@ def game_round_values(S, terms, cm, i, out, j):
     col_v = np.float32(rules[RULE_COLUMN_BONUS])
     colour_v = np.float32(rules[RULE_COLOUR_BONUS])
     share = partial_w * (_ONE - (endgame_w if _game_ending(wall, i, end_rows) else _ZERO))
+    left = rounds_left(wall, i, players, end_rows) if open_w > _ZERO else _ZERO
     for p in range(players):
         value = np.float32(scores[p, i])
         if done[i]:  # `going` is 0: score + 0 * (...) is the score
@@ -574,4 +583,39 @@ def game_round_values(S, terms, cm, i, out, j):
             credit = credit + line * (np.float32(count) / np.float32(r + 1))
         credit = credit * share
         holder = marker_w if marker_holder[i] == p else _ZERO
+        if left > _ZERO:
+            holder = holder + open_w * left * open_points(wall[p, i])
         out[p, j] = value + ((potential + credit) + holder)  # `going` is 1: x * 1 is x
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def rounds_left(wall, i, players, end_rows):
+    """The fewest rounds game i can last, as float32: a wall's `end_rows`-th fullest row takes
+    one tile a round at most, and the game ends once some wall has `end_rows` full rows."""
+    fewest = 5
+    for p in range(players):
+        for t in range(5, -1, -1):  # the end_rows-th fullest row of seat p holds t tiles
+            rows = 0
+            for r in range(5):
+                if POPCOUNT[(wall[p, i] >> (5 * r)) & 31] >= t:
+                    rows += 1
+            if rows >= end_rows:
+                fewest = min(fewest, 5 - t)
+                break
+    return np.float32(fewest)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def open_points(w):
+    """The mean, over the empty cells of wall `w`, of the points a tile placed there alone
+    would score beyond 1: the adjacency its neighbours hold for later rounds."""
+    total = 0
+    empty = 0
+    for r in range(5):
+        for col in range(5):
+            bit = 1 << (5 * r + col)
+            if w & bit:
+                continue
+            empty += 1
+            total += tile_points(w | bit, r, col) - 1
+    return np.float32(total) / np.float32(max(empty, 1))

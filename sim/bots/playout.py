@@ -91,21 +91,25 @@ def _warm() -> None:
         round_values(policy, st)
 
 
-def round_values(policy: HeuristicBot, st) -> np.ndarray:
+def round_values(policy: HeuristicBot, st, open_w: float = 0.0) -> np.ndarray:
     """(P, B) float32: `rollout`'s value of each seat's position between rounds (the score, and
     while the game goes on the wall's bonus potential, the credit for incomplete lines and the
-    marker: `search.RolloutBot` step 3), by `kernels.round_values`."""
+    marker: `search.RolloutBot` step 3), by `kernels.round_values`; with `open_w`, plus the
+    `alphabeta` leaves' adjacency term (`kernels.open_points`)."""
     ready()
     out = np.empty((st.players, st.batch), np.float32)
-    kernels.round_values(st.arrays(), value_terms(policy, st.gray, st.rule_set), out)
+    kernels.round_values(st.arrays(), value_terms(policy, st.gray, st.rule_set, open_w), out)
     return out
 
 
-def value_terms(policy: HeuristicBot, gray: bool, rule_set: RuleSet = PRINTED_RULES) -> tuple:
+def value_terms(
+    policy: HeuristicBot, gray: bool, rule_set: RuleSet = PRINTED_RULES, open_w: float = 0.0
+) -> tuple:
     """The round-end value's tables and weights as compiled code takes them
     (`kernels.game_round_values`): the wall variant's line tables (cells, colour bonus, the dead
     end's weight), ``partial`` and ``endgame`` (the incomplete lines' share), ``bonus / 25`` (the
-    bonus potential's weight per square) and ``marker``."""
+    bonus potential's weight per square), ``marker`` and `open_w`, the weight of the adjacency
+    waiting on the walls' empty cells (`kernels.open_points`; 0 but in `alphabeta`'s leaves)."""
     cells, colour_bonus, dead = _tables(policy, gray, rule_set)
     return (
         cells,
@@ -115,6 +119,7 @@ def value_terms(policy: HeuristicBot, gray: bool, rule_set: RuleSet = PRINTED_RU
         np.float32(policy.endgame),
         np.float32(policy.bonus / 25),
         np.float32(policy.marker),
+        np.float32(open_w),
     )
 
 
