@@ -94,11 +94,14 @@ def table() -> str:
 def result_cells(r: dict) -> list[str]:
     """A match row's games, score and Elo cells, each with its 95 % interval."""
     lo, hi = r["score_ci95"]
-    elo_lo, elo_hi = r["elo_ci95"]
+
+    def elo(x) -> str:  # None where a side won everything: the Elo is unbounded
+        return "—" if x is None else f"{x:+.0f}"
+
     return [
         str(r["games"]),
         f"{100 * r['score']:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]",
-        f"{r['elo']:+.0f} [{elo_lo:+.0f}, {elo_hi:+.0f}]",
+        f"{elo(r['elo'])} [{', '.join(map(elo, r['elo_ci95']))}]",
     ]
 
 

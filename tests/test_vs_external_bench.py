@@ -50,3 +50,14 @@ def test_a_budgeted_bot_plays_at_the_engines_measured_cpu_per_move():
     assert bench.fill("deep:ms={ms}", 0.2) == "deep:ms=0.2"
     assert bench.fill("deep:ms={ms}", 0.0) == "deep:ms=0.001"
     assert bench.fill("search", 3.0) == "search"
+
+
+def test_a_row_won_outright_prints_without_an_elo():
+    # A side that won every game has no finite Elo (the results hold null): the table says so.
+    cells = bench_script("deep").result_cells(
+        {"games": 4, "score": 1.0, "score_ci95": [1.0, 1.0], "elo": None, "elo_ci95": [None, None]}
+    )
+    assert cells == ["4", "100.0 % [100.0, 100.0]", "— [—, —]"]
+    row = {"games": 40, "score": 0.75, "score_ci95": [0.64, 0.86], "elo": 190.8}
+    cells = bench_script("deep").result_cells({**row, "elo_ci95": [100.3, 314.7]})
+    assert cells[2] == "+191 [+100, +315]"
