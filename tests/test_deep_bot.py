@@ -36,7 +36,7 @@ def _reference(bot, st, slot: int, widths: tuple[int, ...]) -> int:
         if level == len(widths):
             leaf = substate(node, np.array([0]))
             play_out(bot.policy, leaf, plies=bot.tail)
-            return round_values(bot.policy, leaf)[:, 0]
+            return round_values(bot.policy, leaf, bot.open)[:, 0]
         going = not node.done[0] and node.tiles_left[0] > 0
         picks = candidates(bot.policy, node, np.array([0]), widths[level])[:, 0] if going else None
         mover = int(node.current[0])
@@ -60,13 +60,14 @@ def _reference(bot, st, slot: int, widths: tuple[int, ...]) -> int:
 
 
 @pytest.mark.parametrize(
-    "players,wall,caution",
-    [(2, "coloured", 0.5), (3, "gray", 0.5), (4, "coloured", 0.5), (3, "coloured", 1.0)],
-)
-def test_the_batched_tree_is_max_n_over_the_ranked_picks(players, wall, caution):
+    "players,wall,caution,open",
+    [(2, "coloured", 0.5, 0), (3, "gray", 0.5, 0), (4, "coloured", 0.5, 2), (3, "coloured", 1.0, 0),
+     (2, "gray", 0.5, 2)],
+)  # fmt: skip
+def test_the_batched_tree_is_max_n_over_the_ranked_picks(players, wall, caution, open):
     st, keys = random_positions(players, wall, games=12, seed=9)
     slots = np.flatnonzero(~st.done & (st.tiles_left > 0))
-    bot = make_bot(f"deep:nodes=12,width=3,tail=2,caution={caution}")
+    bot = make_bot(f"deep:nodes=12,width=3,tail=2,caution={caution},open={open}")
     widths = deep.shape(12, 3)
     assert widths == (3, 3)
     actions = bot.act(st, slots, keys[slots])

@@ -13,7 +13,8 @@ position, whoever makes it (the seats take turns), so a larger budget looks furt
 2. **Leaves**: every leaf is played on by the heuristic for ``tail`` more picks (every seat,
    `playout.play_out`), then the round is ended as the engine ends it (wall tiling, floor, end
    bonuses if the game ends; nothing dealt), and valued as `rollout` values a position (score,
-   bonus potential, incomplete-line credit, marker: `playout.round_values`).
+   bonus potential, incomplete-line credit, marker: `playout.round_values`), plus ``open`` x
+   `alphabeta`'s open term (`kernels.open_points`).
 3. **Back-up (Max-N)**: the seat to move at a node takes the child where its *margin* (its value
    less the best other seat's) is largest, ties to the better-ranked pick; with two players that
    is minimax. The root plays the pick so chosen.
@@ -57,6 +58,7 @@ PARAMS = (
         1,
         doc="3-4 players: weight of an opponent's best pick (the rest: the heuristic's pick)",
     ),
+    Param("open", "float", 0.0, 0, 5, doc="leaf weight of the adjacency waiting on empty cells"),
 ) + HEURISTIC_PARAMS
 
 COPIES = 65536  # leaves alive at once: a few tens of MB of states
@@ -91,10 +93,11 @@ class DeepBot(Bot):
         tail: int = 3,
         ms: float = 0.0,
         caution: float = 0.5,
+        open: float = 0.0,
         **heur,
     ):
         self.nodes, self.width, self.tail, self.ms = int(nodes), int(width), int(tail), float(ms)
-        self.caution = float(caution)
+        self.caution, self.open = float(caution), float(open)
         self.policy = HeuristicBot(**heur)
 
     def choose_columns(self, st, slots, seat, row, colours, legal, keys=None) -> np.ndarray:
@@ -179,7 +182,7 @@ class DeepBot(Bot):
                 engine.play(child, played, moves[played], defer_round_end=True)
             level, ids, size = child, ids[cs] * w + js, size * w
         play_out(self.policy, level, plies=self.tail)
-        leaf = round_values(self.policy, level)  # (P, copies)
+        leaf = round_values(self.policy, level, self.open)  # (P, copies)
         players = leaf.shape[0]
         value = np.zeros((players, size), np.float32)
         value[:, ids] = leaf
