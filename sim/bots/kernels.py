@@ -532,8 +532,8 @@ def game_round_values(S, terms, cm, i, out, j):
     """`round_values` of game i into out[:, j] (`cm`: scratch for 5 column masks); the one
     definition, which `round_values` and the `alphabeta` bot's leaves (`sim.bots.alphabeta`) use.
     `terms`: the wall variant's line tables `cells`, `colour_bonus` and dead-end weight `dead`,
-    the incomplete lines' share and its end-game cut, the bonus potential's weight and the
-    marker's (`playout.value_terms`)."""
+    the incomplete lines' share and its end-game cut, the bonus potential's weight, the
+    marker's and the open term's (`playout.value_terms`; `open_points` x `rounds_left`)."""
     cells, colour_bonus, dead, partial_w, endgame_w, bonus_w, marker_w, open_w = terms
     rules, scores, done, wall = S.rules, S.scores, S.done, S.wall
     row_colours, col_colours, line_count, line_colour = (
@@ -583,7 +583,7 @@ def game_round_values(S, terms, cm, i, out, j):
             credit = credit + line * (np.float32(count) / np.float32(r + 1))
         credit = credit * share
         holder = marker_w if marker_holder[i] == p else _ZERO
-        if left > _ZERO:
+        if left > _ZERO:  # added to the marker's term: with open_w = 0 the sum is as it was
             holder = holder + open_w * left * open_points(wall[p, i])
         out[p, j] = value + ((potential + credit) + holder)  # `going` is 1: x * 1 is x
 
