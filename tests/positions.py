@@ -27,3 +27,20 @@ def random_positions(players: int, wall: str, games: int = 40, seed: int = 5):
         if waiting.size:
             engine.end_rounds(st, waiting)
     return st, keys
+
+
+def heuristic_positions(players: int, wall: str, games: int, seed: int, step: int,
+                        rule_set=None):  # fmt: skip
+    """Games of `heuristic` self-play, game g stopped after step·g mod 10·step picks (or at its
+    end): positions from every stage of a game, late walls with complete rows and full lines."""
+    bot = make_bot("heuristic")
+    ids = np.arange(games)
+    st = engine.new_games(players, wall, seed, ids, first_player(seed, ids, players),
+                          rule_set=rule_set)  # fmt: skip
+    stop_at = (ids * step) % (10 * step)
+    for _ in range(10 * step):
+        slots = np.flatnonzero(~st.done & (st.turn < stop_at))
+        if slots.size == 0:
+            break
+        engine.play(st, slots, bot.act(st, slots), bot.choose_columns)
+    return st

@@ -11,11 +11,11 @@ from sim.bots import alphabeta, make_bot, parse_bot_spec
 from sim.bots.features import substate
 from sim.bots.playout import candidates, play_out, round_values
 from sim.bots.registry import get_bot_info
-from sim.jobs.spec import JobSpec, first_player
+from sim.jobs.spec import JobSpec
 from sim.rules import engine
 from sim.rules.reference import placement_points
 from sim.rules.rulesets import RuleSet
-from tests.positions import random_positions
+from tests.positions import heuristic_positions, random_positions
 
 COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
 
@@ -188,22 +188,6 @@ def test_game_fields_are_views_of_every_array():
         assert v.shape[-1] == st.batch and any(np.shares_memory(v, a) for a in arrays)
 
 
-def _heuristic_positions(players: int, wall: str, rule_set, games: int = 120, seed: int = 21):
-    """Games of `heuristic` self-play, game g stopped after 11·g mod 110 picks (or at its end):
-    walls from empty to nearly full."""
-    bot = make_bot("heuristic")
-    ids = np.arange(games)
-    st = engine.new_games(players, wall, seed, ids, first_player(seed, ids, players),
-                          rule_set=rule_set)  # fmt: skip
-    stop_at = (ids * 11) % 110
-    for _ in range(110):
-        slots = np.flatnonzero(~st.done & (st.turn < stop_at))
-        if slots.size == 0:
-            break
-        engine.play(st, slots, bot.act(st, slots), bot.choose_columns)
-    return st
-
-
 @pytest.mark.parametrize("players,wall", [(2, "coloured"), (4, "coloured"), (3, "gray")])
 @pytest.mark.parametrize("rules", ["printed", "end_rows=2"])
 def test_the_open_term_is_the_adjacency_waiting_times_the_rounds_left(players, wall, rules):
@@ -211,7 +195,7 @@ def test_the_open_term_is_the_adjacency_waiting_times_the_rounds_left(players, w
     # `open` adds w x (fewest rounds left) x (mean over the empty cells of the points beyond 1
     # that a tile there would score) to each seat's value while the game goes on.
     rule_set = RuleSet.parse(rules)
-    st = _heuristic_positions(players, wall, rule_set)
+    st = heuristic_positions(players, wall, games=120, seed=21, step=11, rule_set=rule_set)
     policy = make_bot("heuristic")
     plain = round_values(policy, st).astype(np.float64)
     weighted = round_values(policy, st, 1.5).astype(np.float64)

@@ -46,10 +46,10 @@ from sim.bots.playout import (
     round_values,
 )
 from sim.jobs.play import play_games
-from sim.jobs.spec import Configuration, first_player
+from sim.jobs.spec import Configuration
 from sim.rules import engine
 from sim.rules.tables import POP5
-from tests.positions import random_positions
+from tests.positions import heuristic_positions, random_positions
 
 COMBOS = [(p, w) for p in (2, 3, 4) for w in ("coloured", "gray")]
 WEIGHTS = [
@@ -314,16 +314,7 @@ def test_round_values_are_the_numpy_definition(players, wall, spec):
 def _late_positions(players, wall, games=600, seed=14):
     """Positions from every stage of whole games of `heuristic` self-play (game g stops after
     13·g mod 130 picks, or at its end): late walls with complete rows and full lines."""
-    bot = make_bot("heuristic")
-    ids = np.arange(games)
-    st = engine.new_games(players, wall, seed, ids, first_player(seed, ids, players))
-    stop_at = (ids * 13) % 130
-    for _ in range(130):
-        slots = np.flatnonzero(~st.done & (st.turn < stop_at))
-        if slots.size == 0:
-            break
-        engine.play(st, slots, bot.act(st, slots), bot.choose_columns)
-    return st
+    return heuristic_positions(players, wall, games, seed, step=13)
 
 
 @pytest.mark.parametrize("players,wall", COMBOS)
