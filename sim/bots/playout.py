@@ -95,7 +95,7 @@ def round_values(policy: HeuristicBot, st, open_w: float = 0.0) -> np.ndarray:
     """(P, B) float32: `rollout`'s value of each seat's position between rounds (the score, and
     while the game goes on the wall's bonus potential, the credit for incomplete lines and the
     marker: `search.RolloutBot` step 3), by `kernels.round_values`; with `open_w`, plus the
-    `alphabeta` leaves' adjacency term (`kernels.open_points`)."""
+    search leaves' open term (`kernels.open_points`)."""
     ready()
     out = np.empty((st.players, st.batch), np.float32)
     kernels.round_values(st.arrays(), value_terms(policy, st.gray, st.rule_set, open_w), out)
@@ -109,7 +109,8 @@ def value_terms(
     (`kernels.game_round_values`): the wall variant's line tables (cells, colour bonus, the dead
     end's weight), ``partial`` and ``endgame`` (the incomplete lines' share), ``bonus / 25`` (the
     bonus potential's weight per square), ``marker`` and `open_w`, the weight of the adjacency
-    waiting on the walls' empty cells (`kernels.open_points`; 0 but in `alphabeta`'s leaves)."""
+    waiting on the walls' empty cells (`kernels.open_points`; the `open` parameter of `alphabeta`
+    and `deep`, 0 elsewhere)."""
     cells, colour_bonus, dead = _tables(policy, gray, rule_set)
     return (
         cells,
