@@ -34,8 +34,10 @@ def _distinct(policy, node, width: int) -> list[int]:
 
 def _minimax(bot, st, slot: int) -> dict[int, float]:
     """Each root move's value by a plain recursion to the round's end (no pruning, no table, no
-    depth limit): the deciding seat's margin, maximised where it moves and minimised elsewhere."""
+    depth limit): the deciding seat's margin, maximised where it moves and minimised elsewhere;
+    with 3-4 players, elsewhere `caution` x the least plus the rest x the heuristic pick's."""
     root = int(st.current[slot])
+    c = bot.caution if st.players > 2 else 1.0
 
     def leaf_margin(node):
         leaf = substate(node, np.array([0]))
@@ -53,7 +55,9 @@ def _minimax(bot, st, slot: int) -> dict[int, float]:
             child = substate(node, np.array([0]))
             engine.play(child, np.array([0]), np.array([move]), defer_round_end=True)
             values.append(value(child))
-        return max(values) if mover == root else min(values)
+        if mover == root:
+            return max(values)
+        return c * min(values) + (1 - c) * values[0]
 
     top = substate(st, np.array([slot]))
     out = {}
@@ -80,13 +84,18 @@ def _late_positions(players: int, wall: str, most: int):
     return st, keys, slots
 
 
-@pytest.mark.parametrize("players,wall", [(2, "coloured"), (2, "gray"), (3, "coloured")])
-def test_the_search_plays_a_minimax_best_move_to_the_round_end(players, wall):
+@pytest.mark.parametrize(
+    "players,wall,caution",
+    [(2, "coloured", 1), (2, "gray", 1), (3, "coloured", 1), (3, "coloured", 0.5),
+     (4, "coloured", 0.25), (4, "gray", 0.5), (3, "gray", 0)],
+)  # fmt: skip
+def test_the_search_plays_a_minimax_best_move_to_the_round_end(players, wall, caution):
     """With room to reach every round's end, the pruned, table-backed, deepened search plays a
-    move whose value is the plain minimax's best (ties may go either way)."""
+    move whose value is the plain minimax's best (ties may go either way), rivals' nodes mixed
+    by `caution` with 3-4 players."""
     st, keys, slots = _late_positions(players, wall, most=5)
     assert slots.size >= 8
-    bot = make_bot("alphabeta:nodes=1000000,width=3,root_width=4,tail=0,widen=0")
+    bot = make_bot(f"alphabeta:nodes=1000000,width=3,root_width=4,tail=0,widen=0,caution={caution}")
     actions = bot.act(st, slots, keys[slots])
     assert (bot.last_depth > 0).all()
     for slot, action in zip(slots.tolist(), actions.tolist(), strict=True):

@@ -10,7 +10,9 @@ Definition. At each decision, from the position to decide:
    deal), and valued as `rollout` values a position (`playout.round_values`). Its value is the
    deciding seat's margin: its value less the best other seat's.
 3. **Search**: alpha-beta over that margin (the deciding seat maximises it, every other seat
-   minimises it: minimax with two players, the paranoid reduction with more), the moves in the
+   minimises it: minimax with two players, the paranoid reduction with more; with more and
+   ``caution`` c below 1, another seat's node is worth c x its least child plus 1 - c x its
+   heuristic pick's, as `deep` mixes a rival's best and heuristic picks), the moves in the
    heuristic's order, deepened one ply at a time with the last best root move first, until
    ``nodes`` picks have been searched, ``depth`` plies are reached or every leaf is a round's end.
    The move of the deepest completed search is played; a search the budget cut short counts only
@@ -58,6 +60,14 @@ PARAMS = (
         "widen", "int", 5, 0, 5, doc="times the search is widened by 4 once it sees the round out"
     ),
     Param("open", "float", 2.0, 0, 5, doc="leaf weight of the adjacency waiting on empty cells"),
+    Param(
+        "caution",
+        "float",
+        1.0,
+        0,
+        1,
+        doc="3-4 players: weight of a rival's worst-for-us pick (the rest: the heuristic's pick)",
+    ),
 ) + HEURISTIC_PARAMS
 
 _FIRST_RATE = 200.0  # nodes per CPU ms assumed before this process has measured its own
@@ -132,15 +142,17 @@ class AlphaBetaBot(Bot):
         tail: int = 3,
         widen: int = 5,
         open: float = 2.0,
+        caution: float = 1.0,
         **heur,
     ):
         self.nodes, self.ms = int(nodes), float(ms)
         self.width, self.root_width, self.rival = int(width), int(root_width), int(rival)
         self.depth, self.tail, self.widen = int(depth), int(tail), int(widen)
-        self.open = float(open)
+        self.open, self.caution = float(open), float(caution)
         self.policy = HeuristicBot(**heur)
         self.key = (self.nodes, self.ms, self.width, self.root_width, self.rival, self.depth,
-                    self.tail, self.widen, self.open, tuple(sorted(heur.items())))  # fmt: skip
+                    self.tail, self.widen, self.open, self.caution,
+                    tuple(sorted(heur.items())))  # fmt: skip
         self.last_nodes = np.zeros(0, np.int64)  # the last call's nodes and depths, per game
         self.last_depth = np.zeros(0, np.int64)
         self._columns: dict = {}  # rule set -> the table of the leaves' gray-wall columns
@@ -199,6 +211,7 @@ class AlphaBetaBot(Bot):
             max(1, self.width),
             max(1, self.root_width),
             min(self.rival, max(1, self.width)),
+            self.caution,
             self.tail,
             min(self.widen, alphabeta_kernel.WIDENINGS - 1),
             value_terms(policy, st.gray, st.rule_set, self.open),

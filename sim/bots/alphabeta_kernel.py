@@ -9,9 +9,13 @@ the rules of the game's rule table and nothing else.
 
 The search is alpha-beta over the root seat's margin (its value less the best other seat's):
 the root seat's nodes maximise it, every other seat's minimise it (with two players, minimax;
-with more, the "paranoid" reduction). It is written as a loop over an explicit stack of plies
-rather than a recursion, iteratively deepened one ply at a time (the last best root move searched
-first) until the node budget runs out or the tree reaches every round end.
+with more, the "paranoid" reduction). With three or four players and a `caution` c below 1, an
+other seat's node is worth c x its least child plus (1 - c) x its heuristic pick's: that pick is
+searched first with no upper bound, so its value is exact, and the rest for the least child
+within the window that the mix leaves, so the pruning stays exact. It is written as a loop over
+an explicit stack of plies rather than a recursion, iteratively deepened one ply at a time (the
+last best root move searched first) until the node budget runs out or the tree reaches every
+round end.
 """
 
 from __future__ import annotations
@@ -114,6 +118,19 @@ def _candidates(ranked, first, moves, d):
 
 
 @inline
+def _lead_first(moves, d, count, first):
+    """Moves of ply d with the heuristic's pick first (already there) and `first` (the table's
+    move; -1 for none) second, for a node whose heuristic pick is searched first."""
+    at = 1
+    while at < count and moves[d, at] != first:
+        at += 1
+    if at < count:  # found beyond place 1: moved up to it
+        for x in range(at, 1, -1):
+            moves[d, x] = moves[d, x - 1]
+        moves[d, 1] = first
+
+
+@inline
 def _margin(values, root):
     """The root seat's value less the best other seat's."""
     other = -_INF
@@ -182,6 +199,7 @@ def search_games(
     width,
     root_width,
     rival_width,
+    caution,
     tail,
     widenings,
     terms,
@@ -210,7 +228,8 @@ def search_games(
     nodes_out[g], the last completed depth into depth_out[g]. At most `budget` nodes per game
     after the first ply (which is always searched whole), at most `max_depth` plies (``stride -
     1`` or less); `width` candidates per node, `root_width` at the root, `rival_width` (if above
-    0) where another seat than the root's moves, `width` and `root_width` widened by WIDEN up to
+    0) where another seat than the root's moves, that node's value mixed by `caution` (the module
+    docstring; 1: the least child's), `width` and `root_width` widened by WIDEN up to
     `widenings` times once the search reaches every round's end; a leaf is played on by
     the heuristic for `tail` picks, its round ended, then valued. `columns`, `tables`,
     `bot_keys` and `given` are the round end's gray-wall column rules (`engine.CompiledColumns`,
@@ -246,14 +265,17 @@ def search_games(
     best_move = np.empty(max_depth + 1, np.int64)
     keys = np.empty(max_depth + 1, np.uint64)
     cut = np.zeros(max_depth + 1, np.bool_)
+    lead = np.empty(max_depth + 1, np.float64)
+    mixed = np.zeros(max_depth + 1, np.bool_)
     _search_games(
-        S, fields, stride, budget, max_depth, width, root_width, rival_width, tail, widenings,
+        S, fields, stride, budget, max_depth, width, root_width, rival_width, caution, tail,
+        widenings,
         terms, costs, centre_w, columns, tables,
         bot_keys, given, pending_wall, pending_rows, partial, tt_key, tt_stamp, tt_depth,
         tt_value, tt_flag, tt_move, stamp, out, nodes_out, depth_out,
         a, b, v, cm, row, counts, room, at, best_k, known, ids, scores, pv, pa, pb, pcounts,
         every_seat, no_keys, one, values, root_ranked, node_ranked, moves, count, index,
-        low, high, low0, high0, best, best_move, keys, cut,
+        low, high, low0, high0, best, best_move, keys, cut, lead, mixed,
     )  # fmt: skip
 
 
@@ -262,13 +284,14 @@ def search_games(
 # the search's time.
 @numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _search_games(
-    S, fields, stride, budget, max_depth, width, root_width, rival_width, tail, widenings,
+    S, fields, stride, budget, max_depth, width, root_width, rival_width, caution, tail,
+    widenings,
     terms, costs, centre_w, columns, tables, bot_keys, given,
     pending_wall, pending_rows, partial, tt_key, tt_stamp, tt_depth, tt_value, tt_flag, tt_move,
     stamp, out, nodes_out, depth_out,
     a, b, v, cm, row, counts, room, at, best_k, known, ids, scores, pv, pa, pb, pcounts,
     every_seat, no_keys, one, values, root_ranked, node_ranked, moves, count, index, low, high,
-    low0, high0, best, best_move, keys, cut,
+    low0, high0, best, best_move, keys, cut, lead, mixed,
 ):  # fmt: skip
     """`search_games` with its scratch, allocated by the caller."""
     cells, colour_bonus, dead, partial_w, endgame_w, _, marker_w, _ = terms
@@ -276,6 +299,7 @@ def _search_games(
     gray = S.gray
     end_rows = S.rules[RULE_END_ROWS]
     mask = np.uint64(tt_key.shape[0] - 1)
+    mixing = players > 2 and caution < 1.0
     for g in range(out.shape[0]):
         base = g * stride
         root = S.current[base]
@@ -371,12 +395,19 @@ def _search_games(
                             # The stored best move first (it was searched here before), then
                             # the heuristic's order.
                             first = tt_move[e] if hit else -1
-                            count[d], full = _candidates(ranked, first, moves, d)
+                            mixed[d] = mixing and S.current[c] != root
+                            if mixed[d]:  # the heuristic's pick first, for its exact value
+                                count[d], full = _candidates(ranked, -1, moves, d)
+                                _lead_first(moves, d, count[d], first)
+                            else:
+                                count[d], full = _candidates(ranked, first, moves, d)
                             if full and not rival:
                                 truncated = True
                             index[d] = 0
                             low[d] = low0[d] = low[d - 1]
                             high[d] = high0[d] = high[d - 1]
+                            if mixed[d]:  # the node is worth at most its heuristic pick's
+                                high[d] = _INF
                             best[d] = -_INF if S.current[c] == root else _INF
                             best_move[d] = moves[d, 0]
                             keys[d] = key
@@ -386,6 +417,8 @@ def _search_games(
                         if d == 0:
                             break
                         value = best[d]
+                        if mixed[d]:
+                            value = caution * value + (1.0 - caution) * lead[d]
                         flag = EXACT
                         if value <= low0[d]:
                             flag = UPPER
@@ -406,6 +439,18 @@ def _search_games(
                             best_move[d] = m
                             if value > low[d]:
                                 low[d] = value
+                    elif mixed[d] and index[d] == 1:
+                        # The heuristic's pick, exact above low0 (no upper bound): the least
+                        # child is searched within the window the mix c * least + (1 - c) * lead
+                        # leaves, below lead; at or below low0 the node fails low.
+                        lead[d] = value
+                        best[d] = value
+                        best_move[d] = m
+                        if value <= low0[d] or caution <= 0.0:
+                            high[d] = -_INF
+                        else:
+                            low[d] = (low0[d] - (1.0 - caution) * value) / caution
+                            high[d] = min(value, (high0[d] - (1.0 - caution) * value) / caution)
                     elif value < best[d]:
                         best[d] = value
                         best_move[d] = m
