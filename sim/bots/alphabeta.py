@@ -63,7 +63,7 @@ PARAMS = (
     Param(
         "caution",
         "float",
-        1.0,
+        0.5,
         0,
         1,
         doc="3-4 players: weight of a rival's worst-for-us pick (the rest: the heuristic's pick)",
@@ -142,7 +142,7 @@ class AlphaBetaBot(Bot):
         tail: int = 3,
         widen: int = 5,
         open: float = 2.0,
-        caution: float = 1.0,
+        caution: float = 0.5,
         **heur,
     ):
         self.nodes, self.ms = int(nodes), float(ms)
