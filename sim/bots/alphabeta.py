@@ -10,9 +10,9 @@ Definition. At each decision, from the position to decide:
    deal), and valued as `rollout` values a position (`playout.round_values`). Its value is the
    deciding seat's margin: its value less the best other seat's.
 3. **Search**: alpha-beta over that margin (the deciding seat maximises it, every other seat
-   minimises it: minimax with two players, the paranoid reduction with more; with more and
-   ``caution`` c below 1, another seat's node is worth c x its least child plus 1 - c x its
-   heuristic pick's, as `deep` mixes a rival's best and heuristic picks), the moves in the
+   minimises it: minimax with two players; with more, another seat's node is worth ``caution``
+   x its least child plus (1 - ``caution``) x its heuristic pick's, as `deep` mixes a rival's
+   best and heuristic picks, and ``caution=1`` is the paranoid reduction), the moves in the
    heuristic's order, deepened one ply at a time with the last best root move first, until
    ``nodes`` picks have been searched, ``depth`` plies are reached or every leaf is a round's end.
    The move of the deepest completed search is played; a search the budget cut short counts only
