@@ -405,9 +405,11 @@ def _search_games(
                                 truncated = True
                             index[d] = 0
                             low[d] = low0[d] = low[d - 1]
-                            high[d] = high0[d] = high[d - 1]
-                            if mixed[d]:  # the node is worth at most its heuristic pick's
-                                high[d] = _INF
+                            high0[d] = high[d - 1]
+                            # a mixed node's heuristic pick is searched with no upper bound, for
+                            # its exact value (the node is worth at most it: a fail high says
+                            # nothing of the node)
+                            high[d] = _INF if mixed[d] else high[d - 1]
                             best[d] = -_INF if S.current[c] == root else _INF
                             best_move[d] = moves[d, 0]
                             keys[d] = key
