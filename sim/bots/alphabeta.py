@@ -6,8 +6,7 @@ Definition. At each decision, from the position to decide:
    value (the search bots' candidate lists, `playout.candidates`); at the root ``root_width``,
    and ``rival`` (if above 0) where another seat than the deciding one moves.
 2. **Leaves**: a position at the search's depth, or one whose factories and centre are empty, is
-   played on by the heuristic for ``tail`` more picks (with ``align``, 0 to players - 1 more, so
-   that the deciding seat makes the last of them), its round ended as the engine ends it (no
+   played on by the heuristic for ``tail`` more picks, its round ended as the engine ends it (no
    deal), and valued as `rollout` values a position (`playout.round_values`). Its value is the
    deciding seat's margin: its value less the best other seat's.
 3. **Search**: alpha-beta over that margin (the deciding seat maximises it, every other seat
@@ -57,7 +56,6 @@ PARAMS = (
     Param("rival", "int", 0, 0, 30, doc="moves searched where another seat moves (0: width)"),
     Param("depth", "int", 40, 1, 120, doc="plies searched at most"),
     Param("tail", "int", 3, 0, 40, doc="heuristic picks played at each leaf before it is valued"),
-    Param("align", "bool", False, doc="more leaf picks (under the players), ending on our own"),
     Param(
         "widen", "int", 5, 0, 5, doc="times the search is widened by 4 once it sees the round out"
     ),
@@ -142,7 +140,6 @@ class AlphaBetaBot(Bot):
         rival: int = 0,
         depth: int = 40,
         tail: int = 3,
-        align: bool = False,
         widen: int = 5,
         open: float = 2.0,
         caution: float = 0.5,
@@ -151,11 +148,10 @@ class AlphaBetaBot(Bot):
         self.nodes, self.ms = int(nodes), float(ms)
         self.width, self.root_width, self.rival = int(width), int(root_width), int(rival)
         self.depth, self.tail, self.widen = int(depth), int(tail), int(widen)
-        self.align = bool(align)
         self.open, self.caution = float(open), float(caution)
         self.policy = HeuristicBot(**heur)
         self.key = (self.nodes, self.ms, self.width, self.root_width, self.rival, self.depth,
-                    self.tail, self.align, self.widen, self.open, self.caution,
+                    self.tail, self.widen, self.open, self.caution,
                     tuple(sorted(heur.items())))  # fmt: skip
         self.last_nodes = np.zeros(0, np.int64)  # the last call's nodes and depths, per game
         self.last_depth = np.zeros(0, np.int64)
@@ -217,7 +213,6 @@ class AlphaBetaBot(Bot):
             min(self.rival, max(1, self.width)),
             self.caution,
             self.tail,
-            self.align,
             min(self.widen, alphabeta_kernel.WIDENINGS - 1),
             value_terms(policy, st.gray, st.rule_set, self.open),
             policy.rule_weights(st.rule_set).floor_costs,

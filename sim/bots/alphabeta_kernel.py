@@ -201,7 +201,6 @@ def search_games(
     rival_width,
     caution,
     tail,
-    align,
     widenings,
     terms,
     costs,
@@ -232,8 +231,7 @@ def search_games(
     0) where another seat than the root's moves, that node's value mixed by `caution` (the module
     docstring; 1: the least child's), `width` and `root_width` widened by WIDEN up to
     `widenings` times once the search reaches every round's end; a leaf is played on by
-    the heuristic for `tail` picks (with `align`, 0 to players - 1 more, so that the root's
-    seat makes the last), its round ended, then valued. `columns`, `tables`,
+    the heuristic for `tail` picks, its round ended, then valued. `columns`, `tables`,
     `bot_keys` and `given` are the round end's gray-wall column rules (`engine.CompiledColumns`,
     one row); `pending_wall`, `pending_rows`, `partial` are per-slot scratch for the play-outs
     (`playout.LineValues`). ``tt_*`` is the transposition table (a power of two entries), its
@@ -271,7 +269,7 @@ def search_games(
     mixed = np.zeros(max_depth + 1, np.bool_)
     _search_games(
         S, fields, stride, budget, max_depth, width, root_width, rival_width, caution, tail,
-        align, widenings,
+        widenings,
         terms, costs, centre_w, columns, tables,
         bot_keys, given, pending_wall, pending_rows, partial, tt_key, tt_stamp, tt_depth,
         tt_value, tt_flag, tt_move, stamp, out, nodes_out, depth_out,
@@ -287,7 +285,7 @@ def search_games(
 @numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _search_games(
     S, fields, stride, budget, max_depth, width, root_width, rival_width, caution, tail,
-    align, widenings,
+    widenings,
     terms, costs, centre_w, columns, tables, bot_keys, given,
     pending_wall, pending_rows, partial, tt_key, tt_stamp, tt_depth, tt_value, tt_flag, tt_move,
     stamp, out, nodes_out, depth_out,
@@ -358,10 +356,7 @@ def _search_games(
                         elif over or remaining == 0:
                             # A leaf: played on by the heuristic, its round ended, valued.
                             leaf = c  # valued in its slot: the next sibling is copied over it
-                            plies = tail
-                            if align:  # 0 to players - 1 more, so the root's seat picks last
-                                plies += (root + 1 - S.current[leaf] - tail) % players
-                            if plies != 0 and not over:
+                            if tail != 0 and not over:
                                 for p in range(players):
                                     w = S.wall[p, leaf]
                                     rc = S.row_colours[p, leaf]
@@ -377,7 +372,7 @@ def _search_games(
                                 )
                                 one[0] = leaf
                                 play_picks(
-                                    S, one, plies, pending_wall, pending_rows, partial, cells,
+                                    S, one, tail, pending_wall, pending_rows, partial, cells,
                                     colour_bonus, dead, costs, centre_w, marker_w, pv, pa, pb,
                                     pcounts, best_k, known, room, at, cm, row, every_seat, no_keys,
                                 )  # fmt: skip
