@@ -166,6 +166,15 @@ def test_an_ample_clock_reaches_the_node_budget():
     assert np.array_equal(exact, timed)
 
 
+def test_compiled_when_made_so_no_clocked_decision_pays_for_it(monkeypatch):
+    # A compile (or numba's cache load) inside the first `act` would count in its clock's rate
+    # and in the job's CPU per move; `make_bot` is what a job calls before it plays.
+    calls = []
+    monkeypatch.setattr(alphabeta, "ready", lambda: calls.append("ready"))
+    make_bot("alphabeta:ms=1")
+    assert calls == ["ready"]
+
+
 def test_registered_with_a_cost_that_grows_with_the_budget():
     assert parse_bot_spec("alphabeta").label == "alphabeta"
     info = get_bot_info("alphabeta")

@@ -171,3 +171,10 @@ def test_24_nodes_with_two_players_is_search(wall):
     slots = np.flatnonzero(~st.done & (st.tiles_left > 0))
     a = make_bot("deep:nodes=24").act(st, slots, keys[slots])
     assert np.array_equal(a, make_bot("search").act(st, slots, keys[slots]))
+
+
+def test_compiled_when_made_so_no_clocked_decision_pays_for_it(monkeypatch):
+    calls = []
+    monkeypatch.setattr(deep, "ready", lambda: calls.append("ready"))
+    make_bot("deep:ms=1")
+    assert calls == ["ready"]
