@@ -32,6 +32,13 @@ def _distinct(policy, node, width: int) -> list[int]:
     return out
 
 
+def _leaf_margin(bot, leaf, root: int) -> float:
+    """The deciding seat `root`'s margin in a one-game state whose round has ended: its value
+    less the best other seat's, as the bot values its leaves."""
+    v = round_values(bot.policy, leaf, bot.open)[:, 0].astype(np.float64)
+    return v[root] - np.max(np.delete(v, root))
+
+
 def _minimax(bot, st, slot: int) -> dict[int, float]:
     """Each root move's value by a plain recursion to the round's end (no pruning, no table, no
     depth limit): the deciding seat's margin, maximised where it moves and minimised elsewhere;
@@ -39,16 +46,11 @@ def _minimax(bot, st, slot: int) -> dict[int, float]:
     root = int(st.current[slot])
     c = bot.caution if st.players > 2 else 1.0
 
-    def leaf_margin(node):
-        leaf = substate(node, np.array([0]))
-        v = round_values(bot.policy, leaf, bot.open)[:, 0].astype(np.float64)
-        return v[root] - np.max(np.delete(v, root))
-
     def value(node):
         if node.tiles_left[0] == 0:
             leaf = substate(node, np.array([0]))
             play_out(bot.policy, leaf)  # the round end, as the engine plays it (no picks left)
-            return leaf_margin(leaf)
+            return _leaf_margin(bot, leaf, root)
         mover = int(node.current[0])
         values = []
         for move in _distinct(bot.policy, node, bot.width):
@@ -152,8 +154,7 @@ def test_a_one_ply_search_values_each_leaf_after_its_play_out(players, wall, tai
             leaf = substate(top, np.array([0]))
             engine.play(leaf, np.array([0]), np.array([move]), defer_round_end=True)
             play_out(bot.policy, leaf, tail)
-            v = round_values(bot.policy, leaf, bot.open)[:, 0].astype(np.float64)
-            values[move] = v[root] - np.max(np.delete(v, root))
+            values[move] = _leaf_margin(bot, leaf, root)
         assert action in values
         assert values[action] == pytest.approx(max(values.values()), abs=1e-5)
 
