@@ -150,7 +150,7 @@ class WatchdogStep(bootsteps.StartStopStep):
 
         from .watchdog import Watchdog
 
-        dog = Watchdog(settings, start_limit_s=CHILD_START_S)
+        dog = Watchdog(settings)
         signals.task_received.connect(
             lambda **_: dog.received(), weak=False, dispatch_uid="azulsim.watchdog"
         )

@@ -20,12 +20,6 @@ Why no "is a pool process free?" condition: the stuck state tests/test_netns.py 
 worker looks busy. Instead the limit must exceed the hard time limit (`Settings` checks it): in
 that time every running chunk ends or is killed, so a healthy worker with work waiting receives.
 
-The time limits start only when a pool process takes the chunk, and a pool child that is still
-starting (loading the compiled engine: seconds on a busy machine) takes nothing: the consumer
-may have received a chunk that waits for it. Such a chunk (received, not yet started) holds the
-clock like a receipt, for at most the pool's own limit on a child's start (``start_limit_s``,
-after which Celery replaces the child); a stuck consumer has nothing received and waiting.
-
 While Redis does not answer nothing is judged: a partition is not the worker's fault, and
 restarting workers during one only adds churn. The clock starts again when Redis answers.
 """
@@ -57,24 +51,14 @@ class ConsumeClock:
     """How long the worker has gone without receiving while it should have (pure logic)."""
 
     limit_s: float
-    start_limit_s: float = 300.0  # the pool's limit on a child's start (workers.app.CHILD_START_S)
     since: float | None = None  # start of the current "should be consuming" stretch
     received_at: float = field(default=0.0)
-    held_since: float | None = None  # since when a received chunk has waited for a pool process
 
     def received(self, now: float) -> None:
         self.received_at = now
         self.since = None
 
-    def observe(self, now: float, redis_ok: bool, waiting: int, held: bool = False) -> Verdict:
-        """`held`: a chunk this worker received waits for a pool process to take it."""
-        if not held:
-            self.held_since = None
-        elif self.held_since is None:
-            self.held_since = now
-        if held and now - self.held_since <= self.start_limit_s:
-            self.since = now  # the stretch starts when the hold ends
-            return Verdict(False, "a received chunk waits for a pool process (one starting)")
+    def observe(self, now: float, redis_ok: bool, waiting: int) -> Verdict:
         if not redis_ok:
             self.since = None
             return Verdict(False, "Redis does not answer: not judged")
@@ -127,11 +111,10 @@ class Watchdog:
         settings,
         on_stuck: Callable[[], None] = _exit_stuck,
         interval: float | None = None,
-        start_limit_s: float = 300.0,
     ):
         self.settings = settings
         self.on_stuck = on_stuck
-        self.clock = ConsumeClock(settings.watchdog_s, start_limit_s)
+        self.clock = ConsumeClock(settings.watchdog_s)
         self.interval = interval or max(0.5, min(5.0, settings.watchdog_s / 8))
         self.liveness = Path(settings.liveness_file) if settings.liveness_file else None
         self.thread: threading.Thread | None = None
@@ -155,20 +138,9 @@ class Watchdog:
         except (redis.RedisError, OSError):
             return None
 
-    @staticmethod
-    def _held() -> bool:
-        """Whether a chunk this worker received waits for a pool process: Celery's own books
-        (reserved on receipt, active once a process takes it; both kept until it ends). Sizes
-        only: the sets change under this thread."""
-        from celery.worker import state
-
-        return len(state.reserved_requests) > len(state.active_requests)
-
     def check(self) -> Verdict:
         waiting = self._waiting()
-        verdict = self.clock.observe(
-            time.monotonic(), waiting is not None, waiting or 0, self._held()
-        )
+        verdict = self.clock.observe(time.monotonic(), waiting is not None, waiting or 0)
         self.last = verdict
         if not verdict.stuck and self.liveness is not None:
             try:
